@@ -1,0 +1,390 @@
+//! The strict one-pass parser: UTF-8, RFC 8259 grammar, PROFILE §2a rules, depth limit and
+//! duplicate member names, all checked while the tape is built.
+//!
+//! Owns grammar and limits. A [`Parser`] keeps its tape, stack and scratch buffers between
+//! documents, so parsing a line allocates nothing in steady state. Incomplete input is an
+//! error here (the framer decides what a complete line is). This module never decodes
+//! strings except member names that carry escapes, and never looks at record types.
+
+use super::error::{Error, ErrorKind, Malformed};
+use super::members::{self, Name};
+use super::scan;
+use super::tape::{Document, Node, Tag, Value};
+use super::unescape::hex4;
+
+/// Parser limits (STYLE #7: every limit explicit and configurable).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Deepest allowed nesting of arrays and objects; one more is [`ErrorKind::TooDeep`].
+    pub max_depth: u32,
+}
+
+/// PROFILE §2a: nesting deeper than 128 arrays/objects is rejected.
+pub const DEFAULT_MAX_DEPTH: u32 = 128;
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { max_depth: DEFAULT_MAX_DEPTH }
+    }
+}
+
+/// An open array or object.
+#[derive(Clone, Copy)]
+struct Open {
+    node: u32,
+    count: u32,
+    /// Index into `names` of this object's first member name; `u32::MAX` for arrays.
+    names_from: u32,
+}
+
+impl Open {
+    #[inline]
+    fn is_object(&self) -> bool {
+        self.names_from != u32::MAX
+    }
+}
+
+/// A reusable strict JSON parser.
+#[derive(Default)]
+pub struct Parser {
+    limits: Limits,
+    tape: Vec<Node>,
+    stack: Vec<Open>,
+    names: Vec<Name>,
+    scratch: members::Scratch,
+}
+
+impl std::fmt::Debug for Parser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Parser").field("limits", &self.limits).finish_non_exhaustive()
+    }
+}
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Parses one complete JSON text into a document that owns its tape.
+pub fn parse(input: &[u8]) -> Result<Document<'_>, Error> {
+    let mut p = Parser::new();
+    let text = p.run(input)?;
+    Ok(Document { input: text, tape: std::mem::take(&mut p.tape) })
+}
+
+#[inline]
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+#[inline]
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while let Some(&c) = b.get(i) {
+        if !is_ws(c) {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+impl Parser {
+    pub fn new() -> Parser {
+        Parser::default()
+    }
+
+    pub fn with_limits(limits: Limits) -> Parser {
+        Parser { limits, ..Parser::default() }
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Parses one complete JSON text (any value at the top, JSON whitespace around it) and
+    /// returns its root. The tape is reused by the next call.
+    pub fn parse<'p, 'a>(&'p mut self, input: &'a [u8]) -> Result<Value<'p, 'a>, Error> {
+        let text = self.run(input)?;
+        Ok(Value { tape: &self.tape, input: text, idx: 0 })
+    }
+
+    fn run<'a>(&mut self, input: &'a [u8]) -> Result<&'a str, Error> {
+        if input.len() >= u32::MAX as usize {
+            return Err(Error::new(ErrorKind::TooLarge, 0));
+        }
+        let text = match simdutf8::basic::from_utf8(input) {
+            Ok(text) => text,
+            Err(_) => {
+                let at = simdutf8::compat::from_utf8(input).err().map_or(0, |e| e.valid_up_to());
+                return Err(Error::new(ErrorKind::InvalidUtf8, at));
+            }
+        };
+        if input.starts_with(BOM) {
+            return Err(Error::malformed(Malformed::ByteOrderMark, 0));
+        }
+        self.tape.clear();
+        self.stack.clear();
+        self.names.clear();
+        let result = self.document(input);
+        if result.is_err() {
+            // Keep allocations bounded by what a valid document would use next time.
+            self.stack.clear();
+            self.names.clear();
+        }
+        result.map(|()| text)
+    }
+
+    fn document(&mut self, b: &[u8]) -> Result<(), Error> {
+        let mut i = skip_ws(b, 0);
+        if i == b.len() {
+            return Err(Error::malformed(Malformed::EmptyInput, i));
+        }
+        'value: loop {
+            // A value starts at `i` (whitespace already skipped).
+            let Some(&c) = b.get(i) else {
+                return Err(Error::malformed(Malformed::UnexpectedEnd, i));
+            };
+            match c {
+                b'"' => {
+                    let (end, escaped) = string_body(b, i + 1)?;
+                    self.tape.push(Node::scalar(Tag::String, escaped, i + 1, end));
+                    i = end + 1;
+                }
+                b'{' | b'[' => {
+                    if self.stack.len() >= self.limits.max_depth as usize {
+                        return Err(Error::new(ErrorKind::TooDeep, i));
+                    }
+                    let is_object = c == b'{';
+                    let node = self.tape.len() as u32;
+                    let tag = if is_object { Tag::Object } else { Tag::Array };
+                    self.tape.push(Node::scalar(tag, false, i, i));
+                    let names_from = if is_object { self.names.len() as u32 } else { u32::MAX };
+                    self.stack.push(Open { node, count: 0, names_from });
+                    i = skip_ws(b, i + 1);
+                    let close = if is_object { b'}' } else { b']' };
+                    if b.get(i) == Some(&close) {
+                        i = self.close(b, i)?;
+                    } else {
+                        if let Some(top) = self.stack.last_mut() {
+                            top.count = 1;
+                        }
+                        if is_object {
+                            i = self.member_name(b, i)?;
+                        }
+                        continue 'value;
+                    }
+                }
+                b'-' | b'0'..=b'9' => {
+                    let (end, integer) = number(b, i)?;
+                    self.tape.push(Node::scalar(Tag::Number, integer, i, end));
+                    i = end;
+                }
+                b't' => i = self.literal(b, i, b"true", Tag::True)?,
+                b'f' => i = self.literal(b, i, b"false", Tag::False)?,
+                b'n' => i = self.literal(b, i, b"null", Tag::Null)?,
+                _ => return Err(Error::malformed(Malformed::UnexpectedByte, i)),
+            }
+            // After a complete value: a separator, a close, or the end of the document.
+            loop {
+                i = skip_ws(b, i);
+                let Some(top) = self.stack.last_mut() else {
+                    if i == b.len() {
+                        return Ok(());
+                    }
+                    return Err(Error::malformed(Malformed::TrailingCharacters, i));
+                };
+                let is_object = top.is_object();
+                match b.get(i) {
+                    Some(b',') => {
+                        top.count += 1;
+                        i = skip_ws(b, i + 1);
+                        if is_object {
+                            i = self.member_name(b, i)?;
+                        }
+                        continue 'value;
+                    }
+                    Some(b'}') if is_object => i = self.close(b, i)?,
+                    Some(b']') if !is_object => i = self.close(b, i)?,
+                    None => return Err(Error::malformed(Malformed::UnexpectedEnd, i)),
+                    Some(_) => return Err(Error::malformed(Malformed::ExpectedCommaOrEnd, i)),
+                }
+            }
+        }
+    }
+
+    /// Closes the innermost container at `b[i]` (its closing bracket); returns the offset
+    /// after it. Objects are checked for duplicate names here.
+    #[inline]
+    fn close(&mut self, b: &[u8], i: usize) -> Result<usize, Error> {
+        let Some(open) = self.stack.pop() else {
+            return Err(Error::malformed(Malformed::UnexpectedByte, i));
+        };
+        if open.is_object() {
+            let from = open.names_from as usize;
+            let names = self.names.get(from..).unwrap_or(&[]);
+            if let Some(dup) = members::find_duplicate(b, names, &mut self.scratch) {
+                let at = names.get(dup).map_or(i, |n| n.start as usize - 1);
+                return Err(Error::new(ErrorKind::DuplicateMember, at));
+            }
+            self.names.truncate(from);
+        }
+        let next = self.tape.len() as u32;
+        if let Some(node) = self.tape.get_mut(open.node as usize) {
+            node.end = (i + 1) as u32;
+            node.count = open.count;
+            node.next = next;
+        }
+        Ok(i + 1)
+    }
+
+    /// Parses `"name" :` at `b[i]` and leaves `i` at the member's value.
+    #[inline]
+    fn member_name(&mut self, b: &[u8], i: usize) -> Result<usize, Error> {
+        if b.get(i) != Some(&b'"') {
+            return Err(Error::malformed(
+                if i == b.len() { Malformed::UnexpectedEnd } else { Malformed::ExpectedMemberName },
+                i,
+            ));
+        }
+        let (end, escaped) = string_body(b, i + 1)?;
+        self.tape.push(Node::scalar(Tag::String, escaped, i + 1, end));
+        self.names.push(Name { start: (i + 1) as u32, end: end as u32, escaped });
+        let mut j = end + 1;
+        if b.get(j) != Some(&b':') {
+            j = skip_ws(b, j);
+            if b.get(j) != Some(&b':') {
+                return Err(Error::malformed(
+                    if j == b.len() { Malformed::UnexpectedEnd } else { Malformed::ExpectedColon },
+                    j,
+                ));
+            }
+        }
+        Ok(skip_ws(b, j + 1))
+    }
+
+    #[inline]
+    fn literal(&mut self, b: &[u8], i: usize, word: &[u8], tag: Tag) -> Result<usize, Error> {
+        let end = i + word.len();
+        if b.get(i..end) != Some(word) {
+            let reason = if b.len() < end && word.starts_with(&b[i..]) {
+                Malformed::UnexpectedEnd
+            } else {
+                Malformed::InvalidLiteral
+            };
+            return Err(Error::malformed(reason, i));
+        }
+        if b.get(end).is_some_and(|c| c.is_ascii_alphanumeric()) {
+            return Err(Error::malformed(Malformed::InvalidLiteral, i));
+        }
+        self.tape.push(Node::scalar(tag, false, i, end));
+        Ok(end)
+    }
+}
+
+/// Validates a string body starting at `b[i]` (just after the opening quote). Returns the
+/// offset of the closing quote and whether the body has escapes.
+#[inline]
+fn string_body(b: &[u8], mut i: usize) -> Result<(usize, bool), Error> {
+    let mut escaped = false;
+    loop {
+        i = scan::find_special(b, i);
+        match b.get(i) {
+            Some(b'"') => return Ok((i, escaped)),
+            Some(b'\\') => {
+                escaped = true;
+                i = escape(b, i)?;
+            }
+            Some(_) => return Err(Error::malformed(Malformed::ControlCharacterInString, i)),
+            None => return Err(Error::malformed(Malformed::UnexpectedEnd, i)),
+        }
+    }
+}
+
+/// Validates the escape at `b[i]` (a backslash); returns the offset after it. A `\u` high
+/// surrogate must be followed by a `\u` low surrogate; a lone surrogate is rejected (§2a).
+#[inline]
+fn escape(b: &[u8], i: usize) -> Result<usize, Error> {
+    match b.get(i + 1) {
+        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(i + 2),
+        Some(b'u') => {
+            let Some(cp) = hex4(b, i + 2) else {
+                return Err(escape_error(b, i + 2, 4));
+            };
+            match cp {
+                0xD800..=0xDBFF => {
+                    if b.get(i + 6) == Some(&b'\\') && b.get(i + 7) == Some(&b'u') {
+                        match hex4(b, i + 8) {
+                            Some(0xDC00..=0xDFFF) => Ok(i + 12),
+                            Some(_) => Err(Error::malformed(Malformed::LoneSurrogate, i)),
+                            None => Err(escape_error(b, i + 8, 4)),
+                        }
+                    } else if b.len() < i + 8 {
+                        Err(Error::malformed(Malformed::UnexpectedEnd, b.len()))
+                    } else {
+                        Err(Error::malformed(Malformed::LoneSurrogate, i))
+                    }
+                }
+                0xDC00..=0xDFFF => Err(Error::malformed(Malformed::LoneSurrogate, i)),
+                _ => Ok(i + 6),
+            }
+        }
+        Some(_) => Err(Error::malformed(Malformed::InvalidEscape, i)),
+        None => Err(Error::malformed(Malformed::UnexpectedEnd, i + 1)),
+    }
+}
+
+#[cold]
+fn escape_error(b: &[u8], at: usize, len: usize) -> Error {
+    if b.len() < at + len && b[at.min(b.len())..].iter().all(u8::is_ascii_hexdigit) {
+        Error::malformed(Malformed::UnexpectedEnd, b.len())
+    } else {
+        Error::malformed(Malformed::InvalidEscape, at)
+    }
+}
+
+/// Validates a number at `b[i]`; returns its end and whether it is an integer lexeme.
+#[inline]
+fn number(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
+    let digits = |mut j: usize| {
+        while b.get(j).is_some_and(u8::is_ascii_digit) {
+            j += 1;
+        }
+        j
+    };
+    let bad = |j: usize| {
+        let reason = if j >= b.len() { Malformed::UnexpectedEnd } else { Malformed::InvalidNumber };
+        Error::malformed(reason, j)
+    };
+    let mut i = start;
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i = digits(i + 1),
+        _ => return Err(bad(i)),
+    }
+    let mut integer = true;
+    if b.get(i) == Some(&b'.') {
+        integer = false;
+        let j = digits(i + 1);
+        if j == i + 1 {
+            return Err(bad(j));
+        }
+        i = j;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        integer = false;
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let j = digits(i);
+        if j == i {
+            return Err(bad(j));
+        }
+        i = j;
+    }
+    // "01", "1.2.3", "1e5e" and "-Infinity"-like tails are number errors, not separators.
+    if b.get(i).is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'+' | b'-')) {
+        return Err(Error::malformed(Malformed::InvalidNumber, i));
+    }
+    Ok((i, integer))
+}

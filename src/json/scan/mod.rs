@@ -1,0 +1,134 @@
+//! String-body scanning: find the next byte that ends the fast path inside a JSON string.
+//!
+//! Owns one question, asked once per string run: where is the next `"`, `\` or control byte
+//! (`< 0x20`) at or after `from`? The answer drives the parser's string loop.
+//!
+//! SIMD backends (`x86`) are accelerated copies of [`scalar::find_special`]; the choice is made
+//! at run time (AVX2 when the CPU has it, SSE2 otherwise on x86_64, scalar elsewhere) and every
+//! backend is tested against the scalar twin on the same inputs. This module never decides
+//! what a special byte *means*: the parser does.
+
+pub(crate) mod scalar;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+/// Which implementation answers [`find_special`]; exposed for differential tests and benches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Scalar,
+    Sse2,
+    Avx2,
+}
+
+impl Backend {
+    /// Every backend this CPU can run, scalar first.
+    pub fn available() -> Vec<Backend> {
+        let mut all = vec![Backend::Scalar];
+        #[cfg(target_arch = "x86_64")]
+        {
+            all.push(Backend::Sse2);
+            if x86::has_avx2() {
+                all.push(Backend::Avx2);
+            }
+        }
+        all
+    }
+
+    /// The backend [`find_special`] uses on this CPU.
+    pub fn selected() -> Backend {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if x86::has_avx2() {
+                return Backend::Avx2;
+            }
+            Backend::Sse2
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        Backend::Scalar
+    }
+}
+
+/// Index of the first byte at or after `from` that is `"`, `\` or below 0x20; `hay.len()` when
+/// there is none (or `from >= hay.len()`).
+#[inline]
+pub(crate) fn find_special(hay: &[u8], from: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::find_special(hay, from)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        scalar::find_special(hay, from)
+    }
+}
+
+/// [`find_special`] through a named backend; a backend the CPU lacks falls back to scalar.
+#[doc(hidden)]
+pub fn find_special_with(backend: Backend, hay: &[u8], from: usize) -> usize {
+    match backend {
+        Backend::Scalar => scalar::find_special(hay, from),
+        #[cfg(target_arch = "x86_64")]
+        Backend::Sse2 => x86::find_special_sse2(hay, from),
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 if x86::has_avx2() => x86::find_special_avx2(hay, from),
+        #[allow(unreachable_patterns)]
+        _ => scalar::find_special(hay, from),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_all(hay: &[u8]) {
+        for from in 0..=hay.len() + 1 {
+            let want = scalar::find_special(hay, from);
+            for b in Backend::available() {
+                assert_eq!(find_special_with(b, hay, from), want, "{b:?} from {from}");
+            }
+            assert_eq!(find_special(hay, from), want);
+        }
+    }
+
+    #[test]
+    fn every_special_at_every_offset_matches_scalar() {
+        for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+            for len in [0usize, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100] {
+                for at in 0..len {
+                    let mut hay = vec![b'a'; len];
+                    hay[at] = special;
+                    check_all(&hay);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn high_bytes_and_boundary_values_are_not_special() {
+        let hay: Vec<u8> = (0x20u8..=0xff).filter(|&b| b != b'"' && b != b'\\').collect();
+        assert_eq!(scalar::find_special(&hay, 0), hay.len());
+        check_all(&hay);
+    }
+
+    #[test]
+    fn pseudo_random_inputs_match_scalar() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..300 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 200) as usize;
+            let hay: Vec<u8> = (0..len)
+                .map(|i| {
+                    let r = x.rotate_left(i as u32 % 64) as u8;
+                    if r % 23 == 0 {
+                        [b'"', b'\\', 0x01, 0x1f][(r as usize / 23) % 4]
+                    } else {
+                        0x20 | r
+                    }
+                })
+                .collect();
+            check_all(&hay);
+        }
+    }
+}

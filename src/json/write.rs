@@ -1,0 +1,176 @@
+//! The JSON writer: strings, numbers and re-encoding of parsed values, compact and canonical.
+//!
+//! Owns escaping. Strings escape `"`, `\` and every control character (short forms where JSON
+//! has them, `\u00XX` otherwise), and always escape U+2028 and U+2029 as `\u2028`/`\u2029`, so
+//! a consumer that splits on Unicode line boundaries cannot cut a record in two (Framing and
+//! envelopes; acceptance scenario 2). Integers go through `itoa`, floats through `ryu`, and a
+//! non-finite float is refused. This module never writes a newline outside a string escape and
+//! never performs I/O.
+
+use super::scan;
+use super::tape::{Tag, Value};
+
+/// A float that JSON cannot represent (NaN or an infinity) was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NonFinite;
+
+impl std::fmt::Display for NonFinite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("non-finite number cannot be written as JSON")
+    }
+}
+
+impl std::error::Error for NonFinite {}
+
+/// Writes `s` as a quoted JSON string.
+#[inline]
+pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    write_str_bytes(out, s.as_bytes());
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+#[inline]
+fn escape_byte(out: &mut Vec<u8>, c: u8) {
+    match c {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        b'\n' => out.extend_from_slice(b"\\n"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x0c => out.extend_from_slice(b"\\f"),
+        _ => out.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[(c >> 4) as usize],
+            HEX[(c & 0xf) as usize],
+        ]),
+    }
+}
+
+/// Writes UTF-8 bytes `s` as a quoted JSON string. The caller guarantees `s` is UTF-8.
+pub fn write_str_bytes(out: &mut Vec<u8>, s: &[u8]) {
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    let mut flushed = 0;
+    let mut i = 0;
+    loop {
+        let j = scan::find_special(s, i);
+        // U+2028 / U+2029 (E2 80 A8 / E2 80 A9) inside the run [i, j).
+        let run = s.get(i..j).unwrap_or(&[]);
+        let mut k = 0;
+        while let Some(off) = memchr::memchr(0xE2, run.get(k..).unwrap_or(&[])) {
+            let p = k + off;
+            if run.get(p + 1) == Some(&0x80) {
+                let sep = match run.get(p + 2) {
+                    Some(0xA8) => Some(&b"\\u2028"[..]),
+                    Some(0xA9) => Some(&b"\\u2029"[..]),
+                    _ => None,
+                };
+                if let Some(sep) = sep {
+                    out.extend_from_slice(s.get(flushed..i + p).unwrap_or(&[]));
+                    out.extend_from_slice(sep);
+                    flushed = i + p + 3;
+                }
+            }
+            k = p + 1;
+        }
+        let Some(&c) = s.get(j) else { break };
+        out.extend_from_slice(s.get(flushed..j).unwrap_or(&[]));
+        escape_byte(out, c);
+        flushed = j + 1;
+        i = j + 1;
+    }
+    out.extend_from_slice(s.get(flushed..).unwrap_or(&[]));
+    out.push(b'"');
+}
+
+#[inline]
+pub fn write_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
+
+#[inline]
+pub fn write_i64(out: &mut Vec<u8>, v: i64) {
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
+
+/// Writes a finite float in its shortest round-tripping form; refuses NaN and infinities.
+pub fn write_f64(out: &mut Vec<u8>, v: f64) -> Result<(), NonFinite> {
+    if !v.is_finite() {
+        return Err(NonFinite);
+    }
+    out.extend_from_slice(ryu::Buffer::new().format_finite(v).as_bytes());
+    Ok(())
+}
+
+/// Re-encodes a parsed value compactly: member order kept, strings re-escaped canonically,
+/// numbers as their original lexeme. Iterative, so any depth the parser accepted is safe.
+pub fn write_value(out: &mut Vec<u8>, v: Value<'_, '_>) {
+    struct Open {
+        left: u32,
+        object: bool,
+    }
+    let tape = v.tape;
+    let input = v.input.as_bytes();
+    let mut stack: Vec<Open> = Vec::new();
+    let mut scratch = Vec::new();
+    let mut i = v.idx;
+    let mut string = |out: &mut Vec<u8>, i: usize| {
+        let Some(n) = tape.get(i) else { return };
+        let raw = input.get(n.start as usize..n.end as usize).unwrap_or(&[]);
+        if n.flag {
+            scratch.clear();
+            super::unescape::decode_into(raw, &mut scratch);
+            write_str_bytes(out, &scratch);
+        } else {
+            write_str_bytes(out, raw);
+        }
+    };
+    loop {
+        let Some(n) = tape.get(i).copied() else { return };
+        match n.tag {
+            Tag::Array | Tag::Object if n.count > 0 => {
+                let object = n.tag == Tag::Object;
+                out.push(if object { b'{' } else { b'[' });
+                stack.push(Open { left: n.count, object });
+                i += 1;
+                if object {
+                    string(out, i);
+                    out.push(b':');
+                    i += 1;
+                }
+                continue;
+            }
+            Tag::Array => out.extend_from_slice(b"[]"),
+            Tag::Object => out.extend_from_slice(b"{}"),
+            Tag::String => string(out, i),
+            Tag::Number => {
+                out.extend_from_slice(input.get(n.start as usize..n.end as usize).unwrap_or(&[]))
+            }
+            Tag::True => out.extend_from_slice(b"true"),
+            Tag::False => out.extend_from_slice(b"false"),
+            Tag::Null => out.extend_from_slice(b"null"),
+        }
+        i += 1;
+        loop {
+            let Some(top) = stack.last_mut() else { return };
+            top.left -= 1;
+            if top.left == 0 {
+                out.push(if top.object { b'}' } else { b']' });
+                stack.pop();
+                continue;
+            }
+            out.push(b',');
+            if top.object {
+                string(out, i);
+                out.push(b':');
+                i += 1;
+            }
+            break;
+        }
+    }
+}
