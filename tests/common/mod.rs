@@ -1,0 +1,21 @@
+//! Shared test support: where the conformance corpora live.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// The conformance directory: `$AGENTX_CONFORMANCE_DIR`, else `../shared/conformance` beside
+/// the crate. `None` (with a printed reason) when it is absent; absent while `CI` is set is a
+/// test failure, because CI must run the suites.
+pub fn conformance_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("AGENTX_CONFORMANCE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance"));
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("conformance data missing at {} while CI is set", dir.display());
+    }
+    eprintln!("SKIP: conformance data not found at {} (set AGENTX_CONFORMANCE_DIR)", dir.display());
+    None
+}
