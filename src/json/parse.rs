@@ -315,7 +315,9 @@ fn escape(b: &[u8], i: usize) -> Result<usize, Error> {
                             Some(_) => Err(Error::malformed(Malformed::LoneSurrogate, i)),
                             None => Err(escape_error(b, i + 8, 4)),
                         }
-                    } else if b.len() < i + 8 {
+                    } else if b.get(i + 6).is_none()
+                        || (b.get(i + 6) == Some(&b'\\') && b.get(i + 7).is_none())
+                    {
                         Err(Error::malformed(Malformed::UnexpectedEnd, b.len()))
                     } else {
                         Err(Error::malformed(Malformed::LoneSurrogate, i))
