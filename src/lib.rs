@@ -8,6 +8,7 @@
 
 pub mod attach;
 pub mod cli;
+pub mod control;
 pub mod encode;
 pub mod frame;
 pub mod json;

@@ -38,6 +38,7 @@ mod line;
 mod scan;
 
 pub use api_key_source::{ApiKeySource, Provenance};
+pub(crate) use callbacks::discard as discard_foreign;
 pub use callbacks::{FrameValidator, RecordWriter, ValidatorError, WriteAll};
 pub use credentials::{escaped_spelling, CredentialSet, MAX_CREDENTIALS, MAX_CREDENTIAL_LEN};
 pub use encoder::{Encoder, State, DEFAULT_MAX_RECORD_LEN};
