@@ -1,7 +1,7 @@
 //! Fuzz properties of the `json` layer: the parser against serde_json as a differential
 //! oracle, and the writer's round trip.
 
-use crate::json::{self, ErrorKind, Kind, Value};
+use crate::json::{self, Kind, Value};
 
 /// Parser differential: whatever we accept serde_json accepts, with an equal value; whatever
 /// duplicate-free document serde_json accepts, we accept; a duplicate we report is real.
@@ -96,6 +96,7 @@ fn walk(v: Value<'_, '_>) {
 #[cfg(feature = "oracle")]
 mod oracle {
     use super::*;
+    use crate::json::ErrorKind;
     use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
     use std::collections::HashSet;
 

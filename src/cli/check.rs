@@ -1,0 +1,259 @@
+//! `agentx-wire check [--level json|records] [--direction input|output] [--json] [FILE|-]`
+//! (PROFILE §2): reads every line of a stream in constant memory, reports each problem as
+//! `line N: <message>` on stderr, optionally a JSON summary on stdout, and exits 0 when every
+//! record is valid, 1 when any is not, 2 on a usage error.
+//!
+//! Owns the command's argument handling, streaming loop and report format. The verdict on a
+//! line comes from the codec (`frame`, `json`, and the record layer); this module holds no
+//! protocol rule of its own.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+
+use bytes::BytesMut;
+
+use super::args::{Args, UsageError};
+use crate::frame::{self, Reader};
+use crate::json::{self, Parser};
+
+pub const USAGE: &str =
+    "usage: agentx-wire check [--level json|records] [--direction input|output] [--json] [FILE|-]";
+
+/// How deep a line is checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// Framing, UTF-8 and strict JSON; the top-level value must be an object.
+    Json,
+    /// Also decoded as a record of the chosen direction.
+    Records,
+}
+
+/// Which way the records flow (PROFILE §1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// host → agent
+    Input,
+    /// agent → host
+    Output,
+}
+
+/// The verdict on one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Valid,
+    /// Valid, with a warning of `kind` (`unknown_type`).
+    Warning { kind: &'static str, message: String },
+    /// Invalid, with one of the PROFILE §2 kinds.
+    Invalid { kind: &'static str, message: String },
+}
+
+impl Verdict {
+    #[cold]
+    fn invalid(kind: &'static str, message: impl Into<String>) -> Verdict {
+        Verdict::Invalid { kind, message: message.into() }
+    }
+}
+
+/// Checks one complete line at `level`; reuses `parser` across lines.
+pub fn check_line(line: &[u8], level: Level, direction: Direction, parser: &mut Parser) -> Verdict {
+    match level {
+        Level::Json => check_json(line, parser),
+        Level::Records => super::records_level(line, direction, parser),
+    }
+}
+
+fn check_json(line: &[u8], parser: &mut Parser) -> Verdict {
+    match parser.parse(line) {
+        Ok(root) if root.as_object().is_some() => Verdict::Valid,
+        Ok(_) => Verdict::invalid("not_an_object", "record is not a JSON object"),
+        Err(e) => json_error(e),
+    }
+}
+
+/// The `check` verdict for a JSON-layer error.
+pub fn json_error(e: json::Error) -> Verdict {
+    Verdict::invalid(e.kind().check_kind(), e.to_string())
+}
+
+/// Running totals and the two report streams.
+struct Report<O: Write, E: Write> {
+    summary: bool,
+    out: O,
+    err: E,
+    records: u64,
+    valid: u64,
+    invalid: u64,
+    warnings: u64,
+    listed: u64,
+}
+
+impl<O: Write, E: Write> Report<O, E> {
+    fn start(&mut self) -> io::Result<()> {
+        if self.summary {
+            // Streamed so memory stays constant however many lines are bad; member order is
+            // not semantic in JSON, so the counts follow the list.
+            self.out.write_all(b"{\"errors\":[")?;
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, line: u64, verdict: Verdict) -> io::Result<()> {
+        self.records += 1;
+        match verdict {
+            Verdict::Valid => self.valid += 1,
+            Verdict::Warning { kind, message } => {
+                self.valid += 1;
+                self.warnings += 1;
+                writeln!(self.err, "line {line}: warning: {message}")?;
+                self.list(line, kind, &message)?;
+            }
+            Verdict::Invalid { kind, message } => {
+                self.invalid += 1;
+                writeln!(self.err, "line {line}: {message}")?;
+                self.list(line, kind, &message)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn list(&mut self, line: u64, kind: &str, message: &str) -> io::Result<()> {
+        if !self.summary {
+            return Ok(());
+        }
+        let mut buf = Vec::with_capacity(64 + message.len());
+        if self.listed > 0 {
+            buf.push(b',');
+        }
+        buf.extend_from_slice(b"{\"line\":");
+        json::write_u64(&mut buf, line);
+        buf.extend_from_slice(b",\"kind\":");
+        json::write_str(&mut buf, kind);
+        buf.extend_from_slice(b",\"message\":");
+        json::write_str(&mut buf, message);
+        buf.push(b'}');
+        self.listed += 1;
+        self.out.write_all(&buf)
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        if self.summary {
+            let mut buf = Vec::with_capacity(96);
+            buf.extend_from_slice(b"],\"records\":");
+            json::write_u64(&mut buf, self.records);
+            buf.extend_from_slice(b",\"valid\":");
+            json::write_u64(&mut buf, self.valid);
+            buf.extend_from_slice(b",\"invalid\":");
+            json::write_u64(&mut buf, self.invalid);
+            buf.extend_from_slice(b",\"warnings\":");
+            json::write_u64(&mut buf, self.warnings);
+            buf.extend_from_slice(b"}\n");
+            self.out.write_all(&buf)?;
+        }
+        self.out.flush()?;
+        self.err.flush()
+    }
+}
+
+/// Read size per chunk handed to the framer.
+const CHUNK: usize = 1 << 20;
+
+/// Runs `check` over `input`, reporting to `out` and `err`; returns the exit status.
+pub fn check_stream(
+    mut input: impl Read,
+    level: Level,
+    direction: Direction,
+    summary: bool,
+    out: impl Write,
+    err: impl Write,
+) -> i32 {
+    let mut report = Report { summary, out, err, records: 0, valid: 0, invalid: 0, warnings: 0, listed: 0 };
+    let mut reader = Reader::new();
+    let mut parser = Parser::new();
+    let mut buf = BytesMut::new();
+    let mut on_item = |report: &mut Report<_, _>, item: Result<frame::Line<'_>, frame::FrameError>| match item {
+        Ok(line) => report.record(line.number(), check_line(line.as_bytes(), level, direction, &mut parser)),
+        Err(e) => report.record(e.line(), Verdict::invalid(e.kind().as_str(), e.to_string())),
+    };
+    let run = (|| -> Result<(), Failure> {
+        report.start().map_err(|_| Failure::Output)?;
+        loop {
+            buf.reserve(CHUNK);
+            buf.resize(CHUNK, 0);
+            let n = loop {
+                match input.read(&mut buf) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(Failure::Input(e.kind())),
+                }
+            };
+            if n == 0 {
+                break;
+            }
+            buf.truncate(n);
+            reader.push(buf.split().freeze());
+            while let Some(item) = reader.next_line() {
+                on_item(&mut report, item).map_err(|_| Failure::Output)?;
+            }
+        }
+        // WIRE-EOF-001: the unterminated tail is checked exactly like any other line.
+        reader.finish();
+        while let Some(item) = reader.next_line() {
+            on_item(&mut report, item).map_err(|_| Failure::Output)?;
+        }
+        report.finish().map_err(|_| Failure::Output)
+    })();
+    match run {
+        Ok(()) if report.invalid == 0 => 0,
+        Ok(()) => 1,
+        // A closed stdout (e.g. `| head`) ends quietly with status 1 (PROFILE §2).
+        Err(Failure::Output) => 1,
+        Err(Failure::Input(kind)) => {
+            let _ = writeln!(report.err, "agentx-wire: cannot read input: {kind}");
+            1
+        }
+    }
+}
+
+enum Failure {
+    Input(io::ErrorKind),
+    Output,
+}
+
+fn parse_args(args: &[String]) -> Result<(Level, Direction, bool, Option<String>), UsageError> {
+    let a = Args::scan(args, &["--level", "--direction"], &["--json"])?;
+    let level = match a.value("--level") {
+        None | Some("records") => Level::Records,
+        Some("json") => Level::Json,
+        Some(_) => return Err(UsageError::new("--level takes json or records")),
+    };
+    let direction = match a.value("--direction") {
+        None | Some("output") => Direction::Output,
+        Some("input") => Direction::Input,
+        Some(_) => return Err(UsageError::new("--direction takes input or output")),
+    };
+    let file = a.single_operand()?.filter(|f| *f != "-").map(str::to_string);
+    Ok((level, direction, a.flag("--json"), file))
+}
+
+/// `agentx-wire check …`; `args` excludes the subcommand name.
+pub fn run(args: &[String]) -> i32 {
+    let (level, direction, summary, file) = match parse_args(args) {
+        Ok(parsed) => parsed,
+        Err(UsageError(msg)) => {
+            eprintln!("agentx-wire: {msg}\n{USAGE}");
+            return 2;
+        }
+    };
+    let stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    let stderr = io::BufWriter::with_capacity(16 * 1024, io::stderr().lock());
+    match file {
+        None => check_stream(io::stdin().lock(), level, direction, summary, stdout, stderr),
+        Some(path) => match File::open(&path) {
+            Ok(f) => check_stream(f, level, direction, summary, stdout, stderr),
+            Err(e) => {
+                eprintln!("agentx-wire: cannot open input file: {}", e.kind());
+                1
+            }
+        },
+    }
+}
