@@ -1,0 +1,643 @@
+//! The decoding and encoding machinery every record shares.
+//!
+//! Owns: the JSON path used in diagnostics ([`Path`], rendered only when an error is built),
+//! the one-pass member walk that matches an object's members against a record's declared
+//! names and rejects unknown ones where the record is closed ([`take`], WIRE-021), the
+//! [`WireValue`] trait (decode one member value exactly, encode it canonically), the object
+//! writer that fixes member order ([`Obj`]), the owned-form conversion ([`IntoOwned`]) and the
+//! `wire_struct!` table macro that generates a record's struct, decoder and encoder from one
+//! declaration (STYLE #4). Numbers convert exactly (`2.0` is not an integer, PROFILE §2a).
+//! Never does I/O.
+
+use std::borrow::Cow;
+
+use crate::json::{self, Kind, Object, Str, Value};
+
+use super::error::Error;
+
+/// Decoded text: borrowed from the line unless escapes forced a copy.
+pub type Text<'a> = Cow<'a, str>;
+
+/// A JSON path segment chain, built on the stack while decoding.
+#[derive(Clone, Copy)]
+pub struct Path<'p> {
+    parent: Option<&'p Path<'p>>,
+    seg: Seg,
+}
+
+#[derive(Clone, Copy)]
+enum Seg {
+    Root,
+    Key(&'static str),
+    Index(usize),
+}
+
+impl<'p> Path<'p> {
+    pub const ROOT: Path<'static> = Path {
+        parent: None,
+        seg: Seg::Root,
+    };
+
+    #[inline]
+    pub fn key(&'p self, key: &'static str) -> Path<'p> {
+        Path {
+            parent: Some(self),
+            seg: Seg::Key(key),
+        }
+    }
+
+    #[inline]
+    pub fn index(&'p self, i: usize) -> Path<'p> {
+        Path {
+            parent: Some(self),
+            seg: Seg::Index(i),
+        }
+    }
+
+    /// `message.content[1].sha256`; empty for the root.
+    #[cold]
+    pub fn render(&self) -> String {
+        let mut segs = Vec::new();
+        let mut p = Some(self);
+        while let Some(cur) = p {
+            segs.push(cur.seg);
+            p = cur.parent;
+        }
+        let mut out = String::new();
+        for seg in segs.iter().rev() {
+            match *seg {
+                Seg::Root => {}
+                Seg::Key(k) => {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(k);
+                }
+                Seg::Index(i) => {
+                    out.push('[');
+                    out.push_str(&i.to_string());
+                    out.push(']');
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Decoded-name equality without allocating; the common unescaped case is a slice compare.
+#[inline]
+pub(crate) fn name_is(name: &Str<'_>, s: &str) -> bool {
+    match name.as_plain() {
+        Some(p) => p == s,
+        None => name.eq_str(s),
+    }
+}
+
+/// Whether an object is closed (unknown members rejected, naming the rule) or open.
+#[derive(Clone, Copy)]
+pub(crate) enum Closed {
+    Yes(&'static str),
+    No,
+}
+
+/// Walks `obj` once, putting the value of each member named in `names` into the slot of the
+/// same index. An unknown member is an error when the object is closed (WIRE-021); duplicates
+/// never reach here (json::parse rejected them, WIRE-014).
+#[inline]
+pub(crate) fn take<'d, 'a>(
+    obj: Object<'d, 'a>,
+    names: &[&'static str],
+    slots: &mut [Option<Value<'d, 'a>>],
+    closed: Closed,
+    at: &Path<'_>,
+) -> Result<(), Error> {
+    for (name, value) in obj.iter() {
+        match names.iter().position(|n| name_is(&name, n)) {
+            Some(i) => {
+                if let Some(slot) = slots.get_mut(i) {
+                    *slot = Some(value);
+                }
+            }
+            None => {
+                if let Closed::Yes(rule) = closed {
+                    return Err(Error::unknown_member(at, name, rule));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The value as an object, or a type error at `at`.
+#[inline]
+pub(crate) fn object<'d, 'a>(
+    v: Value<'d, 'a>,
+    at: &Path<'_>,
+    rule: &'static str,
+) -> Result<Object<'d, 'a>, Error> {
+    v.as_object()
+        .ok_or_else(|| Error::wrong_type(at, "an object", rule))
+}
+
+/// A member value the protocol defines: decoded exactly, encoded canonically.
+pub trait WireValue<'a>: Sized {
+    fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error>;
+    fn encode(&self, out: &mut Vec<u8>);
+}
+
+impl<'a> WireValue<'a> for Text<'a> {
+    #[inline]
+    fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
+        match v.as_str() {
+            Some(s) => Ok(s.decode()),
+            None => Err(Error::wrong_type(at, "a string", "PROFILE §2a")),
+        }
+    }
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
+        json::write_str(out, self);
+    }
+}
+
+impl<'a> WireValue<'a> for bool {
+    #[inline]
+    fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
+        v.as_bool()
+            .ok_or_else(|| Error::wrong_type(at, "a boolean", "PROFILE §2a"))
+    }
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(if *self { b"true" } else { b"false" });
+    }
+}
+
+/// An exact non-negative integer (PROFILE §2a: `2.0` is not an integer; out of range is an error).
+#[inline]
+pub(crate) fn number_u64(v: Value<'_, '_>, at: &Path<'_>) -> Result<u64, Error> {
+    let n = v
+        .as_number()
+        .ok_or_else(|| Error::wrong_type(at, "an integer", "PROFILE §2a"))?;
+    if !n.is_integer() {
+        return Err(Error::wrong_type(at, "an integer", "PROFILE §2a"));
+    }
+    n.as_u64()
+        .ok_or_else(|| Error::invalid(at, "a non-negative integer within range", "PROFILE §2a"))
+}
+
+impl<'a> WireValue<'a> for u64 {
+    #[inline]
+    fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
+        number_u64(v, at)
+    }
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
+        json::write_u64(out, *self);
+    }
+}
+
+impl<'a> WireValue<'a> for i64 {
+    #[inline]
+    fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
+        let n = v
+            .as_number()
+            .ok_or_else(|| Error::wrong_type(at, "an integer", "PROFILE §2a"))?;
+        if !n.is_integer() {
+            return Err(Error::wrong_type(at, "an integer", "PROFILE §2a"));
+        }
+        n.as_i64()
+            .ok_or_else(|| Error::invalid(at, "an integer within range", "PROFILE §2a"))
+    }
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
+        json::write_i64(out, *self);
+    }
+}
+
+impl<'a> WireValue<'a> for f64 {
+    /// Any finite JSON number (costs, utilizations). Integral values encode as integers, so a
+    /// known zero cost stays `0` (WIRE-012).
+    #[inline]
+    fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
+        let n = v
+            .as_number()
+            .ok_or_else(|| Error::wrong_type(at, "a number", "PROFILE §2a"))?;
+        n.as_f64()
+            .ok_or_else(|| Error::invalid(at, "a finite number", "PROFILE §2a"))
+    }
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_number(out, *self);
+    }
+}
+
+/// Writes a finite float; integral values within ±2^53 as integers (`0`, not `0.0`).
+/// A non-finite value (only constructible by a caller, never decoded) is written as `null`.
+pub(crate) fn write_number(out: &mut Vec<u8>, v: f64) {
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    if v.fract() == 0.0 && v.abs() <= EXACT {
+        if v == 0.0 {
+            out.push(b'0');
+        } else {
+            json::write_i64(out, v as i64);
+        }
+        return;
+    }
+    if json::write_f64(out, v).is_err() {
+        out.extend_from_slice(b"null");
+    }
+}
+
+/// `null` decodes as `None`; anything else as the inner value.
+impl<'a, T: WireValue<'a>> WireValue<'a> for Option<T> {
+    #[inline]
+    fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
+        if v.is_null() {
+            Ok(None)
+        } else {
+            T::decode(v, at).map(Some)
+        }
+    }
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Some(v) => v.encode(out),
+            None => out.extend_from_slice(b"null"),
+        }
+    }
+}
+
+impl<'a, T: WireValue<'a>> WireValue<'a> for Vec<T> {
+    fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
+        let arr = v
+            .as_array()
+            .ok_or_else(|| Error::wrong_type(at, "an array", "PROFILE §2a"))?;
+        let mut items = Vec::with_capacity(arr.len());
+        for (i, item) in arr.iter().enumerate() {
+            items.push(T::decode(item, &at.index(i))?);
+        }
+        Ok(items)
+    }
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (i, item) in self.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            item.encode(out);
+        }
+        out.push(b']');
+    }
+}
+
+/// Member decoding modes used by `wire_struct!`.
+#[inline]
+pub(crate) fn req<'a, T: WireValue<'a>>(
+    s: Option<Value<'_, 'a>>,
+    at: &Path<'_>,
+    rule: &'static str,
+) -> Result<T, Error> {
+    match s {
+        Some(v) => T::decode(v, at),
+        None => Err(Error::missing(at, rule)),
+    }
+}
+
+/// Optional member: absent is `None`; present decodes the inner type (so `null` is a type
+/// error unless the inner type is itself nullable).
+#[inline]
+pub(crate) fn opt<'a, T: WireValue<'a>>(
+    s: Option<Value<'_, 'a>>,
+    at: &Path<'_>,
+) -> Result<Option<T>, Error> {
+    match s {
+        Some(v) => T::decode(v, at).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Nullable member that may also be absent; both read as `None` and encode as `null`.
+#[inline]
+pub(crate) fn nul<'a, T: WireValue<'a>>(
+    s: Option<Value<'_, 'a>>,
+    at: &Path<'_>,
+) -> Result<Option<T>, Error> {
+    match s {
+        Some(v) => Option::<T>::decode(v, at),
+        None => Ok(None),
+    }
+}
+
+/// Member with a default when absent; always encoded.
+#[inline]
+pub(crate) fn dflt<'a, T: WireValue<'a> + Default>(
+    s: Option<Value<'_, 'a>>,
+    at: &Path<'_>,
+) -> Result<T, Error> {
+    match s {
+        Some(v) => T::decode(v, at),
+        None => Ok(T::default()),
+    }
+}
+
+/// Writes one object with members in a fixed order, commas placed for the caller.
+pub struct Obj<'o> {
+    out: &'o mut Vec<u8>,
+    first: bool,
+}
+
+impl<'o> Obj<'o> {
+    #[inline]
+    pub fn begin(out: &'o mut Vec<u8>) -> Obj<'o> {
+        out.push(b'{');
+        Obj { out, first: true }
+    }
+
+    /// Writes the separator and `"name":`; `quoted` is the name with quotes and colon.
+    #[inline]
+    pub fn key(&mut self, quoted: &'static str) -> &mut Vec<u8> {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        self.out.extend_from_slice(quoted.as_bytes());
+        self.out
+    }
+
+    /// Writes `"name":"value"` for a constant string value (type and subtype discriminators).
+    #[inline]
+    pub fn constant(&mut self, quoted_member: &'static str) {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        self.out.extend_from_slice(quoted_member.as_bytes());
+    }
+
+    #[inline]
+    pub fn end(self) {
+        self.out.push(b'}');
+    }
+}
+
+/// The owned form of a borrowed record, for records that outlive their line.
+pub trait IntoOwned {
+    type Owned: 'static;
+    fn into_owned(self) -> Self::Owned;
+}
+
+impl IntoOwned for Text<'_> {
+    type Owned = Text<'static>;
+    #[inline]
+    fn into_owned(self) -> Text<'static> {
+        Cow::Owned(Cow::into_owned(self))
+    }
+}
+
+impl<T: IntoOwned> IntoOwned for Option<T> {
+    type Owned = Option<T::Owned>;
+    fn into_owned(self) -> Self::Owned {
+        self.map(IntoOwned::into_owned)
+    }
+}
+
+impl<T: IntoOwned> IntoOwned for Vec<T> {
+    type Owned = Vec<T::Owned>;
+    fn into_owned(self) -> Self::Owned {
+        self.into_iter().map(IntoOwned::into_owned).collect()
+    }
+}
+
+impl<T: IntoOwned> IntoOwned for Box<T> {
+    type Owned = Box<T::Owned>;
+    fn into_owned(self) -> Self::Owned {
+        Box::new((*self).into_owned())
+    }
+}
+
+/// `IntoOwned` for types that borrow nothing.
+macro_rules! owned_as_is {
+    ($($t:ty),*) => {$(
+        impl $crate::wire::decode::IntoOwned for $t {
+            type Owned = $t;
+            #[inline]
+            fn into_owned(self) -> $t { self }
+        }
+    )*};
+}
+pub(crate) use owned_as_is;
+owned_as_is!(bool, u64, i64, f64);
+
+/// The JSON kind name, for diagnostics.
+#[allow(dead_code)]
+pub(crate) fn kind_name(k: Kind) -> &'static str {
+    match k {
+        Kind::Null => "null",
+        Kind::Bool => "a boolean",
+        Kind::Number => "a number",
+        Kind::String => "a string",
+        Kind::Array => "an array",
+        Kind::Object => "an object",
+    }
+}
+
+/// Declares a record or payload object once and generates its struct, its member decoder
+/// (`decode_members`, over an already-typed object), its member encoder (`encode_members`,
+/// in declaration order, which is the documented canonical order), a [`WireValue`] impl
+/// and `into_owned`.
+///
+/// Member modes: `req` required; `opt` optional (omitted when `None`); `nul` nullable and
+/// tolerated when absent (always written, `null` for `None`); `dflt` defaulted when absent
+/// (always written). `skip` names members the caller consumed (`type`, `subtype`).
+macro_rules! wire_struct {
+    (
+        $(#[$m:meta])*
+        pub struct $name:ident<$lt:lifetime> {
+            closed: $closed:expr,
+            rule: $rule:literal,
+            skip: [$($skip:literal),*],
+            $( $(#[$fm:meta])* $field:ident : $ty:ty = $key:literal => $mode:ident ),* $(,)?
+        }
+    ) => {
+        $(#[$m])*
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct $name<$lt> {
+            $( $(#[$fm])* pub $field: $ty, )*
+        }
+
+        impl<$lt> $name<$lt> {
+            /// Decodes the members of an object already known to be this record.
+            #[allow(unused_variables, unused_mut, clippy::redundant_closure_call)]
+            pub(crate) fn decode_members(
+                obj: $crate::json::Object<'_, $lt>,
+                at: &$crate::wire::decode::Path<'_>,
+            ) -> Result<Self, $crate::wire::Error> {
+                const NAMES: &[&str] = &[$($key,)* $($skip,)*];
+                const N: usize = [$($key,)* $($skip,)*].len();
+                let mut slots: [Option<$crate::json::Value<'_, $lt>>; N] = [None; N];
+                $crate::wire::decode::take(obj, NAMES, &mut slots, $closed, at)?;
+                let mut it = slots.into_iter();
+                Ok($name {
+                    $( $field: {
+                        let s = it.next().flatten();
+                        $crate::wire::decode::wire_struct!(@decode $mode, s, &at.key($key), $rule)?
+                    }, )*
+                })
+            }
+
+            /// Encodes the members in declaration order.
+            #[allow(unused_variables)]
+            pub(crate) fn encode_members(&self, w: &mut $crate::wire::decode::Obj<'_>) {
+                $( $crate::wire::decode::wire_struct!(@encode $mode, w, self.$field, concat!("\"", $key, "\":")); )*
+            }
+
+            /// The owned form, for a record that must outlive its line.
+            pub fn into_owned(self) -> $name<'static> {
+                $name { $( $field: $crate::wire::decode::IntoOwned::into_owned(self.$field), )* }
+            }
+        }
+
+        impl<$lt> $crate::wire::decode::IntoOwned for $name<$lt> {
+            type Owned = $name<'static>;
+            fn into_owned(self) -> $name<'static> {
+                $name::into_owned(self)
+            }
+        }
+
+        impl<$lt> $crate::wire::decode::WireValue<$lt> for $name<$lt> {
+            fn decode(
+                v: $crate::json::Value<'_, $lt>,
+                at: &$crate::wire::decode::Path<'_>,
+            ) -> Result<Self, $crate::wire::Error> {
+                let obj = $crate::wire::decode::object(v, at, $rule)?;
+                Self::decode_members(obj, at)
+            }
+            fn encode(&self, out: &mut Vec<u8>) {
+                let mut w = $crate::wire::decode::Obj::begin(out);
+                self.encode_members(&mut w);
+                w.end();
+            }
+        }
+    };
+    (
+        $(#[$m:meta])*
+        pub struct $name:ident {
+            closed: $closed:expr,
+            rule: $rule:literal,
+            skip: [$($skip:literal),*],
+            $( $(#[$fm:meta])* $field:ident : $ty:ty = $key:literal => $mode:ident ),* $(,)?
+        }
+    ) => {
+        $(#[$m])*
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct $name {
+            $( $(#[$fm])* pub $field: $ty, )*
+        }
+
+        impl $name {
+            /// Decodes the members of an object already known to be this record.
+            #[allow(unused_variables, unused_mut)]
+            pub(crate) fn decode_members<'a>(
+                obj: $crate::json::Object<'_, 'a>,
+                at: &$crate::wire::decode::Path<'_>,
+            ) -> Result<Self, $crate::wire::Error> {
+                const NAMES: &[&str] = &[$($key,)* $($skip,)*];
+                const N: usize = [$($key,)* $($skip,)*].len();
+                let mut slots: [Option<$crate::json::Value<'_, 'a>>; N] = [None; N];
+                $crate::wire::decode::take(obj, NAMES, &mut slots, $closed, at)?;
+                let mut it = slots.into_iter();
+                Ok($name {
+                    $( $field: {
+                        let s = it.next().flatten();
+                        $crate::wire::decode::wire_struct!(@decode $mode, s, &at.key($key), $rule)?
+                    }, )*
+                })
+            }
+
+            /// Encodes the members in declaration order.
+            #[allow(unused_variables)]
+            pub(crate) fn encode_members(&self, w: &mut $crate::wire::decode::Obj<'_>) {
+                $( $crate::wire::decode::wire_struct!(@encode $mode, w, self.$field, concat!("\"", $key, "\":")); )*
+            }
+        }
+
+        $crate::wire::decode::owned_as_is!($name);
+
+        impl<'a> $crate::wire::decode::WireValue<'a> for $name {
+            fn decode(
+                v: $crate::json::Value<'_, 'a>,
+                at: &$crate::wire::decode::Path<'_>,
+            ) -> Result<Self, $crate::wire::Error> {
+                let obj = $crate::wire::decode::object(v, at, $rule)?;
+                Self::decode_members(obj, at)
+            }
+            fn encode(&self, out: &mut Vec<u8>) {
+                let mut w = $crate::wire::decode::Obj::begin(out);
+                self.encode_members(&mut w);
+                w.end();
+            }
+        }
+    };
+    (@decode req, $s:expr, $at:expr, $rule:literal) => { $crate::wire::decode::req($s, $at, $rule) };
+    (@decode opt, $s:expr, $at:expr, $rule:literal) => { $crate::wire::decode::opt($s, $at) };
+    (@decode nul, $s:expr, $at:expr, $rule:literal) => { $crate::wire::decode::nul($s, $at) };
+    (@decode dflt, $s:expr, $at:expr, $rule:literal) => { $crate::wire::decode::dflt($s, $at) };
+    (@encode req, $w:ident, $v:expr, $k:expr) => {
+        $crate::wire::decode::WireValue::encode(&$v, $w.key($k))
+    };
+    (@encode nul, $w:ident, $v:expr, $k:expr) => {
+        $crate::wire::decode::WireValue::encode(&$v, $w.key($k))
+    };
+    (@encode dflt, $w:ident, $v:expr, $k:expr) => {
+        $crate::wire::decode::WireValue::encode(&$v, $w.key($k))
+    };
+    (@encode opt, $w:ident, $v:expr, $k:expr) => {
+        if let Some(v) = &$v {
+            $crate::wire::decode::WireValue::encode(v, $w.key($k))
+        }
+    };
+}
+pub(crate) use wire_struct;
+
+/// Declares a closed string enumeration once: the enum, `as_str`, `from_name` and its
+/// [`WireValue`] impl (an unknown spelling is [`ErrorKind::Invalid`](super::ErrorKind)).
+macro_rules! wire_enum {
+    (
+        $(#[$m:meta])*
+        pub enum $name:ident : $expected:literal, $rule:literal {
+            $( $(#[$vm:meta])* $variant:ident = $text:literal ),* $(,)?
+        }
+    ) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name { $( $(#[$vm])* $variant, )* }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),*];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $( $name::$variant => $text, )* }
+            }
+
+            pub fn from_name(s: &str) -> Option<$name> {
+                match s { $( $text => Some($name::$variant), )* _ => None }
+            }
+        }
+
+        impl<'a> $crate::wire::decode::WireValue<'a> for $name {
+            fn decode(
+                v: $crate::json::Value<'_, 'a>,
+                at: &$crate::wire::decode::Path<'_>,
+            ) -> Result<Self, $crate::wire::Error> {
+                let s = v.as_str().ok_or_else(|| $crate::wire::Error::wrong_type(at, "a string", $rule))?;
+                $( if $crate::wire::decode::name_is(&s, $text) { return Ok($name::$variant); } )*
+                Err($crate::wire::Error::invalid(at, $expected, $rule))
+            }
+            fn encode(&self, out: &mut Vec<u8>) {
+                $crate::json::write_str(out, self.as_str());
+            }
+        }
+
+        $crate::wire::decode::owned_as_is!($name);
+    };
+}
+pub(crate) use wire_enum;

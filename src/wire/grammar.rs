@@ -1,0 +1,231 @@
+//! Identifier grammars of the protocol, as validated text newtypes.
+//!
+//! Owns: canonical RFC 4122 UUIDs (`uuid`, `session_id`, `prompt_uuid`: lowercase
+//! `8-4-4-4-12` hex, version 1–5, RFC 4122 variant; PROFILE §2b — checked by hand on the
+//! 36-character form because `uuid::Uuid::try_parse` accepts braces, URNs, upper case and any
+//! version, see CRATE-FACTS), upload and attachment identifiers
+//! (`upl_[A-Za-z0-9][A-Za-z0-9_-]{0,62}`, `att_` likewise; WIRE-018) and SHA-256 digests (64
+//! lowercase hex). A value of these types always satisfies its grammar. Never does I/O.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use crate::json::{self, Value};
+
+use super::decode::{IntoOwned, Path, Text, WireValue};
+use super::error::Error;
+
+/// Canonical lowercase RFC 4122 UUID, version 1–5, RFC variant (PROFILE §2b).
+pub fn is_canonical_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() != 36 {
+        return false;
+    }
+    for (i, &c) in b.iter().enumerate() {
+        let ok = match i {
+            8 | 13 | 18 | 23 => c == b'-',
+            // Version nibble.
+            14 => (b'1'..=b'5').contains(&c),
+            // Variant nibble: 10xx.
+            19 => matches!(c, b'8' | b'9' | b'a' | b'b'),
+            _ => c.is_ascii_digit() || (b'a'..=b'f').contains(&c),
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
+}
+
+/// `<prefix>[A-Za-z0-9][A-Za-z0-9_-]{0,62}` (WIRE-018).
+fn is_prefixed_id(s: &str, prefix: &str) -> bool {
+    let Some(rest) = s.strip_prefix(prefix) else {
+        return false;
+    };
+    let b = rest.as_bytes();
+    match b.first() {
+        Some(c) if c.is_ascii_alphanumeric() => {}
+        _ => return false,
+    }
+    b.len() <= 63
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-')
+}
+
+/// An upload identifier: `upl_[A-Za-z0-9][A-Za-z0-9_-]{0,62}`.
+pub fn is_upload_id(s: &str) -> bool {
+    is_prefixed_id(s, "upl_")
+}
+
+/// An attachment identifier: `att_[A-Za-z0-9][A-Za-z0-9_-]{0,62}`.
+pub fn is_attachment_id(s: &str) -> bool {
+    is_prefixed_id(s, "att_")
+}
+
+/// 64 lowercase hex digits.
+pub fn is_sha256_hex(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
+}
+
+macro_rules! grammar_text {
+    ($(#[$m:meta])* $name:ident, $check:path, $expected:literal, $rule:literal) => {
+        $(#[$m])*
+        #[derive(Clone, PartialEq, Eq, Hash)]
+        pub struct $name<'a>(Text<'a>);
+
+        impl<'a> $name<'a> {
+            /// The value when it satisfies the grammar.
+            pub fn new(s: impl Into<Text<'a>>) -> Option<$name<'a>> {
+                let s = s.into();
+                $check(&s).then_some($name(s))
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            pub fn into_owned(self) -> $name<'static> {
+                $name(Cow::Owned(self.0.into_owned()))
+            }
+        }
+
+        impl fmt::Debug for $name<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Debug::fmt(&*self.0, f)
+            }
+        }
+
+        impl fmt::Display for $name<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl std::ops::Deref for $name<'_> {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl<'a> WireValue<'a> for $name<'a> {
+            #[inline]
+            fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
+                let s = v.as_str().ok_or_else(|| Error::wrong_type(at, "a string", $rule))?;
+                let text = s.decode();
+                if $check(&text) {
+                    Ok($name(text))
+                } else {
+                    Err(Error::invalid(at, $expected, $rule))
+                }
+            }
+            #[inline]
+            fn encode(&self, out: &mut Vec<u8>) {
+                json::write_str(out, &self.0);
+            }
+        }
+
+        impl IntoOwned for $name<'_> {
+            type Owned = $name<'static>;
+            fn into_owned(self) -> $name<'static> {
+                $name::into_owned(self)
+            }
+        }
+    };
+}
+
+grammar_text!(
+    /// A canonical RFC 4122 UUID (PROFILE §2b).
+    Uuid,
+    is_canonical_uuid,
+    "a canonical lowercase RFC 4122 version 1-5 UUID",
+    "PROFILE §2b"
+);
+grammar_text!(
+    /// `upl_[A-Za-z0-9][A-Za-z0-9_-]{0,62}` (WIRE-018).
+    UploadId,
+    is_upload_id,
+    "an upload id upl_[A-Za-z0-9][A-Za-z0-9_-]{0,62}",
+    "WIRE-018"
+);
+grammar_text!(
+    /// `att_[A-Za-z0-9][A-Za-z0-9_-]{0,62}` (WIRE-018).
+    AttachmentId,
+    is_attachment_id,
+    "an attachment id att_[A-Za-z0-9][A-Za-z0-9_-]{0,62}",
+    "WIRE-018"
+);
+grammar_text!(
+    /// A SHA-256 digest as 64 lowercase hex digits (WIRE-017, WIRE-018).
+    Sha256Hex,
+    is_sha256_hex,
+    "64 lowercase hex digits",
+    "WIRE-018"
+);
+
+/// A nonempty string (`request_id`, `tool_name`, `tool_use_id`).
+fn is_nonempty(s: &str) -> bool {
+    !s.is_empty()
+}
+
+grammar_text!(
+    /// A nonempty string (PERM-020 `tool_name`/`tool_use_id`, control `request_id`).
+    NonEmpty,
+    is_nonempty,
+    "a nonempty string",
+    "PERM-020"
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuid_edges() {
+        assert!(is_canonical_uuid("3f1e7948-5c1f-4c1f-8e2c-88bc9839ec27"));
+        assert!(is_canonical_uuid("00000000-0000-1000-8000-000000000000"));
+        assert!(is_canonical_uuid("ffffffff-ffff-5fff-bfff-ffffffffffff"));
+        // Version 0 and 6, variant 0xxx / 110x, upper case, braces, simple form, length.
+        assert!(!is_canonical_uuid("3f1e7948-5c1f-0c1f-8e2c-88bc9839ec27"));
+        assert!(!is_canonical_uuid("3f1e7948-5c1f-6c1f-8e2c-88bc9839ec27"));
+        assert!(!is_canonical_uuid("3f1e7948-5c1f-4c1f-7e2c-88bc9839ec27"));
+        assert!(!is_canonical_uuid("3f1e7948-5c1f-4c1f-ce2c-88bc9839ec27"));
+        assert!(!is_canonical_uuid("3F1E7948-5C1F-4C1F-8E2C-88BC9839EC27"));
+        assert!(!is_canonical_uuid("{3f1e7948-5c1f-4c1f-8e2c-88bc9839ec27}"));
+        assert!(!is_canonical_uuid("3f1e79485c1f4c1f8e2c88bc9839ec27"));
+        assert!(!is_canonical_uuid("3f1e7948-5c1f-4c1f-8e2c-88bc9839ec2"));
+        assert!(!is_canonical_uuid("3f1e7948-5c1f-4c1f-8e2c-88bc9839ec277"));
+        assert!(!is_canonical_uuid("3f1e7948_5c1f-4c1f-8e2c-88bc9839ec27"));
+    }
+
+    #[test]
+    fn prefixed_id_edges() {
+        let max = format!("upl_a{}", "b".repeat(62));
+        assert_eq!(max.len(), 4 + 63);
+        assert!(is_upload_id(&max));
+        assert!(!is_upload_id(&format!("{max}c")));
+        assert!(is_upload_id("upl_0"));
+        assert!(is_upload_id("upl_a-_"));
+        assert!(!is_upload_id("upl_"));
+        assert!(!is_upload_id("upl__a"));
+        assert!(!is_upload_id("upl_-a"));
+        assert!(!is_upload_id("upl_a.b"));
+        assert!(!is_upload_id("UPL_a"));
+        assert!(!is_upload_id("att_a"));
+        assert!(is_attachment_id("att_image1"));
+        assert!(!is_attachment_id("upl_image1"));
+        assert!(!is_attachment_id("att_é"));
+    }
+
+    #[test]
+    fn sha256_edges() {
+        let ok = "0123456789abcdef".repeat(4);
+        assert!(is_sha256_hex(&ok));
+        assert!(!is_sha256_hex(&ok[..63]));
+        assert!(!is_sha256_hex(&format!("{ok}0")));
+        assert!(!is_sha256_hex(&ok.to_uppercase()));
+        assert!(!is_sha256_hex(&format!("{}g", &ok[..63])));
+    }
+}

@@ -1,0 +1,60 @@
+//! Every record of the protocol as typed Rust values: closed decoding and canonical
+//! encoding, both directions (host → agent input, agent → host output).
+//!
+//! Owns the `wire` layer of ARCHITECTURE.md. A line parsed by `json` is decoded into an
+//! [`InputRecord`] or [`OutputRecord`] whose strings borrow the line ([`Text`] is
+//! `Cow<str>`, copied only when escapes force it) and whose model-API payloads stay
+//! validated [`RawJson`]; `into_owned()` gives the `'static` form for records that outlive
+//! their buffer. Closed where the protocol says so (user messages, content blocks, import
+//! operations, the permission catalog, control payloads: WIRE-021, PERM-048); duplicate
+//! members never get here (json::parse rejects them at every depth, WIRE-014). Unknown
+//! top-level types and `system` subtypes are preserved with a warning (WIRE-002); unknown
+//! control subtypes decode so the dispatcher can answer them (PROFILE §5). Errors
+//! distinguish fatal stream errors from record-level ones (WIRE-021, [`Error::is_fatal`]).
+//! Every record encodes to canonical compact JSON (`type` and `subtype` first, then the
+//! documented member order) and `decode(encode(r)) == r`.
+//!
+//! This module does no I/O and imports only `json`: never `encode`, `control`, `attach`,
+//! `provider` or `cli`.
+
+pub mod attachment_ref;
+pub mod control;
+pub(crate) mod decode;
+pub mod env;
+mod error;
+pub mod grammar;
+pub mod import;
+pub mod init;
+pub mod initialize;
+pub mod lifecycle;
+mod manifest;
+pub mod output;
+pub mod permission;
+mod raw;
+pub mod record;
+pub mod subtypes;
+pub mod system;
+pub mod user;
+
+pub use attachment_ref::AttachmentRef;
+pub use control::{ControlCancelRequest, ControlOutcome, ControlRequest, ControlResponse};
+pub use decode::{IntoOwned, Path, Text, WireValue};
+pub use env::EnvironmentUpdate;
+pub use error::{Error, ErrorKind, Severity};
+pub use import::{ImportOperation, ImportRejected, ImportResult, ImportStatus, ReasonCode};
+pub use output::{AssistantRecord, ResultRecord, ResultSubtype, StreamEvent};
+pub use permission::{CanUseTool, PermissionDecision, PermissionUpdate};
+pub use raw::{RawJson, RawObject};
+pub use record::{InputRecord, OutputRecord, UnknownRecord, UNKNOWN_TYPE_WARNING};
+pub use subtypes::{ControlRequestBody, ControlSubtype};
+pub use system::{SystemEvent, SystemSubtype};
+pub use user::{ContentBlock, Priority, UserContent, UserMessage, UserRecord};
+
+/// Which way a record flows (PROFILE §1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Host → agent.
+    Input,
+    /// Agent → host.
+    Output,
+}

@@ -1,0 +1,205 @@
+//! Validated JSON the protocol carries but does not define.
+//!
+//! Owns [`RawJson`]: a model-API payload (an assistant `message`, a `stream_event` `event`,
+//! a tool `input`, usage objects, hook inputs) kept as the exact bytes of an already-validated
+//! value of the line (strict grammar, no duplicates at any depth: WIRE-014), never
+//! re-modelled. Encoding writes the canonical compact form of `json::write_value`: a fast path
+//! copies the bytes without insignificant whitespace when every escape is already canonical,
+//! and anything else is re-parsed and re-written. It never accepts bytes that were not
+//! validated, and never does I/O.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use crate::json::{self, Kind, Value};
+
+use super::decode::{IntoOwned, Path, WireValue};
+use super::error::Error;
+
+/// A validated JSON value kept as bytes.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RawJson<'a>(Cow<'a, [u8]>);
+
+impl<'a> RawJson<'a> {
+    /// The bytes of a value of a parsed document (validated by construction).
+    #[inline]
+    pub fn from_value(v: Value<'_, 'a>) -> RawJson<'a> {
+        RawJson(Cow::Borrowed(v.raw()))
+    }
+
+    /// Validates `bytes` as one strict JSON document and keeps them.
+    pub fn parse(bytes: &'a [u8]) -> Result<RawJson<'a>, json::Error> {
+        json::parse(bytes)?;
+        Ok(RawJson(Cow::Borrowed(trim(bytes))))
+    }
+
+    /// Validates owned bytes.
+    pub fn parse_owned(bytes: Vec<u8>) -> Result<RawJson<'static>, json::Error> {
+        json::parse(&bytes)?;
+        Ok(RawJson(Cow::Owned(trim(&bytes).to_vec())))
+    }
+
+    /// Canonical bytes written by an encoder (the caller wrote one JSON value).
+    pub(crate) fn from_encoded(bytes: Vec<u8>) -> RawJson<'static> {
+        RawJson(Cow::Owned(bytes))
+    }
+
+    /// The empty object `{}`.
+    pub fn empty_object() -> RawJson<'static> {
+        RawJson(Cow::Borrowed(b"{}"))
+    }
+
+    /// The value's bytes as they appeared in the line (not necessarily canonical).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The first byte tells the kind (the bytes are one validated value without leading space).
+    pub fn is_object(&self) -> bool {
+        self.0.first() == Some(&b'{')
+    }
+
+    /// Parses the bytes again to look inside (e.g. to decode a typed control payload).
+    /// Cannot fail for bytes this type holds; the `Result` is the parser's.
+    pub fn document(&self) -> Result<json::Document<'_>, json::Error> {
+        json::parse(&self.0)
+    }
+
+    /// Writes the canonical compact form (`json::write_value`'s).
+    pub fn write_canonical(&self, out: &mut Vec<u8>) {
+        if !copy_canonical(&self.0, out) {
+            match json::parse(&self.0) {
+                Ok(doc) => json::write_value(out, doc.root()),
+                Err(_) => out.extend_from_slice(b"null"),
+            }
+        }
+    }
+
+    /// The canonical compact bytes of this value.
+    pub fn to_canonical(&self) -> RawJson<'static> {
+        let mut out = Vec::with_capacity(self.0.len());
+        self.write_canonical(&mut out);
+        RawJson(Cow::Owned(out))
+    }
+}
+
+fn trim(b: &[u8]) -> &[u8] {
+    let ws = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r');
+    let start = b.iter().position(|c| !ws(c)).unwrap_or(b.len());
+    let end = b.iter().rposition(|c| !ws(c)).map_or(start, |e| e + 1);
+    b.get(start..end).unwrap_or(&[])
+}
+
+/// Copies validated JSON without whitespace outside strings when every string is already in
+/// `json::write_str`'s canonical form; returns `false` (having written nothing) otherwise.
+fn copy_canonical(b: &[u8], out: &mut Vec<u8>) -> bool {
+    // Fast path: nothing to strip or re-escape.
+    if memchr::memchr3(b'\\', b' ', 0xE2, b).is_none()
+        && memchr::memchr3(b'\n', b'\t', b'\r', b).is_none()
+    {
+        out.extend_from_slice(b);
+        return true;
+    }
+    let start = out.len();
+    let mut in_string = false;
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        if in_string {
+            match c {
+                b'"' => in_string = false,
+                b'\\' => {
+                    // Canonical short escapes only; `\/` and `\uXXXX` may be non-canonical.
+                    match b.get(i + 1) {
+                        Some(b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f') => {
+                            out.extend_from_slice(&b[i..i + 2]);
+                            i += 2;
+                            continue;
+                        }
+                        _ => {
+                            out.truncate(start);
+                            return false;
+                        }
+                    }
+                }
+                // U+2028 / U+2029 must be written as escapes.
+                0xE2 if b.get(i + 1) == Some(&0x80)
+                    && matches!(b.get(i + 2), Some(0xA8 | 0xA9)) =>
+                {
+                    out.truncate(start);
+                    return false;
+                }
+                _ => {}
+            }
+            out.push(c);
+        } else {
+            match c {
+                b' ' | b'\t' | b'\n' | b'\r' => {}
+                b'"' => {
+                    in_string = true;
+                    out.push(c);
+                }
+                _ => out.push(c),
+            }
+        }
+        i += 1;
+    }
+    true
+}
+
+impl fmt::Debug for RawJson<'_> {
+    /// Length only: payloads may hold credentials.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RawJson")
+            .field("len", &self.0.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> WireValue<'a> for RawJson<'a> {
+    #[inline]
+    fn decode(v: Value<'_, 'a>, _at: &Path<'_>) -> Result<Self, Error> {
+        Ok(RawJson::from_value(v))
+    }
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.write_canonical(out);
+    }
+}
+
+impl IntoOwned for RawJson<'_> {
+    type Owned = RawJson<'static>;
+    fn into_owned(self) -> RawJson<'static> {
+        RawJson(Cow::Owned(self.0.into_owned()))
+    }
+}
+
+/// A [`RawJson`] that must be a JSON object (tool inputs, usage, settings maps).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawObject<'a>(pub RawJson<'a>);
+
+impl<'a> RawObject<'a> {
+    pub fn empty() -> RawObject<'static> {
+        RawObject(RawJson::empty_object())
+    }
+}
+
+impl<'a> WireValue<'a> for RawObject<'a> {
+    #[inline]
+    fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
+        if v.kind() != Kind::Object {
+            return Err(Error::wrong_type(at, "an object", "PROFILE §2a"));
+        }
+        Ok(RawObject(RawJson::from_value(v)))
+    }
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.0.write_canonical(out);
+    }
+}
+
+impl IntoOwned for RawObject<'_> {
+    type Owned = RawObject<'static>;
+    fn into_owned(self) -> RawObject<'static> {
+        RawObject(self.0.into_owned())
+    }
+}
