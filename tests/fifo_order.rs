@@ -1,0 +1,301 @@
+//! WIRE-003 (the shared FIFO) and acceptance scenario 3: one queue, one drain at a time, order
+//! of entry is order on the wire, from several producer threads; re-entrant pushes; capacity
+//! backpressure; a latched encoder failure empties the queue. Deadlocks fail under a timeout.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::thread;
+use std::time::Duration;
+
+use agentx_wire::control::{OutputFifo, PushError, Pushed};
+use agentx_wire::encode::{CredentialSet, Encoder, FailureKind};
+
+fn within<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(Duration::from_secs(10)) {
+        Ok(v) => v,
+        Err(_) => panic!("deadlock or panic: scenario did not finish"),
+    }
+}
+
+type Out = Arc<Mutex<Vec<u8>>>;
+
+fn lines(out: &Out) -> Vec<String> {
+    let out = out.lock().unwrap();
+    String::from_utf8(out.clone())
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+const INIT: &str = r#"{"type":"system","subtype":"init"}"#;
+const ASSISTANT: &str = r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}]}}"#;
+const PERMISSION: &str = r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{},"tool_use_id":"toolu_1"}}"#;
+const KEEP_ALIVE: &str = r#"{"type":"keep_alive"}"#;
+const CANCEL: &str = r#"{"type":"control_cancel_request","request_id":"req_1"}"#;
+
+/// A FIFO whose writer blocks on its first record until `release` is sent: lets a test queue
+/// records while a drain is provably running.
+fn gated_fifo(
+    capacity: usize,
+    credentials: CredentialSet,
+) -> (
+    Arc<OutputFifo<Vec<u8>>>,
+    Out,
+    mpsc::Sender<()>,
+    mpsc::Receiver<()>,
+) {
+    let out: Out = Arc::default();
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let (entered_tx, entered_rx) = mpsc::channel::<()>();
+    let release_rx = Mutex::new(release_rx);
+    let first = AtomicBool::new(true);
+    let o = out.clone();
+    let enc = Encoder::new(move |frame: &[u8]| -> io::Result<usize> {
+        if first.swap(false, Ordering::SeqCst) {
+            let _ = entered_tx.send(());
+            let _ = release_rx.lock().unwrap().recv();
+        }
+        o.lock().unwrap().extend_from_slice(frame);
+        Ok(frame.len())
+    });
+    enc.set_credentials(credentials).unwrap();
+    (
+        Arc::new(OutputFifo::with_capacity(enc, capacity)),
+        out,
+        release_tx,
+        entered_rx,
+    )
+}
+
+#[test]
+fn scenario_3_permission_request_never_overtakes_the_assistant_event() {
+    within(|| {
+        // Uncontended, one thread.
+        let out: Out = Arc::default();
+        let o = out.clone();
+        let fifo: OutputFifo<Vec<u8>> =
+            OutputFifo::new(Encoder::new(move |f: &[u8]| -> io::Result<usize> {
+                o.lock().unwrap().extend_from_slice(f);
+                Ok(f.len())
+            }));
+        assert_eq!(fifo.push(ASSISTANT.into()).unwrap(), Pushed::Written);
+        assert_eq!(fifo.push(PERMISSION.into()).unwrap(), Pushed::Written);
+        assert_eq!(lines(&out), [ASSISTANT, PERMISSION]);
+
+        // Contended: a drain is running on another thread when both are queued.
+        let (fifo, out, release, entered) = gated_fifo(16, CredentialSet::empty());
+        let f = fifo.clone();
+        let drainer = thread::spawn(move || f.push(INIT.into()));
+        entered.recv().unwrap(); // the drain is inside the writer now
+        assert_eq!(fifo.push(ASSISTANT.into()).unwrap(), Pushed::Queued);
+        // The permission request comes from yet another producer thread.
+        let f = fifo.clone();
+        let p = thread::spawn(move || f.push(PERMISSION.into()))
+            .join()
+            .unwrap();
+        assert_eq!(p.unwrap(), Pushed::Queued);
+        assert_eq!(fifo.len(), 2);
+        release.send(()).unwrap();
+        assert_eq!(drainer.join().unwrap().unwrap(), Pushed::Written);
+        assert_eq!(lines(&out), [INIT, ASSISTANT, PERMISSION]);
+        assert!(fifo.is_empty());
+    });
+}
+
+#[test]
+fn wire_003_order_across_producer_threads_and_one_drain_at_a_time() {
+    within(|| {
+        const THREADS: usize = 6;
+        const PER: usize = 300;
+        let out: Out = Arc::default();
+        let busy = Arc::new(AtomicBool::new(false));
+        let drains_seen = Arc::new(AtomicUsize::new(0));
+        let (o, b, d) = (out.clone(), busy.clone(), drains_seen.clone());
+        let fifo = Arc::new(OutputFifo::new(Encoder::new(
+            move |f: &[u8]| -> io::Result<usize> {
+                assert!(!b.swap(true, Ordering::SeqCst), "two drains at once");
+                d.fetch_add(1, Ordering::SeqCst);
+                o.lock().unwrap().extend_from_slice(f);
+                thread::yield_now();
+                b.store(false, Ordering::SeqCst);
+                Ok(f.len())
+            },
+        )));
+        let mut written = 0usize;
+        let handles: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let fifo = fifo.clone();
+                thread::spawn(move || {
+                    let mut mine = 0;
+                    for i in 0..PER {
+                        // The record kinds of WIRE-003 interleaved.
+                        let rec = format!(r#"{{"type":"k{}","t":{t},"i":{i}}}"#, i % 4);
+                        if fifo.push(rec.into_bytes()).unwrap() == Pushed::Written {
+                            mine += 1;
+                        }
+                    }
+                    mine
+                })
+            })
+            .collect();
+        for h in handles {
+            written += h.join().unwrap();
+        }
+        assert!(written >= 1);
+        let lines = lines(&out);
+        assert_eq!(lines.len(), THREADS * PER);
+        assert_eq!(drains_seen.load(Ordering::SeqCst), THREADS * PER);
+        let mut next = [0usize; THREADS];
+        for l in &lines {
+            let doc = agentx_wire::json::parse(l.as_bytes()).expect("whole record");
+            let o = doc.root().as_object().unwrap();
+            let t = o
+                .get("t")
+                .and_then(|v| v.as_number())
+                .and_then(|n| n.as_u64())
+                .unwrap() as usize;
+            let i = o
+                .get("i")
+                .and_then(|v| v.as_number())
+                .and_then(|n| n.as_u64())
+                .unwrap() as usize;
+            assert_eq!(next[t], i, "producer {t} reordered");
+            next[t] += 1;
+        }
+        eprintln!(
+            "{} records from {THREADS} producers in entry order",
+            lines.len()
+        );
+    });
+}
+
+#[test]
+fn reentrant_push_from_the_writer_is_queued_behind_the_running_record() {
+    within(|| {
+        let out: Out = Arc::default();
+        let slot: Arc<OnceLock<Weak<OutputFifo<Vec<u8>>>>> = Arc::new(OnceLock::new());
+        let results: Arc<Mutex<Vec<String>>> = Arc::default();
+        let (o, s, r) = (out.clone(), slot.clone(), results.clone());
+        let fifo = Arc::new(OutputFifo::new(Encoder::new(
+            move |f: &[u8]| -> io::Result<usize> {
+                o.lock().unwrap().extend_from_slice(f);
+                if f.starts_with(CANCEL.as_bytes()) {
+                    if let Some(fifo) = s.get().and_then(Weak::upgrade) {
+                        let res = fifo.push(KEEP_ALIVE.into());
+                        r.lock().unwrap().push(format!("{res:?}"));
+                    }
+                }
+                Ok(f.len())
+            },
+        )));
+        assert!(slot.set(Arc::downgrade(&fifo)).is_ok());
+        assert_eq!(fifo.push(CANCEL.into()).unwrap(), Pushed::Written);
+        assert_eq!(*results.lock().unwrap(), ["Ok(Queued)"]);
+        assert_eq!(lines(&out), [CANCEL, KEEP_ALIVE]);
+    });
+}
+
+#[test]
+fn capacity_backpressure_and_full_for_the_drainer() {
+    within(|| {
+        let (fifo, out, release, entered) = gated_fifo(2, CredentialSet::empty());
+        let f = fifo.clone();
+        let drainer = thread::spawn(move || f.push(INIT.into()));
+        entered.recv().unwrap();
+        assert_eq!(fifo.push(b"1".to_vec()).unwrap(), Pushed::Queued);
+        assert_eq!(fifo.push(b"2".to_vec()).unwrap(), Pushed::Queued);
+        assert_eq!(fifo.len(), 2); // at capacity: accepted
+                                   // One past: the producer waits for space instead of dropping or growing.
+        let (done_tx, done_rx) = mpsc::channel();
+        let f = fifo.clone();
+        let waiter = thread::spawn(move || {
+            let r = f.push(b"3".to_vec());
+            let _ = done_tx.send(());
+            r
+        });
+        assert!(
+            done_rx.recv_timeout(Duration::from_millis(200)).is_err(),
+            "did not wait"
+        );
+        assert_eq!(fifo.len(), 2);
+        release.send(()).unwrap();
+        assert_eq!(drainer.join().unwrap().unwrap(), Pushed::Written);
+        assert!(waiter.join().unwrap().is_ok());
+        assert_eq!(lines(&out), [INIT, "1", "2", "3"]);
+    });
+}
+
+#[test]
+fn the_drainer_itself_gets_full_back_instead_of_waiting_for_itself() {
+    within(|| {
+        let slot: Arc<OnceLock<Weak<OutputFifo<Vec<u8>>>>> = Arc::new(OnceLock::new());
+        let results: Arc<Mutex<Vec<String>>> = Arc::default();
+        let (s, r) = (slot.clone(), results.clone());
+        let first = AtomicBool::new(true);
+        let fifo = Arc::new(OutputFifo::with_capacity(
+            Encoder::new(move |f: &[u8]| -> io::Result<usize> {
+                if first.swap(false, Ordering::SeqCst) {
+                    if let Some(fifo) = s.get().and_then(Weak::upgrade) {
+                        for i in 0..3u8 {
+                            let res = fifo.push(vec![b'0' + i]);
+                            r.lock().unwrap().push(format!("{res:?}"));
+                        }
+                    }
+                }
+                Ok(f.len())
+            }),
+            2,
+        ));
+        assert!(slot.set(Arc::downgrade(&fifo)).is_ok());
+        fifo.push(KEEP_ALIVE.into()).unwrap();
+        assert_eq!(
+            *results.lock().unwrap(),
+            ["Ok(Queued)", "Ok(Queued)", "Err(Full(..))"]
+        );
+        assert!(fifo.is_empty());
+    });
+}
+
+#[test]
+fn latched_failure_empties_the_queue_and_refuses_later_pushes() {
+    within(|| {
+        let (fifo, out, release, entered) =
+            gated_fifo(16, CredentialSet::new(["sk-secret"]).unwrap());
+        let f = fifo.clone();
+        let drainer = thread::spawn(move || f.push(ASSISTANT.into()));
+        entered.recv().unwrap();
+        // Queued behind the running record: a record carrying the credential, then a safe one.
+        let bad = br#"{"type":"result","result":"sk-secret"}"#.to_vec();
+        assert_eq!(fifo.push(bad).unwrap(), Pushed::Queued);
+        assert_eq!(fifo.push(KEEP_ALIVE.into()).unwrap(), Pushed::Queued);
+        release.send(()).unwrap();
+        let failure = match drainer.join().unwrap() {
+            Err(PushError::Failed(f)) => f,
+            other => panic!("unexpected {other:?}"),
+        };
+        assert_eq!(failure.kind(), FailureKind::Validation);
+        // The safe record queued after the failing one was dropped unwritten.
+        assert!(fifo.is_empty());
+        assert_eq!(lines(&out), [ASSISTANT]);
+        match fifo.push(KEEP_ALIVE.into()) {
+            Err(PushError::Failed(f)) => assert_eq!(f, failure),
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(fifo.encoder().failure(), Some(failure));
+        assert_eq!(lines(&out), [ASSISTANT]);
+    });
+}
+
+#[test]
+fn fifo_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<OutputFifo<Vec<u8>>>();
+    assert_send_sync::<OutputFifo<Box<dyn agentx_wire::control::Outbound>>>();
+}
