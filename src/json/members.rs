@@ -60,11 +60,33 @@ fn fingerprint(bytes: &[u8]) -> u64 {
     h ^ (h >> 29)
 }
 
+/// Up to this many names without escapes, compare spans directly: length first, then bytes.
+const DIRECT_MAX: usize = 8;
+
 /// The index (into `names`) of a name that repeats an earlier one, if any.
+#[inline]
 pub(crate) fn find_duplicate(input: &[u8], names: &[Name], scratch: &mut Scratch) -> Option<usize> {
     if names.len() < 2 {
         return None;
     }
+    if names.len() <= DIRECT_MAX && !names.iter().any(|n| n.escaped) {
+        let raw = |n: &Name| input.get(n.start as usize..n.end as usize).unwrap_or(&[]);
+        for (i, a) in names.iter().enumerate().skip(1) {
+            let len = a.end - a.start;
+            for b in &names[..i] {
+                if b.end - b.start == len && raw(a) == raw(b) {
+                    return Some(i);
+                }
+            }
+        }
+        return None;
+    }
+    find_duplicate_by_fingerprint(input, names, scratch)
+}
+
+#[cold]
+#[inline(never)]
+fn find_duplicate_by_fingerprint(input: &[u8], names: &[Name], scratch: &mut Scratch) -> Option<usize> {
     scratch.decoded.clear();
     scratch.prints.clear();
     for (order, n) in names.iter().enumerate() {

@@ -52,6 +52,16 @@ impl Backend {
 /// there is none (or `from >= hay.len()`).
 #[inline]
 pub(crate) fn find_special(hay: &[u8], from: usize) -> usize {
+    // Most JSON strings are short (member names, enum values): answer them with one inline
+    // SWAR word before paying for a call into the vector loop.
+    if let Some(chunk) = hay.get(from..from + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let mask = scalar::special_mask(u64::from_le_bytes(word));
+        if mask != 0 {
+            return from + (mask.trailing_zeros() / 8) as usize;
+        }
+    }
     #[cfg(target_arch = "x86_64")]
     {
         x86::find_special(hay, from)

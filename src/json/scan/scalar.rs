@@ -1,9 +1,11 @@
 //! The scalar reference for [`super::find_special`]: a table lookup per byte, eight bytes at a
 //! time through a SWAR test. Every SIMD backend must agree with it.
 
-/// SWAR: does any byte of `w` equal `"` or `\`, or lie below 0x20?
+/// SWAR: a mask whose lowest set bit is the high bit of the first byte of `w` (little-endian)
+/// that is `"` or `\` or below 0x20; zero when there is none. Borrows can set bits above the
+/// first hit, never below it, so only the lowest bit is exact.
 #[inline]
-fn has_special(w: u64) -> bool {
+pub(crate) fn special_mask(w: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
@@ -11,7 +13,7 @@ fn has_special(w: u64) -> bool {
     let backslash = has_zero(w ^ (ONES * b'\\' as u64));
     // A byte below 0x20 borrows when 0x20 is subtracted; bytes >= 0x80 are excluded by `!w`.
     let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
-    (quote | backslash | control) != 0
+    quote | backslash | control
 }
 
 #[inline]
@@ -25,8 +27,9 @@ pub(crate) fn find_special(hay: &[u8], from: usize) -> usize {
     while let Some(chunk) = hay.get(i..i + 8) {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        if has_special(u64::from_le_bytes(word)) {
-            break;
+        let mask = special_mask(u64::from_le_bytes(word));
+        if mask != 0 {
+            return i + (mask.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
