@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod attach;
+pub mod canon;
 pub mod check;
 
 use crate::json::Parser;
