@@ -16,8 +16,9 @@ use crate::json::{self, Kind, Value};
 use super::decode::{IntoOwned, Path, WireValue};
 use super::error::Error;
 
-/// A validated JSON value kept as bytes.
-#[derive(Clone, PartialEq, Eq)]
+/// A validated JSON value kept as bytes. Equality is equality of the canonical forms, so
+/// `decode(encode(r)) == r` holds for records decoded from non-canonical lines.
+#[derive(Clone)]
 pub struct RawJson<'a>(Cow<'a, [u8]>);
 
 impl<'a> RawJson<'a> {
@@ -145,6 +146,20 @@ fn copy_canonical(b: &[u8], out: &mut Vec<u8>) -> bool {
     }
     true
 }
+
+impl PartialEq for RawJson<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        if self.0 == other.0 {
+            return true;
+        }
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        self.write_canonical(&mut a);
+        other.write_canonical(&mut b);
+        a == b
+    }
+}
+
+impl Eq for RawJson<'_> {}
 
 impl fmt::Debug for RawJson<'_> {
     /// Length only: payloads may hold credentials.
