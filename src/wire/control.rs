@@ -126,7 +126,7 @@ pub enum ControlOutcome<'a> {
 
 impl<'a> ControlResponse<'a> {
     /// A success carrying an encoded payload (`InitializeResponse`, `PermissionDecision`, ...).
-    pub fn success_with<P: for<'x> WireValue<'x>>(
+    pub fn success_with<'p, P: WireValue<'p>>(
         request_id: NonEmpty<'a>,
         payload: &P,
     ) -> ControlResponse<'a> {

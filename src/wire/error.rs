@@ -127,12 +127,12 @@ impl Error {
         self
     }
 
-    /// Attaches a recoverable correlation id (`request_id`, `upload_id`), at most 64 bytes kept.
+    /// Attaches a recoverable correlation id (`request_id`, `upload_id`), at most 64 bytes
+    /// kept. The outermost record's id wins (it is attached last), so an error inside a
+    /// nested pending request still correlates with the enclosing response.
     #[cold]
     pub(crate) fn correlated(mut self, id: &str) -> Error {
-        if self.0.correlation.is_none() {
-            self.0.correlation = Some(truncate(id, 64).into());
-        }
+        self.0.correlation = Some(truncate(id, 64).into());
         self
     }
 
