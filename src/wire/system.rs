@@ -73,7 +73,7 @@ system_event!(
 system_event!(
     /// `system/status`: `compacting` or `null`, optional permission mode.
     StatusEvent {
-        status: Option<Text<'a>> = "status" => nul,
+        status: Option<Text<'a>> = "status" => req,
         permission_mode: Option<Text<'a>> = "permissionMode" => opt,
     }
 );
