@@ -5,4 +5,5 @@
 //! (a round trip differs, an oracle disagrees, a credential escapes); every other outcome,
 //! including a rejected input, is a normal return. Not a stable API.
 
+pub mod encode;
 pub mod frame;
