@@ -1,0 +1,124 @@
+//! SHA-256 digests: the incremental hasher fed chunk by chunk and the 32-byte value with its
+//! lowercase-hex wire form (WIRE-017 `sha256`, `storage_id`).
+//!
+//! Owns hashing and hex; never reads or writes anything.
+
+use core::fmt;
+
+use sha2::{Digest as _, Sha256};
+
+/// A SHA-256 value.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Sha256Digest(pub [u8; 32]);
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+impl Sha256Digest {
+    /// The digest of `bytes` in one call.
+    pub fn of(bytes: &[u8]) -> Sha256Digest {
+        let mut d = IncrementalDigest::new();
+        d.update(bytes);
+        d.finish()
+    }
+
+    /// Lowercase hex, 64 characters, as WIRE-017 writes `sha256`.
+    pub fn to_hex(&self) -> String {
+        let mut s = String::with_capacity(64);
+        for b in self.0 {
+            s.push(char::from(HEX[usize::from(b >> 4)]));
+            s.push(char::from(HEX[usize::from(b & 0x0f)]));
+        }
+        s
+    }
+
+    /// Parses exactly 64 lowercase hex digits (the canonical form WIRE-018 declares).
+    pub fn from_hex(s: &str) -> Option<Sha256Digest> {
+        let b = s.as_bytes();
+        if b.len() != 64 {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (o, pair) in out.iter_mut().zip(b.chunks_exact(2)) {
+            *o = (nibble(pair[0])? << 4) | nibble(pair[1])?;
+        }
+        Some(Sha256Digest(out))
+    }
+
+    /// The opaque content-addressed storage ID: `blob_sha256_<hex>` (WIRE-017).
+    pub fn storage_id(&self) -> String {
+        let mut s = String::with_capacity(12 + 64);
+        s.push_str("blob_sha256_");
+        s.push_str(&self.to_hex());
+        s
+    }
+}
+
+fn nibble(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    }
+}
+
+impl fmt::Debug for Sha256Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Sha256Digest({})", self.to_hex())
+    }
+}
+
+/// The running SHA-256 over every admitted chunk, in order.
+#[derive(Clone, Default)]
+pub struct IncrementalDigest {
+    hasher: Sha256,
+    len: u64,
+}
+
+impl IncrementalDigest {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds the next bytes.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.hasher.update(bytes);
+        self.len = self.len.saturating_add(bytes.len() as u64);
+    }
+
+    /// Bytes fed so far.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True when nothing has been fed.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The digest of everything fed.
+    pub fn finish(self) -> Sha256Digest {
+        let out = self.hasher.finalize();
+        let mut bytes = [0u8; 32];
+        bytes.copy_from_slice(out.as_slice());
+        Sha256Digest(bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trip_and_grammar() {
+        let d = Sha256Digest::of(b"abc");
+        let hex = d.to_hex();
+        assert_eq!(
+            hex,
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(Sha256Digest::from_hex(&hex), Some(d));
+        assert_eq!(Sha256Digest::from_hex(&hex.to_uppercase()), None);
+        assert_eq!(Sha256Digest::from_hex(&hex[..63]), None);
+        assert_eq!(d.storage_id(), format!("blob_sha256_{hex}"));
+    }
+}
