@@ -1,1 +1,39 @@
-//! (under construction)
+//! Attachment admission: the media half of the `attach` layer.
+//!
+//! Owns strict base64 chunk admission with a running size and SHA-256 (`chunk`), type
+//! admission and normalization (`media`, `png`, `jpeg`, `pdf`), the content-addressed blob
+//! store and manifest ledger (`store`, `fs_store`), the pipeline that orders them (`admit`),
+//! and the closed reason vocabulary every failure uses (`reason`, PROFILE §6).
+//!
+//! Works on bytes and is I/O-free except the blob store's filesystem backend; it never reads
+//! a clock or spawns, except `pdf_contain`, which runs lopdf on a thread with a wall-clock
+//! budget. It never writes outside AgentX home, and never lets bytes, base64 or paths reach a
+//! manifest, a reason or a `Debug` string (WIRE-022). The upload state machine
+//! (begin/chunk/commit/abort, acknowledgements, prompt correlation) builds on this.
+//!
+//! Typical flow for one stream upload:
+//! `ChunkedPayload::new` at begin → `admit_chunk` per chunk → `finish` at commit →
+//! `admit::normalize` → `admit::commit` into a `BlobStore` → the `AttachmentRef`.
+
+pub mod admit;
+pub mod chunk;
+pub mod digest;
+pub mod fs_store;
+pub mod image;
+pub mod jpeg;
+pub mod limits;
+pub mod media;
+pub mod pdf;
+mod pdf_contain;
+pub mod png;
+pub mod reason;
+pub mod store;
+
+pub use admit::{admit_file, commit, normalize, AggregateBudget, Normalized};
+pub use chunk::ChunkedPayload;
+pub use digest::{IncrementalDigest, Sha256Digest};
+pub use fs_store::FsBackend;
+pub use limits::Limits;
+pub use media::MediaType;
+pub use reason::ReasonCode;
+pub use store::{BlobBackend, BlobStore, MemoryBackend, Reservation};

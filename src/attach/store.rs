@@ -1,0 +1,289 @@
+//! The content-addressed blob store and the durable manifest ledger (WIRE-018): unique blobs
+//! keyed by the SHA-256 of the normalized bytes (`storage_id` = `blob_sha256_<hex>`),
+//! deduplicated, bounded at 512 MiB (`storage_full`); committed manifests bounded at 100,000
+//! (`manifest_store_full`); both counted again from the backend when reopened (restart).
+//!
+//! Owns the accounting and the reservation protocol: `reserve` claims a manifest slot and
+//! the blob's bytes, and the returned `Reservation` is consumed by value by exactly one of
+//! `commit` or `release`, so what was reserved is settled exactly once (scenario 23).
+//! The bytes themselves go through the small `BlobBackend` trait: `FsBackend` under AgentX
+//! home, `MemoryBackend` here for tests. Never exposes a path (WIRE-022).
+
+use std::collections::{HashMap, HashSet};
+
+use super::digest::Sha256Digest;
+use super::limits::Limits;
+use super::reason::ReasonCode;
+use crate::wire::attachment_ref::AttachmentRef;
+
+/// What a backend holds when it is opened.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Inventory {
+    /// Every stored blob and its size.
+    pub blobs: Vec<(Sha256Digest, u64)>,
+    /// The SHA-256 of every committed manifest line.
+    pub manifests: Vec<Sha256Digest>,
+}
+
+/// Where blobs and manifest lines live. Errors are reason codes (`storage_full` when the
+/// medium is full, `process_failure` otherwise) and leave nothing half-written behind.
+pub trait BlobBackend {
+    /// Everything committed so far (called once, when the store opens).
+    fn inventory(&mut self) -> Result<Inventory, ReasonCode>;
+    /// Stores `bytes` under `digest` atomically: the blob is either absent or complete.
+    fn write_blob(&mut self, digest: &Sha256Digest, bytes: &[u8]) -> Result<(), ReasonCode>;
+    /// Removes a blob written by a commit that then failed.
+    fn remove_blob(&mut self, digest: &Sha256Digest) -> Result<(), ReasonCode>;
+    /// Durably appends one manifest line (canonical JSON, no newline).
+    fn append_manifest(&mut self, line: &[u8]) -> Result<(), ReasonCode>;
+}
+
+/// A claim on a manifest slot and on the bytes of one blob, settled by value exactly once.
+#[must_use = "a reservation must be committed or released"]
+#[derive(Debug)]
+pub struct Reservation {
+    blob: Sha256Digest,
+    size: u64,
+    line: Vec<u8>,
+    line_digest: Sha256Digest,
+    /// Whether this reservation holds a reference on the pending-blob entry.
+    holds_pending: bool,
+    /// Whether this reservation holds a manifest slot.
+    holds_slot: bool,
+}
+
+#[derive(Debug)]
+struct PendingBlob {
+    holders: u32,
+    /// Bytes still counted in `reserved_bytes` for this blob (0 once written).
+    reserved: u64,
+}
+
+/// The store: a backend plus the accounting that enforces the bounds.
+pub struct BlobStore<B: BlobBackend> {
+    backend: B,
+    max_storage_bytes: u64,
+    max_manifests: u64,
+    blobs: HashMap<Sha256Digest, u64>,
+    used_bytes: u64,
+    pending: HashMap<Sha256Digest, PendingBlob>,
+    reserved_bytes: u64,
+    manifests: HashSet<Sha256Digest>,
+    reserved_manifests: u64,
+}
+
+impl<B: BlobBackend> BlobStore<B> {
+    /// Opens the store over `backend`, counting what it already holds.
+    pub fn open(mut backend: B, limits: &Limits) -> Result<BlobStore<B>, ReasonCode> {
+        let inventory = backend.inventory()?;
+        let mut blobs = HashMap::with_capacity(inventory.blobs.len());
+        let mut used_bytes = 0u64;
+        for (digest, size) in inventory.blobs {
+            if blobs.insert(digest, size).is_none() {
+                used_bytes = used_bytes.saturating_add(size);
+            }
+        }
+        Ok(BlobStore {
+            backend,
+            max_storage_bytes: limits.max_storage_bytes,
+            max_manifests: limits.max_manifests,
+            blobs,
+            used_bytes,
+            pending: HashMap::new(),
+            reserved_bytes: 0,
+            manifests: inventory.manifests.into_iter().collect(),
+            reserved_manifests: 0,
+        })
+    }
+
+    /// Bytes of unique committed blobs.
+    pub fn used_bytes(&self) -> u64 {
+        self.used_bytes
+    }
+
+    /// Bytes claimed by outstanding reservations for blobs not yet stored.
+    pub fn reserved_bytes(&self) -> u64 {
+        self.reserved_bytes
+    }
+
+    /// Committed manifests.
+    pub fn manifest_count(&self) -> u64 {
+        self.manifests.len() as u64
+    }
+
+    /// Manifest slots claimed by outstanding reservations.
+    pub fn reserved_manifests(&self) -> u64 {
+        self.reserved_manifests
+    }
+
+    /// True when the blob with this digest is stored.
+    pub fn contains_blob(&self, digest: &Sha256Digest) -> bool {
+        self.blobs.contains_key(digest)
+    }
+
+    /// The backend (tests inspect it).
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    /// Mutable backend access (tests inject faults through it).
+    pub fn backend_mut(&mut self) -> &mut B {
+        &mut self.backend
+    }
+
+    /// Claims what committing `manifest` needs. A manifest already committed byte for byte
+    /// needs no slot; a blob already stored, or already claimed by another reservation,
+    /// needs no more bytes. `manifest_store_full` when no slot is left (100,000 by default),
+    /// `storage_full` when the blob would pass the unique-blob bound (512 MiB).
+    pub fn reserve(&mut self, manifest: &AttachmentRef) -> Result<Reservation, ReasonCode> {
+        let blob = Sha256Digest::from_hex(&manifest.sha256).ok_or(ReasonCode::SchemaInvalid)?;
+        let mut line = Vec::with_capacity(320);
+        manifest.encode(&mut line);
+        let line_digest = Sha256Digest::of(&line);
+        let needs_slot = !self.manifests.contains(&line_digest);
+        if needs_slot && self.manifest_count() + self.reserved_manifests + 1 > self.max_manifests {
+            return Err(ReasonCode::ManifestStoreFull);
+        }
+        let size = manifest.size_bytes;
+        let holds_pending = !self.blobs.contains_key(&blob);
+        if holds_pending {
+            if let Some(p) = self.pending.get_mut(&blob) {
+                p.holders += 1;
+            } else {
+                let total = self
+                    .used_bytes
+                    .saturating_add(self.reserved_bytes)
+                    .saturating_add(size);
+                if total > self.max_storage_bytes {
+                    return Err(ReasonCode::StorageFull);
+                }
+                self.reserved_bytes += size;
+                self.pending.insert(
+                    blob,
+                    PendingBlob {
+                        holders: 1,
+                        reserved: size,
+                    },
+                );
+            }
+        }
+        if needs_slot {
+            self.reserved_manifests += 1;
+        }
+        Ok(Reservation {
+            blob,
+            size,
+            line,
+            line_digest,
+            holds_pending,
+            holds_slot: needs_slot,
+        })
+    }
+
+    /// Settles `reservation` by storing `bytes` (whose SHA-256 and length must be the
+    /// manifest's) and appending the manifest line durably. On failure everything this
+    /// commit wrote is removed and the reservation is released.
+    pub fn commit(&mut self, reservation: Reservation, bytes: &[u8]) -> Result<(), ReasonCode> {
+        if bytes.len() as u64 != reservation.size || Sha256Digest::of(bytes) != reservation.blob {
+            self.release(reservation);
+            return Err(ReasonCode::ProcessFailure);
+        }
+        let mut wrote_blob = false;
+        if !self.blobs.contains_key(&reservation.blob) {
+            if let Err(e) = self.backend.write_blob(&reservation.blob, bytes) {
+                self.release(reservation);
+                return Err(e);
+            }
+            wrote_blob = true;
+            self.blobs.insert(reservation.blob, reservation.size);
+            self.used_bytes = self.used_bytes.saturating_add(reservation.size);
+            if let Some(p) = self.pending.get_mut(&reservation.blob) {
+                self.reserved_bytes -= p.reserved;
+                p.reserved = 0;
+            }
+        }
+        if !self.manifests.contains(&reservation.line_digest) {
+            if let Err(e) = self.backend.append_manifest(&reservation.line) {
+                if wrote_blob && self.backend.remove_blob(&reservation.blob).is_ok() {
+                    self.blobs.remove(&reservation.blob);
+                    self.used_bytes -= reservation.size;
+                    // Other holders of the pending entry still need these bytes claimed.
+                    if let Some(p) = self.pending.get_mut(&reservation.blob) {
+                        p.reserved = reservation.size;
+                        self.reserved_bytes += reservation.size;
+                    }
+                }
+                self.release(reservation);
+                return Err(e);
+            }
+            self.manifests.insert(reservation.line_digest);
+        }
+        self.release(reservation);
+        Ok(())
+    }
+
+    /// Gives back everything `reservation` claimed, without storing anything.
+    pub fn release(&mut self, reservation: Reservation) {
+        if reservation.holds_pending {
+            if let Some(p) = self.pending.get_mut(&reservation.blob) {
+                p.holders -= 1;
+                if p.holders == 0 {
+                    self.reserved_bytes -= p.reserved;
+                    self.pending.remove(&reservation.blob);
+                }
+            }
+        }
+        // The line is committed now or never: the slot's claim ends either way.
+        if reservation.holds_slot {
+            self.reserved_manifests -= 1;
+        }
+    }
+}
+
+/// The in-memory twin of `FsBackend`, for tests. Clone it to model a restart (the clone is
+/// what survived); set the fault flags to make the next write or append fail.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryBackend {
+    pub blobs: HashMap<Sha256Digest, Vec<u8>>,
+    pub manifest_lines: Vec<Vec<u8>>,
+    pub fail_next_write: bool,
+    pub fail_next_append: bool,
+}
+
+impl BlobBackend for MemoryBackend {
+    fn inventory(&mut self) -> Result<Inventory, ReasonCode> {
+        Ok(Inventory {
+            blobs: self
+                .blobs
+                .iter()
+                .map(|(d, b)| (*d, b.len() as u64))
+                .collect(),
+            manifests: self
+                .manifest_lines
+                .iter()
+                .map(|l| Sha256Digest::of(l))
+                .collect(),
+        })
+    }
+
+    fn write_blob(&mut self, digest: &Sha256Digest, bytes: &[u8]) -> Result<(), ReasonCode> {
+        if std::mem::take(&mut self.fail_next_write) {
+            return Err(ReasonCode::ProcessFailure);
+        }
+        self.blobs.insert(*digest, bytes.to_vec());
+        Ok(())
+    }
+
+    fn remove_blob(&mut self, digest: &Sha256Digest) -> Result<(), ReasonCode> {
+        self.blobs.remove(digest);
+        Ok(())
+    }
+
+    fn append_manifest(&mut self, line: &[u8]) -> Result<(), ReasonCode> {
+        if std::mem::take(&mut self.fail_next_append) {
+            return Err(ReasonCode::ProcessFailure);
+        }
+        self.manifest_lines.push(line.to_vec());
+        Ok(())
+    }
+}
