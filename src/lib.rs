@@ -13,6 +13,7 @@ pub mod encode;
 pub mod frame;
 pub mod json;
 pub mod sample;
+pub mod wire;
 
 #[doc(hidden)]
 pub mod fuzzing;

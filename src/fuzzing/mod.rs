@@ -5,5 +5,6 @@
 //! (a round trip differs, an oracle disagrees, a credential escapes); every other outcome,
 //! including a rejected input, is a normal return. Not a stable API.
 
+pub mod attach;
 pub mod encode;
 pub mod frame;
