@@ -12,6 +12,7 @@ mod error;
 mod members;
 mod parse;
 mod scan;
+mod string;
 mod tape;
 mod unescape;
 mod write;
@@ -25,4 +26,4 @@ pub use write::{
 };
 
 #[doc(hidden)]
-pub use scan::find_special_with;
+pub use scan::{find_special_with, string_masks_with};

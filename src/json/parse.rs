@@ -8,9 +8,8 @@
 
 use super::error::{Error, ErrorKind, Malformed};
 use super::members::{self, Name};
-use super::scan;
 use super::tape::{Document, Node, Tag, Value};
-use super::unescape::hex4;
+use super::string::string_body;
 
 /// Parser limits (STYLE #7: every limit explicit and configurable).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -275,69 +274,6 @@ impl Parser {
         }
         self.tape.push(Node::scalar(tag, false, i, end));
         Ok(end)
-    }
-}
-
-/// Validates a string body starting at `b[i]` (just after the opening quote). Returns the
-/// offset of the closing quote and whether the body has escapes.
-#[inline]
-fn string_body(b: &[u8], mut i: usize) -> Result<(usize, bool), Error> {
-    let mut escaped = false;
-    loop {
-        i = scan::find_special(b, i);
-        match b.get(i) {
-            Some(b'"') => return Ok((i, escaped)),
-            Some(b'\\') => {
-                escaped = true;
-                i = escape(b, i)?;
-            }
-            Some(_) => return Err(Error::malformed(Malformed::ControlCharacterInString, i)),
-            None => return Err(Error::malformed(Malformed::UnexpectedEnd, i)),
-        }
-    }
-}
-
-/// Validates the escape at `b[i]` (a backslash); returns the offset after it. A `\u` high
-/// surrogate must be followed by a `\u` low surrogate; a lone surrogate is rejected (§2a).
-#[inline]
-fn escape(b: &[u8], i: usize) -> Result<usize, Error> {
-    match b.get(i + 1) {
-        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(i + 2),
-        Some(b'u') => {
-            let Some(cp) = hex4(b, i + 2) else {
-                return Err(escape_error(b, i + 2, 4));
-            };
-            match cp {
-                0xD800..=0xDBFF => {
-                    if b.get(i + 6) == Some(&b'\\') && b.get(i + 7) == Some(&b'u') {
-                        match hex4(b, i + 8) {
-                            Some(0xDC00..=0xDFFF) => Ok(i + 12),
-                            Some(_) => Err(Error::malformed(Malformed::LoneSurrogate, i)),
-                            None => Err(escape_error(b, i + 8, 4)),
-                        }
-                    } else if b.get(i + 6).is_none()
-                        || (b.get(i + 6) == Some(&b'\\') && b.get(i + 7).is_none())
-                    {
-                        Err(Error::malformed(Malformed::UnexpectedEnd, b.len()))
-                    } else {
-                        Err(Error::malformed(Malformed::LoneSurrogate, i))
-                    }
-                }
-                0xDC00..=0xDFFF => Err(Error::malformed(Malformed::LoneSurrogate, i)),
-                _ => Ok(i + 6),
-            }
-        }
-        Some(_) => Err(Error::malformed(Malformed::InvalidEscape, i)),
-        None => Err(Error::malformed(Malformed::UnexpectedEnd, i + 1)),
-    }
-}
-
-#[cold]
-fn escape_error(b: &[u8], at: usize, len: usize) -> Error {
-    if b.len() < at + len && b[at.min(b.len())..].iter().all(u8::is_ascii_hexdigit) {
-        Error::malformed(Malformed::UnexpectedEnd, b.len())
-    } else {
-        Error::malformed(Malformed::InvalidEscape, at)
     }
 }
 

@@ -72,6 +72,54 @@ pub(crate) fn find_special(hay: &[u8], from: usize) -> usize {
     }
 }
 
+/// [`find_special`]'s first step alone: the first special byte among the 8 bytes at `from`, or
+/// `None` when those 8 bytes hold none (or fewer than 8 remain).
+#[inline]
+pub(crate) fn find_special_short(hay: &[u8], from: usize) -> Option<usize> {
+    let chunk = hay.get(from..from + 8)?;
+    let mut word = [0u8; 8];
+    word.copy_from_slice(chunk);
+    let mask = scalar::special_mask(u64::from_le_bytes(word));
+    (mask != 0).then(|| from + (mask.trailing_zeros() / 8) as usize)
+}
+
+/// The three masks the string walk needs for the 64 bytes at `at` (bit `k` ↔ `hay[at + k]`;
+/// bytes past the end read as zero bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct StringMasks {
+    pub(crate) quote: u64,
+    pub(crate) backslash: u64,
+    /// Bytes below 0x20.
+    pub(crate) control: u64,
+}
+
+#[inline]
+pub(crate) fn string_masks(hay: &[u8], at: usize) -> StringMasks {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::string_masks(hay, at)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        scalar::string_masks(hay, at)
+    }
+}
+
+/// [`string_masks`] through a named backend; a backend the CPU lacks falls back to scalar.
+#[doc(hidden)]
+pub fn string_masks_with(backend: Backend, hay: &[u8], at: usize) -> (u64, u64, u64) {
+    let m = match backend {
+        Backend::Scalar => scalar::string_masks(hay, at),
+        #[cfg(target_arch = "x86_64")]
+        Backend::Sse2 => x86::string_masks_sse2(hay, at),
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 => x86::string_masks_avx2(hay, at),
+        #[allow(unreachable_patterns)]
+        _ => scalar::string_masks(hay, at),
+    };
+    (m.quote, m.backslash, m.control)
+}
+
 /// [`find_special`] through a named backend; a backend the CPU lacks falls back to scalar.
 #[doc(hidden)]
 pub fn find_special_with(backend: Backend, hay: &[u8], from: usize) -> usize {
@@ -91,6 +139,19 @@ mod tests {
     use super::*;
 
     fn check_all(hay: &[u8]) {
+        for at in 0..=hay.len() + 1 {
+            let want: u64 = (0..64)
+                .filter(|&k| hay.get(at + k).is_some_and(|&c| c == b'"' || c == b'\\' || c < 0x20))
+                .map(|k| 1u64 << k)
+                .sum();
+            let masks = scalar::string_masks(hay, at);
+            assert_eq!(masks.quote | masks.backslash | masks.control, want);
+            for b in Backend::available() {
+                let (q, bs, c) = string_masks_with(b, hay, at);
+                assert_eq!(StringMasks { quote: q, backslash: bs, control: c }, masks, "string_masks {b:?} at {at}");
+            }
+            assert_eq!(string_masks(hay, at), masks);
+        }
         for from in 0..=hay.len() + 1 {
             let want = scalar::find_special(hay, from);
             for b in Backend::available() {

@@ -1,0 +1,232 @@
+//! String bodies: where a JSON string ends and whether everything before that end is legal
+//! (escapes, surrogate pairs, no raw control characters). PROFILE §2a.
+//!
+//! Owns the string walk of the parser. Short strings are settled with one inline SWAR word; a
+//! longer body is walked 64 bytes at a time from three bit masks (quote, backslash, control)
+//! produced by the SIMD scanner, the way simdjson finds escaped characters: the quote that
+//! ends the string is the first one not escaped by an odd run of backslashes, so a body dense
+//! with escapes (source code in tool results) costs a few bit operations per block instead of a
+//! branchy step per escape. This module never decodes.
+
+use super::error::{Error, Malformed};
+use super::scan;
+use super::unescape::hex4;
+
+/// Validates a string body starting at `b[i]` (just after the opening quote). Returns the
+/// offset of the closing quote and whether the body has escapes.
+#[inline(always)]
+pub(crate) fn string_body(b: &[u8], i: usize) -> Result<(usize, bool), Error> {
+    // Short strings end within one SWAR word: no call into the vector code.
+    let first = scan::find_special_short(b, i);
+    match first.and_then(|at| b.get(at).map(|&c| (at, c))) {
+        Some((at, b'"')) => Ok((at, false)),
+        _ => string_body_blocks(b, i),
+    }
+}
+
+/// Bits of characters escaped by a backslash, given the block's backslash mask; `carry` says
+/// whether the block's first byte is escaped by a backslash run ending the previous block, and
+/// is updated for the next block.
+#[inline]
+fn escaped_chars(backslash: u64, carry: &mut u64) -> u64 {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    // A backslash that is itself escaped starts nothing.
+    let backslash = backslash & !*carry;
+    let follows_escape = (backslash << 1) | *carry;
+    let odd_starts = backslash & !EVEN & !follows_escape;
+    let (sequences_on_even, overflow) = odd_starts.overflowing_add(backslash);
+    *carry = overflow as u64;
+    let invert = sequences_on_even << 1;
+    (EVEN ^ invert) & follows_escape
+}
+
+/// The general string walk, one 64-byte block at a time.
+#[inline(never)]
+fn string_body_blocks(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
+    let mut block = start;
+    let mut carry = 0u64;
+    let mut escaped_any = false;
+    // Offset up to which `\u` escapes are already validated (a surrogate pair covers two).
+    let mut validated_to = start;
+    loop {
+        if block >= b.len() {
+            return Err(Error::malformed(Malformed::UnexpectedEnd, b.len()));
+        }
+        let m = scan::string_masks(b, block);
+        let escaped = escaped_chars(m.backslash, &mut carry);
+        let quotes = m.quote & !escaped;
+        let end_bit = quotes.trailing_zeros();
+        let within = if end_bit == 64 { !0u64 } else { (1u64 << end_bit) - 1 };
+        let control = m.control & within;
+        if control != 0 {
+            return Err(Error::malformed(Malformed::ControlCharacterInString, block + control.trailing_zeros() as usize));
+        }
+        let mut esc = escaped & within;
+        if esc != 0 {
+            escaped_any = true;
+            while esc != 0 {
+                let at = block + esc.trailing_zeros() as usize;
+                esc &= esc - 1;
+                let c = b.get(at).copied().unwrap_or(0);
+                if !SIMPLE_ESCAPE[c as usize] && at > validated_to {
+                    // `\u` (or an invalid escape): the full check from its backslash.
+                    validated_to = escape(b, at - 1)?;
+                }
+            }
+        }
+        if end_bit < 64 {
+            let end = block + end_bit as usize;
+            if end < validated_to {
+                // The escape check consumed bytes past this quote: it was inside a `\u` escape.
+                return Err(Error::malformed(Malformed::InvalidEscape, end));
+            }
+            return Ok((end, escaped_any));
+        }
+        block += 64;
+    }
+}
+
+/// Bytes that may follow a backslash to form a complete two-byte escape.
+static SIMPLE_ESCAPE: [bool; 256] = {
+    let mut t = [false; 256];
+    let simple = *b"\"\\/bfnrt";
+    let mut k = 0;
+    while k < simple.len() {
+        t[simple[k] as usize] = true;
+        k += 1;
+    }
+    t
+};
+
+/// Validates the escape at `b[i]` (a backslash); returns the offset after it. A `\u` high
+/// surrogate must be followed by a `\u` low surrogate; a lone surrogate is rejected (§2a).
+#[inline]
+pub(crate) fn escape(b: &[u8], i: usize) -> Result<usize, Error> {
+    match b.get(i + 1) {
+        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(i + 2),
+        Some(b'u') => {
+            let Some(cp) = hex4(b, i + 2) else {
+                return Err(escape_error(b, i + 2, 4));
+            };
+            match cp {
+                0xD800..=0xDBFF => {
+                    if b.get(i + 6) == Some(&b'\\') && b.get(i + 7) == Some(&b'u') {
+                        match hex4(b, i + 8) {
+                            Some(0xDC00..=0xDFFF) => Ok(i + 12),
+                            Some(_) => Err(Error::malformed(Malformed::LoneSurrogate, i)),
+                            None => Err(escape_error(b, i + 8, 4)),
+                        }
+                    } else if b.get(i + 6).is_none()
+                        || (b.get(i + 6) == Some(&b'\\') && b.get(i + 7).is_none())
+                    {
+                        Err(Error::malformed(Malformed::UnexpectedEnd, b.len()))
+                    } else {
+                        Err(Error::malformed(Malformed::LoneSurrogate, i))
+                    }
+                }
+                0xDC00..=0xDFFF => Err(Error::malformed(Malformed::LoneSurrogate, i)),
+                _ => Ok(i + 6),
+            }
+        }
+        Some(_) => Err(Error::malformed(Malformed::InvalidEscape, i)),
+        None => Err(Error::malformed(Malformed::UnexpectedEnd, i + 1)),
+    }
+}
+
+#[cold]
+fn escape_error(b: &[u8], at: usize, len: usize) -> Error {
+    if b.len() < at + len && b[at.min(b.len())..].iter().all(u8::is_ascii_hexdigit) {
+        Error::malformed(Malformed::UnexpectedEnd, b.len())
+    } else {
+        Error::malformed(Malformed::InvalidEscape, at)
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A byte-at-a-time reference for `string_body`: the end quote and whether escapes were
+    /// seen, or `None` for any invalid body.
+    fn reference(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
+        let mut escaped = false;
+        loop {
+            match *b.get(i)? {
+                b'"' => return Some((i, escaped)),
+                b'\\' => {
+                    escaped = true;
+                    i = escape(b, i).ok()?;
+                }
+                c if c < 0x20 => return None,
+                _ => i += 1,
+            }
+        }
+    }
+
+    fn agree(body: &[u8]) {
+        for pad in [0usize, 1, 7, 31, 60, 63, 64, 65] {
+            let mut b = vec![b'x'; pad];
+            b.extend_from_slice(body);
+            let got = string_body(&b, pad).ok();
+            assert_eq!(got, reference(&b, pad), "pad {pad} body {:?}", String::from_utf8_lossy(body));
+        }
+    }
+
+    #[test]
+    fn backslash_runs_across_block_boundaries() {
+        for run in 0..140 {
+            for tail in [&b"\"rest"[..], b"n\"", b"u0041\"", b"ud83d\\ude00\"", b"\"", b""] {
+                let mut body = vec![b'a'; run % 70];
+                body.extend(std::iter::repeat_n(b'\\', run));
+                body.extend_from_slice(tail);
+                agree(&body);
+            }
+        }
+    }
+
+    #[test]
+    fn escapes_and_errors_match_the_reference() {
+        let cases: &[&[u8]] = &[
+            b"plain\"",
+            b"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"",
+            b"\\u00e9\\u00E9\"",
+            b"\\ud83d\\ude00\"",
+            b"\\ud83d\"",
+            b"\\ude00\"",
+            b"\\u12\"",
+            b"\\u12\"3456\"",
+            b"\\x\"",
+            b"tab\there\"",
+            b"unterminated",
+            b"\\",
+            b"\\u",
+            b"\\ud83d\\",
+            b"\\ud83d\\u",
+            b"\\ud83d\\udBFF\"",
+        ];
+        for body in cases {
+            agree(body);
+            let long: Vec<u8> = [&b"y"[..]; 100].concat().into_iter().chain(body.iter().copied()).collect();
+            agree(&long);
+        }
+    }
+
+    #[test]
+    fn generated_bodies_match_the_reference() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let alphabet: &[&[u8]] = &[b"a", b"\\", b"\"", b"n", b"u", b"d83d", b"de00", b"0041", b"\x01", b"\xc3\xa9", b"\\\\", b"\\\""];
+        for _ in 0..5000 {
+            let mut body = Vec::new();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mut y = x;
+            for _ in 0..(x % 90) {
+                y = y.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                body.extend_from_slice(alphabet[(y >> 59) as usize % alphabet.len()]);
+            }
+            agree(&body);
+        }
+    }
+}
