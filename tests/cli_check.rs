@@ -29,7 +29,10 @@ fn text(b: &[u8]) -> String {
 
 #[test]
 fn valid_stream_exits_zero_silently() {
-    let out = check(&["--level", "json"], b"{\"type\":\"a\"}\n\n \t\r\n{\"type\":\"b\"}\r\n{\"type\":\"c\"}");
+    let out = check(
+        &["--level", "json"],
+        b"{\"type\":\"a\"}\n\n \t\r\n{\"type\":\"b\"}\r\n{\"type\":\"c\"}",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(out.stderr.is_empty() && out.stdout.is_empty());
 }
@@ -50,16 +53,37 @@ fn every_bad_line_is_reported_with_its_kind() {
     let summary = agentx_wire::json::parse(&out.stdout).expect("summary is JSON");
     let o = summary.root().as_object().unwrap();
     let n = |k: &str| o.get(k).unwrap().as_number().unwrap().as_u64().unwrap();
-    assert_eq!((n("records"), n("valid"), n("invalid"), n("warnings")), (7, 2, 5, 0));
+    assert_eq!(
+        (n("records"), n("valid"), n("invalid"), n("warnings")),
+        (7, 2, 5, 0)
+    );
     let kinds: Vec<String> = o
         .get("errors")
         .unwrap()
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| e.as_object().unwrap().get("kind").unwrap().as_str().unwrap().decode().into_owned())
+        .map(|e| {
+            e.as_object()
+                .unwrap()
+                .get("kind")
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .decode()
+                .into_owned()
+        })
         .collect();
-    assert_eq!(kinds, ["not_an_object", "duplicate_member", "invalid_utf8", "malformed_json", "malformed_json"]);
+    assert_eq!(
+        kinds,
+        [
+            "not_an_object",
+            "duplicate_member",
+            "invalid_utf8",
+            "malformed_json",
+            "malformed_json"
+        ]
+    );
     assert!(out.stdout.ends_with(b"}\n"));
 }
 
@@ -86,7 +110,10 @@ fn line_limit_at_and_one_past_the_edge() {
     input.extend_from_slice(b"\n{\"next\":true}\n");
     let out = check(&["--level", "json", "--json"], &input);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(text(&out.stderr), "line 2: line too long (limit 8388608 bytes)\n");
+    assert_eq!(
+        text(&out.stderr),
+        "line 2: line too long (limit 8388608 bytes)\n"
+    );
     let s = text(&out.stdout);
     assert!(s.contains("\"kind\":\"line_too_long\""), "{s}");
     assert!(s.contains("\"records\":3,\"valid\":2,\"invalid\":1"), "{s}");
@@ -94,14 +121,25 @@ fn line_limit_at_and_one_past_the_edge() {
 
 #[test]
 fn usage_errors_exit_two() {
-    for args in [&["--level", "xml"][..], &["--bogus"], &["a", "b"], &["--json", "--json"], &["--direction"]] {
+    for args in [
+        &["--level", "xml"][..],
+        &["--bogus"],
+        &["a", "b"],
+        &["--json", "--json"],
+        &["--direction"],
+    ] {
         let out = check(args, b"");
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(text(&out.stderr).contains("usage: agentx-wire check"));
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_agentx-wire")).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_agentx-wire"))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let out = Command::new(env!("CARGO_BIN_EXE_agentx-wire")).arg("nope").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_agentx-wire"))
+        .arg("nope")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -133,5 +171,9 @@ fn closed_stdout_ends_quietly_with_status_one() {
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(!text(&out.stderr).contains("panicked"), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("panicked"),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -49,9 +49,15 @@ const I_VERDICTS: &[(&str, bool)] = &[
 
 #[test]
 fn json_test_suite_parsing() {
-    let Some(dir) = common::conformance_dir() else { return };
+    let Some(dir) = common::conformance_dir() else {
+        return;
+    };
     let dir = dir.join("json/JSONTestSuite/test_parsing");
-    let mut entries: Vec<_> = fs::read_dir(&dir).expect("test_parsing").flatten().map(|e| e.path()).collect();
+    let mut entries: Vec<_> = fs::read_dir(&dir)
+        .expect("test_parsing")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     entries.sort();
     let (mut y, mut n, mut i) = (0, 0, 0);
     let mut failures = Vec::new();
@@ -79,24 +85,44 @@ fn json_test_suite_parsing() {
             continue;
         };
         if result.is_ok() != expected {
-            failures.push(format!("{name}: expected {}, got {:?}", if expected { "accept" } else { "reject" }, result.as_ref().err()));
+            failures.push(format!(
+                "{name}: expected {}, got {:?}",
+                if expected { "accept" } else { "reject" },
+                result.as_ref().err()
+            ));
         }
         if name.starts_with("y_object_duplicated_key") {
-            assert_eq!(result.unwrap_err().kind(), ErrorKind::DuplicateMember, "{name}");
+            assert_eq!(
+                result.unwrap_err().kind(),
+                ErrorKind::DuplicateMember,
+                "{name}"
+            );
         }
     }
     eprintln!("JSONTestSuite test_parsing: {y} y_, {n} n_, {i} i_ files checked");
-    assert!(y >= 95 && n >= 188 && i >= 35, "suite incomplete: {y} {n} {i}");
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        y >= 95 && n >= 188 && i >= 35,
+        "suite incomplete: {y} {n} {i}"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len() / 2).map(|k| u8::from_str_radix(&s[2 * k..2 * k + 2], 16).unwrap()).collect()
+    (0..s.len() / 2)
+        .map(|k| u8::from_str_radix(&s[2 * k..2 * k + 2], 16).unwrap())
+        .collect()
 }
 
 #[test]
 fn duplicate_names_table() {
-    let Some(dir) = common::conformance_dir() else { return };
+    let Some(dir) = common::conformance_dir() else {
+        return;
+    };
     let table = fs::read_to_string(dir.join("json/dupkeys/duplicate_names.tsv")).unwrap();
     let mut header = None;
     let mut checked = 0;
@@ -114,7 +140,13 @@ fn duplicate_names_table() {
             other => panic!("unknown verdict {other}"),
         };
         let result = json::parse(&bytes);
-        assert_eq!(result.is_ok(), expected_accept, "{}: {:?}", col("id"), result.err());
+        assert_eq!(
+            result.is_ok(),
+            expected_accept,
+            "{}: {:?}",
+            col("id"),
+            result.err()
+        );
         if let Err(e) = result {
             assert_eq!(e.kind(), ErrorKind::DuplicateMember, "{}", col("id"));
             assert_eq!(e.to_string(), "ambiguous JSON: duplicate member name");
@@ -128,7 +160,9 @@ fn duplicate_names_table() {
 /// Transform cases: rejected ones are stated; accepted ones round-trip through the writer.
 #[test]
 fn json_test_suite_transform() {
-    let Some(dir) = common::conformance_dir() else { return };
+    let Some(dir) = common::conformance_dir() else {
+        return;
+    };
     let dir = dir.join("json/JSONTestSuite/test_transform");
     let rejected: &[&str] = &[
         "object_same_key_different_values.json",
@@ -144,7 +178,11 @@ fn json_test_suite_transform() {
         "string_3_escaped_invalid_codepoints.json",
     ];
     let mut checked = 0;
-    let mut entries: Vec<_> = fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+    let mut entries: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     entries.sort();
     for path in entries {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -157,7 +195,10 @@ fn json_test_suite_transform() {
             let mut out = Vec::new();
             json::write_value(&mut out, doc.root());
             let again = json::parse(&out).unwrap();
-            assert!(agentx_wire::fuzzing::json::same(doc.root(), again.root()), "{name}");
+            assert!(
+                agentx_wire::fuzzing::json::same(doc.root(), again.root()),
+                "{name}"
+            );
             agentx_wire::fuzzing::json::write_round_trip(&bytes);
         }
         checked += 1;

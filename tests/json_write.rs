@@ -38,7 +38,10 @@ fn numbers() {
     json::write_f64(&mut out, 0.1).unwrap();
     out.push(b' ');
     json::write_f64(&mut out, 1e300).unwrap();
-    assert_eq!(String::from_utf8(out.clone()).unwrap(), "18446744073709551615 -9223372036854775808 0.1 1e300");
+    assert_eq!(
+        String::from_utf8(out.clone()).unwrap(),
+        "18446744073709551615 -9223372036854775808 0.1 1e300"
+    );
     assert_eq!(json::write_f64(&mut out, f64::NAN), Err(NonFinite));
     assert_eq!(json::write_f64(&mut out, f64::INFINITY), Err(NonFinite));
     assert_eq!(json::write_f64(&mut out, f64::NEG_INFINITY), Err(NonFinite));
@@ -46,12 +49,20 @@ fn numbers() {
 
 #[test]
 fn values_re_encode_canonically() {
-    let input = " { \"a\\/b\" : [ 1.50 , -0, 1E+2, \"\\u00e9\\u2028\" ] , \"t\" : { } , \"n\":[ ] } ";
+    let input =
+        " { \"a\\/b\" : [ 1.50 , -0, 1E+2, \"\\u00e9\\u2028\" ] , \"t\" : { } , \"n\":[ ] } ";
     let doc = json::parse(input.as_bytes()).unwrap();
     let mut out = Vec::new();
     json::write_value(&mut out, doc.root());
-    assert_eq!(String::from_utf8(out).unwrap(), r#"{"a/b":[1.50,-0,1E+2,"é\u2028"],"t":{},"n":[]}"#);
-    let deep = format!("{}{}", "[{\"k\":".repeat(60), "}]".repeat(60).replace("}]", "}]"));
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        r#"{"a/b":[1.50,-0,1E+2,"é\u2028"],"t":{},"n":[]}"#
+    );
+    let deep = format!(
+        "{}{}",
+        "[{\"k\":".repeat(60),
+        "}]".repeat(60).replace("}]", "}]")
+    );
     let deep = deep.replacen("}]", "0}]", 1);
     let doc = json::parse(deep.as_bytes()).unwrap();
     let mut out = Vec::new();
@@ -68,7 +79,16 @@ fn round_trip_property_on_generated_documents() {
         x ^= x << 17;
         x
     };
-    let atoms = ["0", "-1.5e-3", "true", "null", "\"\\u2028\"", "\"é\"", "\"\\ud83d\\ude00\"", "\"a\\\"b\""];
+    let atoms = [
+        "0",
+        "-1.5e-3",
+        "true",
+        "null",
+        "\"\\u2028\"",
+        "\"é\"",
+        "\"\\ud83d\\ude00\"",
+        "\"a\\\"b\"",
+    ];
     for _ in 0..2000 {
         let mut doc = String::new();
         let mut depth = 0;

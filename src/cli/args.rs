@@ -43,12 +43,17 @@ impl Args {
                 None => (arg.as_str(), None),
             };
             if out.options.iter().any(|(n, _)| n == name) {
-                return Err(UsageError::new(format!("option {name} given more than once")));
+                return Err(UsageError::new(format!(
+                    "option {name} given more than once"
+                )));
             }
             if with_value.contains(&name) {
                 let value = match inline {
                     Some(v) => v,
-                    None => it.next().cloned().ok_or_else(|| UsageError::new(format!("option {name} needs a value")))?,
+                    None => it
+                        .next()
+                        .cloned()
+                        .ok_or_else(|| UsageError::new(format!("option {name} needs a value")))?,
                 };
                 out.options.push((name.to_string(), Some(value)));
             } else if flags.contains(&name) && inline.is_none() {
@@ -61,7 +66,10 @@ impl Args {
     }
 
     pub fn value(&self, name: &str) -> Option<&str> {
-        self.options.iter().find(|(n, _)| n == name).and_then(|(_, v)| v.as_deref())
+        self.options
+            .iter()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, v)| v.as_deref())
     }
 
     pub fn flag(&self, name: &str) -> bool {
@@ -97,7 +105,12 @@ mod tests {
 
     #[test]
     fn scans_values_flags_operands_and_terminator() {
-        let a = Args::scan(&v(&["--level", "json", "--json", "--direction=input", "f"]), &["--level", "--direction"], &["--json"]).unwrap();
+        let a = Args::scan(
+            &v(&["--level", "json", "--json", "--direction=input", "f"]),
+            &["--level", "--direction"],
+            &["--json"],
+        )
+        .unwrap();
         assert_eq!(a.value("--level"), Some("json"));
         assert_eq!(a.value("--direction"), Some("input"));
         assert!(a.flag("--json"));

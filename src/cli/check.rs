@@ -42,15 +42,24 @@ pub enum Direction {
 pub enum Verdict {
     Valid,
     /// Valid, with a warning of `kind` (`unknown_type`).
-    Warning { kind: &'static str, message: String },
+    Warning {
+        kind: &'static str,
+        message: String,
+    },
     /// Invalid, with one of the PROFILE §2 kinds.
-    Invalid { kind: &'static str, message: String },
+    Invalid {
+        kind: &'static str,
+        message: String,
+    },
 }
 
 impl Verdict {
     #[cold]
     fn invalid(kind: &'static str, message: impl Into<String>) -> Verdict {
-        Verdict::Invalid { kind, message: message.into() }
+        Verdict::Invalid {
+            kind,
+            message: message.into(),
+        }
     }
 }
 
@@ -166,14 +175,27 @@ pub fn check_stream(
     out: impl Write,
     err: impl Write,
 ) -> i32 {
-    let mut report = Report { summary, out, err, records: 0, valid: 0, invalid: 0, warnings: 0, listed: 0 };
+    let mut report = Report {
+        summary,
+        out,
+        err,
+        records: 0,
+        valid: 0,
+        invalid: 0,
+        warnings: 0,
+        listed: 0,
+    };
     let mut reader = Reader::new();
     let mut parser = Parser::new();
     let mut buf = BytesMut::new();
-    let mut on_item = |report: &mut Report<_, _>, item: Result<frame::Line<'_>, frame::FrameError>| match item {
-        Ok(line) => report.record(line.number(), check_line(line.as_bytes(), level, direction, &mut parser)),
-        Err(e) => report.record(e.line(), Verdict::invalid(e.kind().as_str(), e.to_string())),
-    };
+    let mut on_item =
+        |report: &mut Report<_, _>, item: Result<frame::Line<'_>, frame::FrameError>| match item {
+            Ok(line) => report.record(
+                line.number(),
+                check_line(line.as_bytes(), level, direction, &mut parser),
+            ),
+            Err(e) => report.record(e.line(), Verdict::invalid(e.kind().as_str(), e.to_string())),
+        };
     let run = (|| -> Result<(), Failure> {
         report.start().map_err(|_| Failure::Output)?;
         loop {
@@ -231,7 +253,10 @@ fn parse_args(args: &[String]) -> Result<(Level, Direction, bool, Option<String>
         Some("input") => Direction::Input,
         Some(_) => return Err(UsageError::new("--direction takes input or output")),
     };
-    let file = a.single_operand()?.filter(|f| *f != "-").map(str::to_string);
+    let file = a
+        .single_operand()?
+        .filter(|f| *f != "-")
+        .map(str::to_string);
     Ok((level, direction, a.flag("--json"), file))
 }
 
@@ -247,7 +272,14 @@ pub fn run(args: &[String]) -> i32 {
     let stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
     let stderr = io::BufWriter::with_capacity(16 * 1024, io::stderr().lock());
     match file {
-        None => check_stream(io::stdin().lock(), level, direction, summary, stdout, stderr),
+        None => check_stream(
+            io::stdin().lock(),
+            level,
+            direction,
+            summary,
+            stdout,
+            stderr,
+        ),
         Some(path) => match File::open(&path) {
             Ok(f) => check_stream(f, level, direction, summary, stdout, stderr),
             Err(e) => {

@@ -27,7 +27,10 @@ pub fn write_round_trip(data: &[u8]) {
         json::write_value(&mut canon, doc.root());
         assert_one_line(&canon);
         let again = json::parse(&canon).expect("the writer produced JSON its parser rejects");
-        assert!(same(doc.root(), again.root()), "round trip changed the document");
+        assert!(
+            same(doc.root(), again.root()),
+            "round trip changed the document"
+        );
         let mut twice = Vec::new();
         json::write_value(&mut twice, again.root());
         assert_eq!(canon, twice, "canonical writing is not idempotent");
@@ -37,13 +40,19 @@ pub fn write_round_trip(data: &[u8]) {
     json::write_str(&mut out, &text);
     assert_one_line(&out);
     let doc = json::parse(&out).expect("write_str produced an invalid string");
-    let decoded = doc.root().as_str().expect("write_str did not produce a string").decode();
+    let decoded = doc
+        .root()
+        .as_str()
+        .expect("write_str did not produce a string")
+        .decode();
     assert_eq!(decoded, text, "write_str round trip changed the text");
 }
 
 fn assert_one_line(bytes: &[u8]) {
     assert!(!bytes.contains(&b'\n'), "writer emitted a raw newline");
-    let separators = bytes.windows(3).any(|w| w == "\u{2028}".as_bytes() || w == "\u{2029}".as_bytes());
+    let separators = bytes
+        .windows(3)
+        .any(|w| w == "\u{2028}".as_bytes() || w == "\u{2029}".as_bytes());
     assert!(!separators, "writer emitted a raw U+2028/U+2029");
 }
 
@@ -52,16 +61,24 @@ pub fn same(a: Value<'_, '_>, b: Value<'_, '_>) -> bool {
     match (a.kind(), b.kind()) {
         (Kind::Null, Kind::Null) => true,
         (Kind::Bool, Kind::Bool) => a.as_bool() == b.as_bool(),
-        (Kind::Number, Kind::Number) => a.as_number().map(|n| n.lexeme()) == b.as_number().map(|n| n.lexeme()),
-        (Kind::String, Kind::String) => a.as_str().map(|s| s.decode()) == b.as_str().map(|s| s.decode()),
+        (Kind::Number, Kind::Number) => {
+            a.as_number().map(|n| n.lexeme()) == b.as_number().map(|n| n.lexeme())
+        }
+        (Kind::String, Kind::String) => {
+            a.as_str().map(|s| s.decode()) == b.as_str().map(|s| s.decode())
+        }
         (Kind::Array, Kind::Array) => match (a.as_array(), b.as_array()) {
-            (Some(x), Some(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| same(p, q)),
+            (Some(x), Some(y)) => {
+                x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| same(p, q))
+            }
             _ => false,
         },
         (Kind::Object, Kind::Object) => match (a.as_object(), b.as_object()) {
             (Some(x), Some(y)) => {
                 x.len() == y.len()
-                    && x.iter().zip(y.iter()).all(|((kx, vx), (ky, vy))| kx.decode() == ky.decode() && same(vx, vy))
+                    && x.iter()
+                        .zip(y.iter())
+                        .all(|((kx, vx), (ky, vy))| kx.decode() == ky.decode() && same(vx, vy))
             }
             _ => false,
         },
@@ -86,8 +103,14 @@ fn walk(v: Value<'_, '_>) {
     if let Some(o) = v.as_object() {
         assert_eq!(o.iter().count(), o.len());
         for (k, value) in o.iter() {
-            let found = o.get(&k.decode()).expect("get cannot find a member by its own name");
-            assert_eq!(found.raw().as_ptr(), value.raw().as_ptr(), "get found another member");
+            let found = o
+                .get(&k.decode())
+                .expect("get cannot find a member by its own name");
+            assert_eq!(
+                found.raw().as_ptr(),
+                value.raw().as_ptr(),
+                "get found another member"
+            );
             walk(value);
         }
     }
@@ -121,7 +144,9 @@ mod oracle {
                 }
             }
             (Ok(_), _) => panic!("we accepted what serde_json rejects"),
-            (Err(e), Verdict::Accept(_)) => panic!("we rejected a duplicate-free document serde_json accepts: {e}"),
+            (Err(e), Verdict::Accept(_)) => {
+                panic!("we rejected a duplicate-free document serde_json accepts: {e}")
+            }
             (Err(e), Verdict::Reject) if e.is_duplicate_member() => {
                 panic!("we reported a duplicate member serde_json's visitor did not find")
             }
@@ -131,7 +156,9 @@ mod oracle {
 
     fn judge(data: &[u8]) -> Verdict {
         let mut de = serde_json::Deserializer::from_slice(data);
-        let result = Strict.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
+        let result = Strict
+            .deserialize(&mut de)
+            .and_then(|v| de.end().map(|()| v));
         match result {
             Ok(v) => Verdict::Accept(v),
             Err(e) => {
@@ -156,7 +183,9 @@ mod oracle {
             Kind::Bool => serde_json::Value::Bool(v.as_bool()?),
             Kind::Number => serde_json::from_str(v.as_number()?.lexeme()).ok()?,
             Kind::String => serde_json::Value::String(v.as_str()?.decode().into_owned()),
-            Kind::Array => serde_json::Value::Array(v.as_array()?.iter().map(to_serde).collect::<Option<_>>()?),
+            Kind::Array => {
+                serde_json::Value::Array(v.as_array()?.iter().map(to_serde).collect::<Option<_>>()?)
+            }
             Kind::Object => {
                 let mut map = serde_json::Map::new();
                 for (k, value) in v.as_object()?.iter() {
@@ -193,7 +222,9 @@ mod oracle {
             Ok(v.into())
         }
         fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-            serde_json::Number::from_f64(v).map(Into::into).ok_or_else(|| E::custom("number out of range"))
+            serde_json::Number::from_f64(v)
+                .map(Into::into)
+                .ok_or_else(|| E::custom("number out of range"))
         }
         fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
             Ok(v.into())

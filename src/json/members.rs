@@ -86,7 +86,11 @@ pub(crate) fn find_duplicate(input: &[u8], names: &[Name], scratch: &mut Scratch
 
 #[cold]
 #[inline(never)]
-fn find_duplicate_by_fingerprint(input: &[u8], names: &[Name], scratch: &mut Scratch) -> Option<usize> {
+fn find_duplicate_by_fingerprint(
+    input: &[u8],
+    names: &[Name],
+    scratch: &mut Scratch,
+) -> Option<usize> {
     scratch.decoded.clear();
     scratch.prints.clear();
     for (order, n) in names.iter().enumerate() {
@@ -95,9 +99,21 @@ fn find_duplicate_by_fingerprint(input: &[u8], names: &[Name], scratch: &mut Scr
             let start = scratch.decoded.len();
             super::unescape::decode_into(raw, &mut scratch.decoded);
             let fp = fingerprint(scratch.decoded.get(start..).unwrap_or(&[]));
-            Print { fp, in_scratch: true, start: start as u32, end: scratch.decoded.len() as u32, order: order as u32 }
+            Print {
+                fp,
+                in_scratch: true,
+                start: start as u32,
+                end: scratch.decoded.len() as u32,
+                order: order as u32,
+            }
         } else {
-            Print { fp: fingerprint(raw), in_scratch: false, start: n.start, end: n.end, order: order as u32 }
+            Print {
+                fp: fingerprint(raw),
+                in_scratch: false,
+                start: n.start,
+                end: n.end,
+                order: order as u32,
+            }
         };
         scratch.prints.push(print);
     }
@@ -124,7 +140,10 @@ fn find_duplicate_by_fingerprint(input: &[u8], names: &[Name], scratch: &mut Scr
     let mut run_start = 0;
     while run_start < prints.len() {
         let fp = prints[run_start].fp;
-        let run_len = prints[run_start..].iter().take_while(|p| p.fp == fp).count();
+        let run_len = prints[run_start..]
+            .iter()
+            .take_while(|p| p.fp == fp)
+            .count();
         if run_len > 1 {
             let run = &mut prints[run_start..run_start + run_len];
             // Equal fingerprints: order by bytes (then position) so equal names are adjacent.

@@ -8,8 +8,8 @@
 
 use super::error::{Error, ErrorKind, Malformed};
 use super::members::{self, Name};
-use super::tape::{Document, Node, Tag, Value};
 use super::string::string_body;
+use super::tape::{Document, Node, Tag, Value};
 
 /// Parser limits (STYLE #7: every limit explicit and configurable).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,7 +23,9 @@ pub const DEFAULT_MAX_DEPTH: u32 = 128;
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_depth: DEFAULT_MAX_DEPTH }
+        Limits {
+            max_depth: DEFAULT_MAX_DEPTH,
+        }
     }
 }
 
@@ -55,7 +57,9 @@ pub struct Parser {
 
 impl std::fmt::Debug for Parser {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Parser").field("limits", &self.limits).finish_non_exhaustive()
+        f.debug_struct("Parser")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
     }
 }
 
@@ -65,7 +69,10 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 pub fn parse(input: &[u8]) -> Result<Document<'_>, Error> {
     let mut p = Parser::new();
     let text = p.run(input)?;
-    Ok(Document { input: text, tape: std::mem::take(&mut p.tape) })
+    Ok(Document {
+        input: text,
+        tape: std::mem::take(&mut p.tape),
+    })
 }
 
 #[inline]
@@ -90,7 +97,10 @@ impl Parser {
     }
 
     pub fn with_limits(limits: Limits) -> Parser {
-        Parser { limits, ..Parser::default() }
+        Parser {
+            limits,
+            ..Parser::default()
+        }
     }
 
     pub fn limits(&self) -> Limits {
@@ -101,7 +111,11 @@ impl Parser {
     /// returns its root. The tape is reused by the next call.
     pub fn parse<'p, 'a>(&'p mut self, input: &'a [u8]) -> Result<Value<'p, 'a>, Error> {
         let text = self.run(input)?;
-        Ok(Value { tape: &self.tape, input: text, idx: 0 })
+        Ok(Value {
+            tape: &self.tape,
+            input: text,
+            idx: 0,
+        })
     }
 
     fn run<'a>(&mut self, input: &'a [u8]) -> Result<&'a str, Error> {
@@ -111,7 +125,9 @@ impl Parser {
         let text = match simdutf8::basic::from_utf8(input) {
             Ok(text) => text,
             Err(_) => {
-                let at = simdutf8::compat::from_utf8(input).err().map_or(0, |e| e.valid_up_to());
+                let at = simdutf8::compat::from_utf8(input)
+                    .err()
+                    .map_or(0, |e| e.valid_up_to());
                 return Err(Error::new(ErrorKind::InvalidUtf8, at));
             }
         };
@@ -143,7 +159,8 @@ impl Parser {
             match c {
                 b'"' => {
                     let (end, escaped) = string_body(b, i + 1)?;
-                    self.tape.push(Node::scalar(Tag::String, escaped, i + 1, end));
+                    self.tape
+                        .push(Node::scalar(Tag::String, escaped, i + 1, end));
                     i = end + 1;
                 }
                 b'{' | b'[' => {
@@ -154,8 +171,16 @@ impl Parser {
                     let node = self.tape.len() as u32;
                     let tag = if is_object { Tag::Object } else { Tag::Array };
                     self.tape.push(Node::scalar(tag, false, i, i));
-                    let names_from = if is_object { self.names.len() as u32 } else { u32::MAX };
-                    self.stack.push(Open { node, count: 0, names_from });
+                    let names_from = if is_object {
+                        self.names.len() as u32
+                    } else {
+                        u32::MAX
+                    };
+                    self.stack.push(Open {
+                        node,
+                        count: 0,
+                        names_from,
+                    });
                     i = skip_ws(b, i + 1);
                     let close = if is_object { b'}' } else { b']' };
                     if b.get(i) == Some(&close) {
@@ -238,19 +263,32 @@ impl Parser {
     fn member_name(&mut self, b: &[u8], i: usize) -> Result<usize, Error> {
         if b.get(i) != Some(&b'"') {
             return Err(Error::malformed(
-                if i == b.len() { Malformed::UnexpectedEnd } else { Malformed::ExpectedMemberName },
+                if i == b.len() {
+                    Malformed::UnexpectedEnd
+                } else {
+                    Malformed::ExpectedMemberName
+                },
                 i,
             ));
         }
         let (end, escaped) = string_body(b, i + 1)?;
-        self.tape.push(Node::scalar(Tag::String, escaped, i + 1, end));
-        self.names.push(Name { start: (i + 1) as u32, end: end as u32, escaped });
+        self.tape
+            .push(Node::scalar(Tag::String, escaped, i + 1, end));
+        self.names.push(Name {
+            start: (i + 1) as u32,
+            end: end as u32,
+            escaped,
+        });
         let mut j = end + 1;
         if b.get(j) != Some(&b':') {
             j = skip_ws(b, j);
             if b.get(j) != Some(&b':') {
                 return Err(Error::malformed(
-                    if j == b.len() { Malformed::UnexpectedEnd } else { Malformed::ExpectedColon },
+                    if j == b.len() {
+                        Malformed::UnexpectedEnd
+                    } else {
+                        Malformed::ExpectedColon
+                    },
                     j,
                 ));
             }
@@ -287,7 +325,11 @@ fn number(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
         j
     };
     let bad = |j: usize| {
-        let reason = if j >= b.len() { Malformed::UnexpectedEnd } else { Malformed::InvalidNumber };
+        let reason = if j >= b.len() {
+            Malformed::UnexpectedEnd
+        } else {
+            Malformed::InvalidNumber
+        };
         Error::malformed(reason, j)
     };
     let mut i = start;
@@ -321,7 +363,9 @@ fn number(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
         i = j;
     }
     // "01", "1.2.3", "1e5e" and "-Infinity"-like tails are number errors, not separators.
-    if b.get(i).is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'+' | b'-')) {
+    if b.get(i)
+        .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'+' | b'-'))
+    {
         return Err(Error::malformed(Malformed::InvalidNumber, i));
     }
     Ok((i, integer))

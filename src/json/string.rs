@@ -56,10 +56,17 @@ fn string_body_blocks(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
         let escaped = escaped_chars(m.backslash, &mut carry);
         let quotes = m.quote & !escaped;
         let end_bit = quotes.trailing_zeros();
-        let within = if end_bit == 64 { !0u64 } else { (1u64 << end_bit) - 1 };
+        let within = if end_bit == 64 {
+            !0u64
+        } else {
+            (1u64 << end_bit) - 1
+        };
         let control = m.control & within;
         if control != 0 {
-            return Err(Error::malformed(Malformed::ControlCharacterInString, block + control.trailing_zeros() as usize));
+            return Err(Error::malformed(
+                Malformed::ControlCharacterInString,
+                block + control.trailing_zeros() as usize,
+            ));
         }
         let mut esc = escaped & within;
         if esc != 0 {
@@ -142,7 +149,6 @@ fn escape_error(b: &[u8], at: usize, len: usize) -> Error {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,14 +175,26 @@ mod tests {
             let mut b = vec![b'x'; pad];
             b.extend_from_slice(body);
             let got = string_body(&b, pad).ok();
-            assert_eq!(got, reference(&b, pad), "pad {pad} body {:?}", String::from_utf8_lossy(body));
+            assert_eq!(
+                got,
+                reference(&b, pad),
+                "pad {pad} body {:?}",
+                String::from_utf8_lossy(body)
+            );
         }
     }
 
     #[test]
     fn backslash_runs_across_block_boundaries() {
         for run in 0..140 {
-            for tail in [&b"\"rest"[..], b"n\"", b"u0041\"", b"ud83d\\ude00\"", b"\"", b""] {
+            for tail in [
+                &b"\"rest"[..],
+                b"n\"",
+                b"u0041\"",
+                b"ud83d\\ude00\"",
+                b"\"",
+                b"",
+            ] {
                 let mut body = vec![b'a'; run % 70];
                 body.extend(std::iter::repeat_n(b'\\', run));
                 body.extend_from_slice(tail);
@@ -207,7 +225,11 @@ mod tests {
         ];
         for body in cases {
             agree(body);
-            let long: Vec<u8> = [&b"y"[..]; 100].concat().into_iter().chain(body.iter().copied()).collect();
+            let long: Vec<u8> = [&b"y"[..]; 100]
+                .concat()
+                .into_iter()
+                .chain(body.iter().copied())
+                .collect();
             agree(&long);
         }
     }
@@ -215,7 +237,20 @@ mod tests {
     #[test]
     fn generated_bodies_match_the_reference() {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let alphabet: &[&[u8]] = &[b"a", b"\\", b"\"", b"n", b"u", b"d83d", b"de00", b"0041", b"\x01", b"\xc3\xa9", b"\\\\", b"\\\""];
+        let alphabet: &[&[u8]] = &[
+            b"a",
+            b"\\",
+            b"\"",
+            b"n",
+            b"u",
+            b"d83d",
+            b"de00",
+            b"0041",
+            b"\x01",
+            b"\xc3\xa9",
+            b"\\\\",
+            b"\\\"",
+        ];
         for _ in 0..5000 {
             let mut body = Vec::new();
             x ^= x << 13;
@@ -223,7 +258,9 @@ mod tests {
             x ^= x << 17;
             let mut y = x;
             for _ in 0..(x % 90) {
-                y = y.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                y = y
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 body.extend_from_slice(alphabet[(y >> 59) as usize % alphabet.len()]);
             }
             agree(&body);

@@ -41,7 +41,14 @@ pub(crate) struct Node {
 impl Node {
     #[inline]
     pub(crate) fn scalar(tag: Tag, flag: bool, start: usize, end: usize) -> Node {
-        Node { tag, flag, start: start as u32, end: end as u32, count: 0, next: 0 }
+        Node {
+            tag,
+            flag,
+            start: start as u32,
+            end: end as u32,
+            count: 0,
+            next: 0,
+        }
     }
 }
 
@@ -65,13 +72,19 @@ pub struct Document<'a> {
 
 impl<'a> Document<'a> {
     pub fn root(&self) -> Value<'_, 'a> {
-        Value { tape: &self.tape, input: self.input, idx: 0 }
+        Value {
+            tape: &self.tape,
+            input: self.input,
+            idx: 0,
+        }
     }
 }
 
 impl std::fmt::Debug for Document<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Document").field("nodes", &self.tape.len()).finish_non_exhaustive()
+        f.debug_struct("Document")
+            .field("nodes", &self.tape.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -86,7 +99,9 @@ pub struct Value<'d, 'a> {
 impl std::fmt::Debug for Value<'_, '_> {
     /// Shows the kind only: values may hold credentials.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Value").field("kind", &self.kind()).finish_non_exhaustive()
+        f.debug_struct("Value")
+            .field("kind", &self.kind())
+            .finish_non_exhaustive()
     }
 }
 
@@ -95,7 +110,10 @@ impl<'d, 'a> Value<'d, 'a> {
     fn node(&self) -> Node {
         // The tape is built by the parser with in-bounds indices; an out-of-range index can
         // only come from a bug, and then reads as null rather than panicking.
-        self.tape.get(self.idx).copied().unwrap_or(Node::scalar(Tag::Null, false, 0, 0))
+        self.tape
+            .get(self.idx)
+            .copied()
+            .unwrap_or(Node::scalar(Tag::Null, false, 0, 0))
     }
 
     #[inline]
@@ -129,24 +147,36 @@ impl<'d, 'a> Value<'d, 'a> {
     #[inline]
     pub fn as_str(&self) -> Option<Str<'a>> {
         let n = self.node();
-        (n.tag == Tag::String).then(|| Str { raw: self.slice(n.start, n.end), escaped: n.flag })
+        (n.tag == Tag::String).then(|| Str {
+            raw: self.slice(n.start, n.end),
+            escaped: n.flag,
+        })
     }
 
     pub fn as_number(&self) -> Option<Number<'a>> {
         let n = self.node();
-        (n.tag == Tag::Number).then(|| Number { lexeme: self.slice(n.start, n.end), integer: n.flag })
+        (n.tag == Tag::Number).then(|| Number {
+            lexeme: self.slice(n.start, n.end),
+            integer: n.flag,
+        })
     }
 
     #[inline]
     pub fn as_object(&self) -> Option<Object<'d, 'a>> {
         let n = self.node();
-        (n.tag == Tag::Object).then_some(Object { value: *self, len: n.count as usize })
+        (n.tag == Tag::Object).then_some(Object {
+            value: *self,
+            len: n.count as usize,
+        })
     }
 
     #[inline]
     pub fn as_array(&self) -> Option<Array<'d, 'a>> {
         let n = self.node();
-        (n.tag == Tag::Array).then_some(Array { value: *self, len: n.count as usize })
+        (n.tag == Tag::Array).then_some(Array {
+            value: *self,
+            len: n.count as usize,
+        })
     }
 
     /// The exact input bytes of this value, quotes and brackets included.
@@ -170,7 +200,11 @@ impl<'d, 'a> Value<'d, 'a> {
 
     #[inline]
     fn at(&self, idx: usize) -> Value<'d, 'a> {
-        Value { tape: self.tape, input: self.input, idx }
+        Value {
+            tape: self.tape,
+            input: self.input,
+            idx,
+        }
     }
 }
 
@@ -192,7 +226,10 @@ impl<'d, 'a> Object<'d, 'a> {
     }
 
     pub fn iter(&self) -> Members<'d, 'a> {
-        Members { next: self.value.at(self.value.idx + 1), left: self.len }
+        Members {
+            next: self.value.at(self.value.idx + 1),
+            left: self.len,
+        }
     }
 
     /// The member whose decoded name is `name`.
@@ -249,7 +286,10 @@ impl<'d, 'a> Array<'d, 'a> {
     }
 
     pub fn iter(&self) -> Elements<'d, 'a> {
-        Elements { next: self.value.at(self.value.idx + 1), left: self.len }
+        Elements {
+            next: self.value.at(self.value.idx + 1),
+            left: self.len,
+        }
     }
 
     pub fn get(&self, i: usize) -> Option<Value<'d, 'a>> {
@@ -296,7 +336,9 @@ pub struct Str<'a> {
 impl std::fmt::Debug for Str<'_> {
     /// Shows the length only: strings may be credentials.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Str").field("raw_len", &self.raw.len()).finish_non_exhaustive()
+        f.debug_struct("Str")
+            .field("raw_len", &self.raw.len())
+            .finish_non_exhaustive()
     }
 }
 

@@ -18,7 +18,9 @@ fn escape_at(raw: &[u8], i: usize) -> (char, usize) {
         Some(b'r') => simple('\r'),
         Some(b't') => simple('\t'),
         Some(b'u') => {
-            let Some(hi) = hex4(raw, i + 2) else { return ('\u{fffd}', 2) };
+            let Some(hi) = hex4(raw, i + 2) else {
+                return ('\u{fffd}', 2);
+            };
             if (0xD800..0xDC00).contains(&hi) {
                 if raw.get(i + 6) == Some(&b'\\') && raw.get(i + 7) == Some(&b'u') {
                     if let Some(lo) = hex4(raw, i + 8).filter(|lo| (0xDC00..0xE000).contains(lo)) {
@@ -122,7 +124,10 @@ mod tests {
 
     #[test]
     fn decodes_every_escape() {
-        assert_eq!(dec(r#"a\"b\\c\/d\be\ff\ng\rh\ti"#), "a\"b\\c/d\u{8}e\u{c}f\ng\rh\ti");
+        assert_eq!(
+            dec(r#"a\"b\\c\/d\be\ff\ng\rh\ti"#),
+            "a\"b\\c/d\u{8}e\u{c}f\ng\rh\ti"
+        );
         assert_eq!(dec(r"\u00e9\u00E9"), "éé");
         assert_eq!(dec(r"\ud83d\ude00!"), "😀!");
         assert_eq!(dec(r"\u2028\u2029"), "\u{2028}\u{2029}");

@@ -131,12 +131,17 @@ pub fn write_value(out: &mut Vec<u8>, v: Value<'_, '_>) {
         }
     };
     loop {
-        let Some(n) = tape.get(i).copied() else { return };
+        let Some(n) = tape.get(i).copied() else {
+            return;
+        };
         match n.tag {
             Tag::Array | Tag::Object if n.count > 0 => {
                 let object = n.tag == Tag::Object;
                 out.push(if object { b'{' } else { b'[' });
-                stack.push(Open { left: n.count, object });
+                stack.push(Open {
+                    left: n.count,
+                    object,
+                });
                 i += 1;
                 if object {
                     string(out, i);

@@ -14,8 +14,14 @@ pub fn conformance_dir() -> Option<PathBuf> {
         return Some(dir);
     }
     if std::env::var_os("CI").is_some() {
-        panic!("conformance data missing at {} while CI is set", dir.display());
+        panic!(
+            "conformance data missing at {} while CI is set",
+            dir.display()
+        );
     }
-    eprintln!("SKIP: conformance data not found at {} (set AGENTX_CONFORMANCE_DIR)", dir.display());
+    eprintln!(
+        "SKIP: conformance data not found at {} (set AGENTX_CONFORMANCE_DIR)",
+        dir.display()
+    );
     None
 }

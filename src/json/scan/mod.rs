@@ -141,14 +141,25 @@ mod tests {
     fn check_all(hay: &[u8]) {
         for at in 0..=hay.len() + 1 {
             let want: u64 = (0..64)
-                .filter(|&k| hay.get(at + k).is_some_and(|&c| c == b'"' || c == b'\\' || c < 0x20))
+                .filter(|&k| {
+                    hay.get(at + k)
+                        .is_some_and(|&c| c == b'"' || c == b'\\' || c < 0x20)
+                })
                 .map(|k| 1u64 << k)
                 .sum();
             let masks = scalar::string_masks(hay, at);
             assert_eq!(masks.quote | masks.backslash | masks.control, want);
             for b in Backend::available() {
                 let (q, bs, c) = string_masks_with(b, hay, at);
-                assert_eq!(StringMasks { quote: q, backslash: bs, control: c }, masks, "string_masks {b:?} at {at}");
+                assert_eq!(
+                    StringMasks {
+                        quote: q,
+                        backslash: bs,
+                        control: c
+                    },
+                    masks,
+                    "string_masks {b:?} at {at}"
+                );
             }
             assert_eq!(string_masks(hay, at), masks);
         }
@@ -176,7 +187,9 @@ mod tests {
 
     #[test]
     fn high_bytes_and_boundary_values_are_not_special() {
-        let hay: Vec<u8> = (0x20u8..=0xff).filter(|&b| b != b'"' && b != b'\\').collect();
+        let hay: Vec<u8> = (0x20u8..=0xff)
+            .filter(|&b| b != b'"' && b != b'\\')
+            .collect();
         assert_eq!(scalar::find_special(&hay, 0), hay.len());
         check_all(&hay);
     }

@@ -44,7 +44,11 @@ pub(crate) fn find_special(hay: &[u8], from: usize) -> usize {
 
 /// See [`super::string_masks`].
 pub(crate) fn string_masks(hay: &[u8], at: usize) -> super::StringMasks {
-    let mut m = super::StringMasks { quote: 0, backslash: 0, control: 0 };
+    let mut m = super::StringMasks {
+        quote: 0,
+        backslash: 0,
+        control: 0,
+    };
     for (k, &b) in hay.get(at..).unwrap_or(&[]).iter().take(64).enumerate() {
         let bit = 1u64 << k;
         match b {

@@ -130,7 +130,11 @@ unsafe fn sse2_string_masks(hay: &[u8], at: usize) -> super::StringMasks {
     let quote = _mm_set1_epi8(b'"' as i8);
     let backslash = _mm_set1_epi8(b'\\' as i8);
     let max_control = _mm_set1_epi8(0x1f);
-    let mut m = super::StringMasks { quote: 0, backslash: 0, control: 0 };
+    let mut m = super::StringMasks {
+        quote: 0,
+        backslash: 0,
+        control: 0,
+    };
     for k in 0..4 {
         // SAFETY: `at + 16 * k + 16 <= at + 64 <= hay.len()` by the caller's contract.
         let v = unsafe { _mm_loadu_si128(hay.as_ptr().add(at + 16 * k) as *const __m128i) };
@@ -152,14 +156,20 @@ unsafe fn avx2_string_masks(hay: &[u8], at: usize) -> super::StringMasks {
     // SAFETY: both 32-byte loads end at or before `at + 64 <= hay.len()`.
     let (lo, hi) = unsafe {
         let p = hay.as_ptr().add(at);
-        (_mm256_loadu_si256(p as *const __m256i), _mm256_loadu_si256(p.add(32) as *const __m256i))
+        (
+            _mm256_loadu_si256(p as *const __m256i),
+            _mm256_loadu_si256(p.add(32) as *const __m256i),
+        )
     };
     let bits = |l: __m256i, h: __m256i| {
         (_mm256_movemask_epi8(l) as u32 as u64) | ((_mm256_movemask_epi8(h) as u32 as u64) << 32)
     };
     super::StringMasks {
         quote: bits(_mm256_cmpeq_epi8(lo, quote), _mm256_cmpeq_epi8(hi, quote)),
-        backslash: bits(_mm256_cmpeq_epi8(lo, backslash), _mm256_cmpeq_epi8(hi, backslash)),
+        backslash: bits(
+            _mm256_cmpeq_epi8(lo, backslash),
+            _mm256_cmpeq_epi8(hi, backslash),
+        ),
         control: bits(
             _mm256_cmpeq_epi8(_mm256_min_epu8(lo, max_control), lo),
             _mm256_cmpeq_epi8(_mm256_min_epu8(hi, max_control), hi),
