@@ -1,0 +1,126 @@
+//! `agentx`: the headless agent endpoint (PROFILE §2). This binary is argument dispatch and
+//! I/O only; every rule lives in `agentx_wire::provider`.
+//!
+//! Implemented: `--list-providers [--output-format text|json] [--]` (WIRE-026), `--version`
+//! and `--help`. The stream-json session mode is not implemented yet.
+//!
+//! Exit status: 0 success; 1 a startup error (invalid registry, collision, refused output,
+//! unreadable `auth.json`, a failed or broken stdout); 2 a usage error.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+use agentx_wire::provider::{
+    agentx_home, discovery, load_registry, Error, AUTH_JSON, BUILT_IN_NOTICE, MAX_AUTH_JSON_LEN,
+};
+
+const HELP: &str = "\
+usage:
+  agentx --list-providers [--output-format text|json] [--]
+  agentx [--provider ID] --input-format stream-json --output-format stream-json
+         [--replay-user-messages] [--include-partial-messages]
+         [--permission-mode default|acceptEdits|plan|bypassPermissions]
+         [--resume SESSION_ID] [--cwd DIR]
+  agentx [--provider ID] -p PROMPT [--attach PATH]... [--output-format text|json|stream-json]
+  agentx --version | --help
+
+Providers come from auth.json (version 2) in the AgentX home: $AGENTX_HOME, else $HOME/.agentx.
+";
+
+fn main() {
+    std::process::exit(run());
+}
+
+fn run() -> i32 {
+    let args: Vec<String> = match std::env::args_os()
+        .skip(1)
+        .map(OsString::into_string)
+        .collect()
+    {
+        Ok(args) => args,
+        Err(_) => {
+            eprintln!("agentx: arguments must be valid UTF-8");
+            return 2;
+        }
+    };
+    if discovery::is_discovery(&args) {
+        return list_providers(&args);
+    }
+    match args.as_slice() {
+        [one] if one == "--version" => {
+            print_stdout(format!("agentx {}\n", env!("CARGO_PKG_VERSION")).as_bytes())
+        }
+        [one] if one == "--help" => print_stdout(HELP.as_bytes()),
+        _ => {
+            eprintln!("agentx: the stream-json session mode is not implemented yet");
+            1
+        }
+    }
+}
+
+/// WIRE-026: registry → catalog → exact validated bytes → one write. Any failure before the
+/// write leaves stdout empty.
+fn list_providers(args: &[String]) -> i32 {
+    let format = match discovery::parse_args(args) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("agentx: {e}\n{}", discovery::USAGE);
+            return 2;
+        }
+    };
+    let bytes = match discovery_bytes(format) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("agentx: {e}");
+            return 1;
+        }
+    };
+    print_stdout(&bytes)
+}
+
+fn discovery_bytes(format: agentx_wire::provider::Format) -> Result<Vec<u8>, Error> {
+    let home = agentx_home(
+        std::env::var_os("AGENTX_HOME").as_deref(),
+        std::env::var_os("HOME").as_deref(),
+    )?;
+    let auth = read_auth_json(&home.join(AUTH_JSON))?;
+    if auth.is_none() {
+        eprintln!("{BUILT_IN_NOTICE}");
+    }
+    let env = |name: &str| std::env::var_os(name);
+    let registry = load_registry(auth.as_deref(), &env)?;
+    discovery::discover(&registry, format)
+}
+
+/// `None` when the file does not exist; at most one byte past the limit is read, so an
+/// oversized file is reported by the registry's own size rule.
+fn read_auth_json(path: &Path) -> Result<Option<Vec<u8>>, Error> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(_) => return Err(Error::unreadable()),
+    };
+    let mut bytes = Vec::new();
+    let limit = u64::try_from(MAX_AUTH_JSON_LEN)
+        .unwrap_or(u64::MAX)
+        .saturating_add(1);
+    match file.take(limit).read_to_end(&mut bytes) {
+        Ok(_) => Ok(Some(bytes)),
+        Err(_) => Err(Error::unreadable()),
+    }
+}
+
+/// One write of complete bytes; a broken pipe ends quietly with status 1 (PROFILE §2).
+fn print_stdout(bytes: &[u8]) -> i32 {
+    let mut out = io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => 1,
+        Err(_) => {
+            eprintln!("agentx: output failed: stdout could not be written");
+            1
+        }
+    }
+}
