@@ -81,7 +81,11 @@ impl Error {
     #[cold]
     pub(crate) fn json(e: json::Error) -> Error {
         let mut err = Error::new(ErrorKind::Json(e.kind()), &Path::ROOT, "", "PROFILE §2a");
-        err.0.severity = Severity::Fatal;
+        // Malformed JSON is fatal (WIRE-001); an ambiguous (duplicate-member) record is
+        // rejected alone (WIRE-014, PROFILE §5's separate diagnostic).
+        if e.kind() != json::ErrorKind::DuplicateMember {
+            err.0.severity = Severity::Fatal;
+        }
         err.0.json_offset = Some(e.offset());
         err
     }
