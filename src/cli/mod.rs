@@ -8,6 +8,7 @@ pub mod args;
 pub mod attach;
 pub mod canon;
 pub mod check;
+pub mod records;
 
 use crate::json::Parser;
 
@@ -41,10 +42,19 @@ fn records_level(line: &[u8], _direction: check::Direction, parser: &mut Parser)
     // Until the typed record layer is wired in, a record is an object with a string `type`.
     match parser.parse(line) {
         Err(e) => check::json_error(e),
-        Ok(root) => match root.as_object().map(|o| o.get("type").map(|t| t.as_str().is_some())) {
-            None => check::Verdict::Invalid { kind: "not_an_object", message: "record is not a JSON object".into() },
+        Ok(root) => match root
+            .as_object()
+            .map(|o| o.get("type").map(|t| t.as_str().is_some()))
+        {
+            None => check::Verdict::Invalid {
+                kind: "not_an_object",
+                message: "record is not a JSON object".into(),
+            },
             Some(Some(true)) => check::Verdict::Valid,
-            Some(_) => check::Verdict::Invalid { kind: "schema", message: "record has no string \"type\" member".into() },
+            Some(_) => check::Verdict::Invalid {
+                kind: "schema",
+                message: "record has no string \"type\" member".into(),
+            },
         },
     }
 }
