@@ -8,3 +8,4 @@
 pub mod attach;
 pub mod encode;
 pub mod frame;
+pub mod wire;
