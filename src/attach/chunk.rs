@@ -53,7 +53,7 @@ impl ChunkedPayload {
     /// WIRE-018: sequence starts at 0 and increases by exactly one (`sequence_gap`); a chunk is
     /// nonempty canonical padded standard base64 (`noncanonical_base64`) of at most 349,528
     /// characters decoding to at most 262,144 bytes (`chunk_too_large`); the running total may
-    /// not pass the declared size (`size_mismatch`, detected before buffering the excess).
+    /// not pass the declared size (`size_mismatch`, at the chunk that passes it).
     /// On error nothing is admitted; the caller ends the upload.
     pub fn admit_chunk(&mut self, sequence: u64, data: &[u8]) -> Result<(), ReasonCode> {
         if sequence != self.next_sequence {
@@ -71,15 +71,13 @@ impl ChunkedPayload {
         if decoded_len > self.max_decoded {
             return Err(ReasonCode::ChunkTooLarge);
         }
-        let received = self.digest.len();
-        if received.saturating_add(decoded_len as u64) > self.declared_size {
-            return Err(ReasonCode::SizeMismatch);
-        }
         if self.bytes.capacity() == 0 {
             // Bounded: the declaration passed the item limit in `new`.
             self.bytes
                 .reserve_exact(usize::try_from(self.declared_size).unwrap_or(0));
         }
+        // Decode first (so a malformed chunk is `noncanonical_base64` whatever its length),
+        // then hold the running total to the declaration.
         let start = self.bytes.len();
         self.bytes.resize(start + decoded_len, 0);
         let decoded = match STANDARD.decode(data, Out::from_slice(&mut self.bytes[start..])) {
@@ -89,6 +87,10 @@ impl ChunkedPayload {
                 return Err(ReasonCode::NoncanonicalBase64);
             }
         };
+        if (start + decoded) as u64 > self.declared_size {
+            self.bytes.truncate(start);
+            return Err(ReasonCode::SizeMismatch);
+        }
         self.bytes.truncate(start + decoded);
         self.digest.update(&self.bytes[start..]);
         self.next_sequence = self.next_sequence.saturating_add(1);

@@ -24,7 +24,7 @@ pub enum PdfVerdict {
     Pages(usize),
     /// Carries an encryption dictionary, or could not be opened without a password.
     Encrypted,
-    /// Not a well-formed PDF: does not load, has no catalog, no page tree or no page.
+    /// Not a well-formed PDF: no strict load, no catalog, no page tree or no page.
     Invalid,
 }
 
@@ -43,24 +43,51 @@ pub fn validate(bytes: &[u8], limits: &Limits) -> Result<usize, ReasonCode> {
     }
 }
 
-/// Loads with lopdf (lenient parsing: real-world files with repairable cross-reference data
-/// are accepted) and classifies. May panic or run long on hostile input: call it only
-/// through `pdf_contain::run`.
+/// Loads with lopdf and classifies. Well-formed means lopdf's *strict* load succeeds (no
+/// cross-reference repair, no reconstruction from a damaged or truncated file). When the
+/// strict load fails, a lenient load decides only whether the file is encrypted
+/// (`pdf_encrypted` rather than `pdf_invalid`). May panic or run long on hostile input: call
+/// it only through `pdf_contain::run`.
 pub fn inspect(bytes: &[u8]) -> PdfVerdict {
+    match load(bytes, true) {
+        Ok(doc) => classify(&doc),
+        Err(verdict) => match load(bytes, false) {
+            Ok(doc) if is_encrypted(&doc) => PdfVerdict::Encrypted,
+            Ok(_) => verdict,
+            Err(lenient) => {
+                if lenient == PdfVerdict::Encrypted {
+                    lenient
+                } else {
+                    verdict
+                }
+            }
+        },
+    }
+}
+
+fn load(bytes: &[u8], strict: bool) -> Result<Document, PdfVerdict> {
     let options = LoadOptions {
         max_decompressed_size: Some(MAX_DECOMPRESSED_STREAM),
+        strict,
         ..LoadOptions::default()
     };
-    let doc = match Document::load_mem_with_options(bytes, options) {
-        Ok(doc) => doc,
+    match Document::load_mem_with_options(bytes, options) {
+        Ok(doc) => Ok(doc),
         Err(lopdf::Error::Decryption(_) | lopdf::Error::InvalidPassword) => {
-            return PdfVerdict::Encrypted
+            Err(PdfVerdict::Encrypted)
         }
-        Err(_) => return PdfVerdict::Invalid,
-    };
-    // An encrypted file with a non-empty user password loads as Ok with nothing visible;
-    // one with an empty user password is decrypted on load. Both are encrypted files.
-    if doc.is_encrypted() || doc.was_encrypted() || doc.trailer.has(b"Encrypt") {
+        Err(_) => Err(PdfVerdict::Invalid),
+    }
+}
+
+/// An encrypted file with a non-empty user password loads as Ok with nothing visible; one
+/// with an empty user password is decrypted on load. Both are encrypted files.
+fn is_encrypted(doc: &Document) -> bool {
+    doc.is_encrypted() || doc.was_encrypted() || doc.trailer.has(b"Encrypt")
+}
+
+fn classify(doc: &Document) -> PdfVerdict {
+    if is_encrypted(doc) {
         return PdfVerdict::Encrypted;
     }
     if doc.catalog().is_err() {
