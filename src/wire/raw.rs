@@ -93,56 +93,69 @@ fn trim(b: &[u8]) -> &[u8] {
 
 /// Copies validated JSON without whitespace outside strings when every string is already in
 /// `json::write_str`'s canonical form; returns `false` (having written nothing) otherwise.
+/// Inside strings it jumps between the only bytes that matter (`"`, `\\`, the lead byte of
+/// U+2028/U+2029) and copies the runs between them whole.
 fn copy_canonical(b: &[u8], out: &mut Vec<u8>) -> bool {
-    // Fast path: nothing to strip or re-escape.
-    if memchr::memchr3(b'\\', b' ', 0xE2, b).is_none()
-        && memchr::memchr3(b'\n', b'\t', b'\r', b).is_none()
-    {
-        out.extend_from_slice(b);
-        return true;
-    }
     let start = out.len();
-    let mut in_string = false;
+    out.reserve(b.len());
     let mut i = 0;
     while let Some(&c) = b.get(i) {
-        if in_string {
-            match c {
-                b'"' => in_string = false,
-                b'\\' => {
-                    // Canonical short escapes only; `\/` and `\uXXXX` may be non-canonical.
-                    match b.get(i + 1) {
-                        Some(b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f') => {
-                            out.extend_from_slice(&b[i..i + 2]);
-                            i += 2;
-                            continue;
-                        }
-                        _ => {
-                            out.truncate(start);
-                            return false;
-                        }
-                    }
-                }
-                // U+2028 / U+2029 must be written as escapes.
-                0xE2 if b.get(i + 1) == Some(&0x80)
-                    && matches!(b.get(i + 2), Some(0xA8 | 0xA9)) =>
-                {
-                    out.truncate(start);
-                    return false;
-                }
-                _ => {}
+        // Outside a string: drop insignificant whitespace, copy structure and scalars.
+        match c {
+            b' ' | b'\t' | b'\n' | b'\r' => {
+                i += 1;
+                continue;
             }
-            out.push(c);
-        } else {
-            match c {
-                b' ' | b'\t' | b'\n' | b'\r' => {}
-                b'"' => {
-                    in_string = true;
-                    out.push(c);
-                }
-                _ => out.push(c),
+            b'"' => {}
+            _ => {
+                out.push(c);
+                i += 1;
+                continue;
             }
         }
+        out.push(b'"');
         i += 1;
+        // Inside a string.
+        loop {
+            let rest = b.get(i..).unwrap_or(&[]);
+            let Some(j) = memchr::memchr3(b'"', b'\\', 0xE2, rest) else {
+                // Unterminated: not validated JSON; let the slow path decide.
+                out.truncate(start);
+                return false;
+            };
+            out.extend_from_slice(rest.get(..j).unwrap_or_default());
+            i += j;
+            match rest.get(j).copied().unwrap_or(b'"') {
+                b'"' => {
+                    out.push(b'"');
+                    i += 1;
+                    break;
+                }
+                b'\\' => match rest.get(j + 1) {
+                    // Canonical short escapes only; `\/` and `\uXXXX` may be non-canonical.
+                    Some(&e @ (b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f')) => {
+                        out.push(b'\\');
+                        out.push(e);
+                        i += 2;
+                    }
+                    _ => {
+                        out.truncate(start);
+                        return false;
+                    }
+                },
+                _ => {
+                    // U+2028 / U+2029 must be written as escapes.
+                    if rest.get(j + 1) == Some(&0x80)
+                        && matches!(rest.get(j + 2), Some(0xA8 | 0xA9))
+                    {
+                        out.truncate(start);
+                        return false;
+                    }
+                    out.push(0xE2);
+                    i += 1;
+                }
+            }
+        }
     }
     true
 }
@@ -216,5 +229,65 @@ impl IntoOwned for RawObject<'_> {
     type Owned = RawObject<'static>;
     fn into_owned(self) -> RawObject<'static> {
         RawObject(self.0.into_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast path agrees with `json::write_value` whenever it takes the input.
+    fn same_as_writer(text: &str) {
+        let doc = json::parse(text.as_bytes()).expect("test input parses");
+        let mut slow = Vec::new();
+        json::write_value(&mut slow, doc.root());
+        let raw = RawJson::from_value(doc.root());
+        let mut fast = Vec::new();
+        raw.write_canonical(&mut fast);
+        assert_eq!(
+            String::from_utf8_lossy(&fast),
+            String::from_utf8_lossy(&slow),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn canonical_copy_matches_the_writer() {
+        for text in [
+            r#"{"a":1}"#,
+            r#" { "a" : [ 1 , 2 ] , "b" : "x y" } "#,
+            r#"{"s":"q\"b\\n\nt\tr\rb\bf\f"}"#,
+            r#"{"s":"\/"}"#,
+            r#"{"s":"\u0041\u00e9\u2028"}"#,
+            "{\"s\":\"raw\u{2028}sep\u{2029}\"}",
+            "{\"s\":\"é€😀\"}",
+            r#"{"s":"\u001f\u007f"}"#,
+            r#"[1.0e+2, -0, true, false, null, "", {}, []]"#,
+            r#""just a string""#,
+            "\n\t{\"x\":\r\n\"y\"}\n",
+        ] {
+            same_as_writer(text);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn canonical_copy_matches_the_writer_on_generated_strings(s in "\\PC{0,40}", ws in "[ \t\r\n]{0,3}") {
+            let mut text = String::new();
+            text.push_str(&ws);
+            text.push_str("{\"k\":");
+            text.push_str(&ws);
+            let mut quoted = Vec::new();
+            json::write_str(&mut quoted, &s);
+            text.push_str(std::str::from_utf8(&quoted).unwrap_or("\"\""));
+            text.push('}');
+            same_as_writer(&text);
+            // And with every character escaped as \uXXXX (non-canonical input).
+            let escaped: String = s.chars().map(|c| {
+                let mut b = [0u16; 2];
+                c.encode_utf16(&mut b).iter().map(|u| format!("\\u{u:04x}")).collect::<String>()
+            }).collect();
+            same_as_writer(&format!("[\"{escaped}\"]"));
+        }
     }
 }
