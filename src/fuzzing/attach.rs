@@ -190,6 +190,27 @@ pub mod samples {
         out
     }
 
+    /// A 16-bit grey+alpha PNG of `w × h` (big-endian samples).
+    pub fn png_gray_alpha16(w: usize, h: usize) -> Vec<u8> {
+        let pixels = pattern(w, h, 4);
+        let options = EncoderOptions::new(w, h, ColorSpace::LumaA, BitDepth::Sixteen);
+        let mut out = Vec::new();
+        PngEncoder::new(&pixels, options)
+            .encode(&mut out)
+            .expect("sample encodes");
+        out
+    }
+
+    /// A greyscale JPEG of `w × h`.
+    pub fn jpeg_gray(w: u16, h: u16) -> Vec<u8> {
+        let pixels = pattern(usize::from(w), usize::from(h), 1);
+        let mut out = Vec::new();
+        Encoder::new(&mut out, 80)
+            .encode(&pixels, w, h, ColorType::Luma)
+            .expect("sample encodes");
+        out
+    }
+
     /// Inserts an ancillary chunk (with a correct CRC) right after IHDR.
     pub fn png_with_chunk(png: &[u8], kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
         let mut out = png[..33].to_vec();
@@ -324,6 +345,7 @@ pub mod samples {
                 png_with_chunk(&png_small, b"tEXt", b"Comment\0hello"),
             ),
             ("attach_png", "header_only.png", png_header_only(2, 2)),
+            ("attach_png", "gray_alpha16_3x2.png", png_gray_alpha16(3, 2)),
             ("attach_jpeg", "rgb_8x8.jpg", jpeg_rgb(8, 8, None)),
             (
                 "attach_jpeg",
@@ -331,6 +353,7 @@ pub mod samples {
                 jpeg_rgb(9, 5, Some(6)),
             ),
             ("attach_jpeg", "header_only.jpg", jpeg_header_only(3, 3)),
+            ("attach_jpeg", "gray_17x9.jpg", jpeg_gray(17, 9)),
             ("attach_pdf", "one_page.pdf", pdf_with_pages(1)),
             ("attach_pdf", "three_pages.pdf", pdf_with_pages(3)),
             ("attach_chunks", "text", b"\x02hello, attachment".to_vec()),
