@@ -1,0 +1,218 @@
+//! Decode with duplicate detection, per line: ours against serde_json, simd-json and sonic-rs on
+//! the same bytes in one run (issue 2, item 8).
+//!
+//! Inputs (group per input, `Throughput::Bytes` = the bytes of the lines, LFs excluded):
+//! - `decode/realistic`: 8 MiB of `sample::realistic_stream(1, ..)`, parsed line by line
+//!   (by bytes mostly tool results full of escaped code; see `src/sample/mod.rs`);
+//! - `decode/stream_events`: 8 MiB of `sample::stream_events(1, ..)`, ~250-byte records;
+//! - `decode/twitter`, `decode/citm_catalog`, `decode/canada`: whole documents from
+//!   `<conformance>/json/bench` (skipped with a note when absent; the directory is
+//!   `AGENTX_CONFORMANCE_DIR` or `<CARGO_MANIFEST_DIR>/../shared/conformance`).
+//!
+//! Contenders, each doing the same minimal thing with a parsed line (count it, `black_box` the
+//! value): `agentx` (`json::Parser::parse`, one parser reused across lines: UTF-8 validation,
+//! strict grammar, duplicate and escape-equivalent member detection); `serde_json_value`
+//! (`from_slice::<Value>`); `serde_json_ignored` (`from_slice::<IgnoredAny>`);
+//! `simd_json_borrowed` (copy of the line into a reused `Vec`, then `to_borrowed_value`; the copy
+//! is timed); `sonic_rs_value` (`from_slice::<sonic_rs::Value>`). Line boundaries are found with
+//! `memchr` before timing.
+//!
+//! Run: `cargo bench --bench decode` (about two minutes: 1 s warm-up, 3 s measurement, 10 flat
+//! samples per contender and input; override with `-- --warm-up-time W --measurement-time M`).
+
+use std::hint::black_box;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use agentx_wire::json::Parser;
+use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
+
+const STREAM_BYTES: usize = 8 << 20;
+
+/// One benchmark input: the bytes and the ranges of its non-blank lines (LF excluded).
+struct Input {
+    name: &'static str,
+    bytes: Vec<u8>,
+    lines: Vec<Range<usize>>,
+}
+
+impl Input {
+    fn per_line(name: &'static str, bytes: Vec<u8>) -> Input {
+        let mut lines = Vec::new();
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', &bytes) {
+            if end > start {
+                lines.push(start..end);
+            }
+            start = end + 1;
+        }
+        if start < bytes.len() {
+            lines.push(start..bytes.len());
+        }
+        Input { name, bytes, lines }
+    }
+
+    fn whole(name: &'static str, bytes: Vec<u8>) -> Input {
+        let lines = vec![0..bytes.len()];
+        Input { name, bytes, lines }
+    }
+
+    fn line_bytes(&self) -> u64 {
+        self.lines.iter().map(|r| r.len() as u64).sum()
+    }
+}
+
+fn conformance_dir() -> PathBuf {
+    std::env::var_os("AGENTX_CONFORMANCE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance"))
+}
+
+fn inputs() -> Vec<Input> {
+    let mut inputs = vec![
+        Input::per_line(
+            "realistic",
+            agentx_wire::sample::realistic_stream(1, STREAM_BYTES),
+        ),
+        Input::per_line(
+            "stream_events",
+            agentx_wire::sample::stream_events(1, STREAM_BYTES),
+        ),
+    ];
+    let dir = conformance_dir().join("json").join("bench");
+    for name in ["twitter", "citm_catalog", "canada"] {
+        let path = dir.join(format!("{name}.json"));
+        match std::fs::read(&path) {
+            Ok(bytes) => inputs.push(Input::whole(name, bytes)),
+            Err(e) => eprintln!(
+                "SKIP decode/{name}: {} ({e}); set AGENTX_CONFORMANCE_DIR",
+                path.display()
+            ),
+        }
+    }
+    inputs
+}
+
+/// Each contender parses every line and returns how many it accepted; the value of each line
+/// goes through `black_box` so no work is optimised away.
+type Contender = fn(&[u8], &[Range<usize>], &mut Scratch) -> usize;
+
+/// State a contender may reuse across lines and iterations.
+struct Scratch {
+    parser: Parser,
+    copy: Vec<u8>,
+}
+
+fn agentx(bytes: &[u8], lines: &[Range<usize>], s: &mut Scratch) -> usize {
+    let mut ok = 0;
+    for r in lines {
+        if let Ok(v) = s.parser.parse(&bytes[r.clone()]) {
+            black_box(&v);
+            ok += 1;
+        }
+    }
+    ok
+}
+
+fn serde_json_value(bytes: &[u8], lines: &[Range<usize>], _: &mut Scratch) -> usize {
+    let mut ok = 0;
+    for r in lines {
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes[r.clone()]) {
+            black_box(&v);
+            ok += 1;
+        }
+    }
+    ok
+}
+
+fn serde_json_ignored(bytes: &[u8], lines: &[Range<usize>], _: &mut Scratch) -> usize {
+    let mut ok = 0;
+    for r in lines {
+        if let Ok(v) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes[r.clone()]) {
+            black_box(&v);
+            ok += 1;
+        }
+    }
+    ok
+}
+
+fn simd_json_borrowed(bytes: &[u8], lines: &[Range<usize>], s: &mut Scratch) -> usize {
+    let mut ok = 0;
+    for r in lines {
+        s.copy.clear();
+        s.copy.extend_from_slice(&bytes[r.clone()]);
+        if let Ok(v) = simd_json::to_borrowed_value(&mut s.copy) {
+            black_box(&v);
+            ok += 1;
+        }
+    }
+    ok
+}
+
+fn sonic_rs_value(bytes: &[u8], lines: &[Range<usize>], _: &mut Scratch) -> usize {
+    let mut ok = 0;
+    for r in lines {
+        if let Ok(v) = sonic_rs::from_slice::<sonic_rs::Value>(&bytes[r.clone()]) {
+            black_box(&v);
+            ok += 1;
+        }
+    }
+    ok
+}
+
+const CONTENDERS: &[(&str, Contender)] = &[
+    ("agentx", agentx),
+    ("serde_json_value", serde_json_value),
+    ("serde_json_ignored", serde_json_ignored),
+    ("simd_json_borrowed", simd_json_borrowed),
+    ("sonic_rs_value", sonic_rs_value),
+];
+
+fn bench_decode(c: &mut Criterion) {
+    let mut scratch = Scratch {
+        parser: Parser::new(),
+        copy: Vec::with_capacity(1 << 20),
+    };
+    for input in inputs() {
+        let lines = input.lines.len();
+        eprintln!(
+            "decode/{}: {} lines, {} bytes of lines",
+            input.name,
+            lines,
+            input.line_bytes()
+        );
+        // Every contender must accept every line, or the comparison would time error paths.
+        for (name, run) in CONTENDERS {
+            let ok = run(&input.bytes, &input.lines, &mut scratch);
+            assert_eq!(
+                ok,
+                lines,
+                "{name} rejected {} lines of {}",
+                lines - ok,
+                input.name
+            );
+        }
+        let mut group = c.benchmark_group(format!("decode/{}", input.name));
+        group
+            .throughput(Throughput::Bytes(input.line_bytes()))
+            .sampling_mode(SamplingMode::Flat);
+        for (name, run) in CONTENDERS {
+            group.bench_function(*name, |b| {
+                b.iter(|| black_box(run(black_box(&input.bytes), &input.lines, &mut scratch)))
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    // Defaults keep the whole run near two minutes; command-line flags override them.
+    config = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    targets = bench_decode
+}
+criterion_main!(benches);
