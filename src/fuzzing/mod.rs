@@ -8,4 +8,5 @@
 pub mod attach;
 pub mod encode;
 pub mod frame;
+pub mod provider;
 pub mod wire;
