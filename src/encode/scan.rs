@@ -71,6 +71,104 @@ pub(crate) fn walk_escaped_strings(
     Walk::Clean
 }
 
+/// Copies `frame` into `out` with the content of every string that holds an escape replaced by
+/// its decoded bytes (quotes and everything outside strings kept as they are). Returns false
+/// on an escape no strict parser accepts.
+///
+/// A match found in `out` either lies inside one decoded string (a real hit) or spans a string
+/// delimiter or bytes outside strings; the caller confirms a hit with
+/// [`walk_escaped_strings`] when the credentials could span a delimiter. This one-pass form
+/// makes the common case (no hit) one decode pass plus one search, instead of one search per
+/// string.
+pub(crate) fn normalize_into(frame: &[u8], out: &mut Vec<u8>) -> bool {
+    out.clear();
+    out.reserve(frame.len());
+    let mut pos = 0usize;
+    while pos < frame.len() {
+        let rest = &frame[pos..];
+        let bs = match memchr(b'\\', rest) {
+            Some(i) => i,
+            None => {
+                out.extend_from_slice(rest);
+                return true;
+            }
+        };
+        let gap = &rest[..bs];
+        if memchr_iter(b'"', gap).count() % 2 == 0 {
+            // Outside any string: not an escape; keep the byte.
+            out.extend_from_slice(&rest[..=bs]);
+            pos += bs + 1;
+            continue;
+        }
+        out.extend_from_slice(gap);
+        // Decode the rest of this string up to and including its closing quote.
+        let mut i = pos + bs;
+        loop {
+            // `frame[i]` is a backslash.
+            let consumed = match decode_escape(frame, i, out) {
+                Some(n) => n,
+                None => return false,
+            };
+            i += consumed;
+            match memchr2(b'"', b'\\', &frame[i..]) {
+                Some(j) if frame[i + j] == b'"' => {
+                    out.extend_from_slice(&frame[i..=i + j]);
+                    pos = i + j + 1;
+                    break;
+                }
+                Some(j) => {
+                    out.extend_from_slice(&frame[i..i + j]);
+                    i += j;
+                }
+                None => {
+                    out.extend_from_slice(&frame[i..]);
+                    return true;
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Decodes the escape starting with the backslash at `frame[at]` into `out`; returns how many
+/// bytes it spans, or `None` if a strict parser would reject it.
+fn decode_escape(frame: &[u8], at: usize, out: &mut Vec<u8>) -> Option<usize> {
+    let byte = match *frame.get(at + 1)? {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        b'/' => b'/',
+        b'b' => 0x08,
+        b'f' => 0x0c,
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
+        b'u' => {
+            let unit = hex4(frame, at + 2)?;
+            let (scalar, len) = match unit {
+                0xD800..=0xDBFF => {
+                    if frame.get(at + 6) != Some(&b'\\') || frame.get(at + 7) != Some(&b'u') {
+                        return None;
+                    }
+                    let low = match hex4(frame, at + 8)? {
+                        l @ 0xDC00..=0xDFFF => l,
+                        _ => return None,
+                    };
+                    (0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00), 12)
+                }
+                0xDC00..=0xDFFF => return None,
+                u => (u, 6),
+            };
+            let c = char::from_u32(scalar)?;
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            return Some(len);
+        }
+        _ => return None,
+    };
+    out.push(byte);
+    Some(2)
+}
+
 /// The index of the closing quote of the string whose content contains the backslash at `bs`
 /// (or `frame.len()` when unterminated).
 fn string_end(frame: &[u8], bs: usize) -> usize {
@@ -226,6 +324,38 @@ mod tests {
     fn unterminated_string_runs_to_end() {
         let (_, seen) = decoded_strings(b"\"ab\\ncd");
         assert_eq!(seen, vec![b"ab\ncd".to_vec()]);
+    }
+
+    #[test]
+    fn normalize_matches_per_string_decoding() {
+        let cases: [&[u8]; 8] = [
+            br#"{"a":"plain","b\"":"x\ny","c":"\u00e9\ud83d\ude00"}"#,
+            br#"["a\"b\\", "c"]"#,
+            br#"\ "x\ty" \"#,
+            b"\"ab\\ncd",
+            b"no escapes at all",
+            br#""\u0041""\u0042""#,
+            br#"{"k":"\/\b\f\r"}"#,
+            br#""\\""#,
+        ];
+        for c in cases {
+            let mut n = Vec::new();
+            assert!(normalize_into(c, &mut n), "{c:?}");
+            // Every decoded string occurs in the normalized frame.
+            let (_, seen) = decoded_strings(c);
+            for s in seen {
+                assert!(
+                    n.windows(s.len()).any(|w| w == &s[..]) || s.is_empty(),
+                    "{c:?}"
+                );
+            }
+        }
+        let mut n = Vec::new();
+        assert!(normalize_into(br#"{"a":"x\u0041y","b":1}"#, &mut n));
+        assert_eq!(n, br#"{"a":"xAy","b":1}"#.to_vec());
+        for bad in [&br#""\q""#[..], br#""\u12""#, br#""\ud800""#, br#""abc\"#] {
+            assert!(!normalize_into(bad, &mut n), "{bad:?}");
+        }
     }
 
     #[test]
