@@ -218,6 +218,31 @@ fn cases() -> Vec<(&'static str, String, Option<(&'static str, &'static str)>)> 
             Some(("providers[0].model", "control_character")),
         ),
         (
+            "model with U+2028",
+            registry(&[r#"{"id":"s","type":"scripted","model":"a\u2028b"}"#.to_string()]),
+            Some(("providers[0].model", "control_character")),
+        ),
+        (
+            "model with DEL",
+            registry(&[r#"{"id":"s","type":"scripted","model":"a\u007fb"}"#.to_string()]),
+            Some(("providers[0].model", "control_character")),
+        ),
+        (
+            "effort with tab",
+            s(r#","reasoning":{"efforts":["a\tb"],"default_effort":"a\tb"}"#),
+            Some(("providers[0].reasoning.efforts[0]", "control_character")),
+        ),
+        (
+            "description may hold a newline",
+            s(r#","description":"two\nlines""#),
+            None,
+        ),
+        (
+            "model non-ASCII",
+            registry(&[r#"{"id":"s","type":"scripted","model":"modèle-é"}"#.to_string()]),
+            None,
+        ),
+        (
             "model missing",
             registry(&[r#"{"id":"s","type":"scripted"}"#.to_string()]),
             Some(("providers[0].model", "missing")),

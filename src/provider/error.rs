@@ -149,7 +149,9 @@ impl Rule {
             }
             Rule::Empty => f.write_str("must be nonempty"),
             Rule::TooLong { max } => write!(f, "must be at most {max} bytes"),
-            Rule::ControlCharacter => f.write_str("must not contain control characters"),
+            Rule::ControlCharacter => {
+                f.write_str("must not contain control characters or line separators")
+            }
             Rule::SecondDefault { first } => write!(
                 f,
                 "at most one provider may be default: true (providers[{first}] already is)"

@@ -15,7 +15,7 @@
 //! [`MAX_EFFORTS`] efforts of at most [`MAX_EFFORT_LEN`] bytes; a private value at most
 //! [`MAX_PRIVATE_LEN`] bytes (the credential union's per-value limit); an `api_key_env` name
 //! at most [`MAX_ENV_NAME_LEN`] bytes. Strings printed on one text line (`model`, efforts,
-//! `display_name`) hold no control characters.
+//! `display_name`) hold no control characters and no U+2028/U+2029.
 
 use std::borrow::Cow;
 use std::ffi::OsString;
@@ -376,7 +376,11 @@ fn public_text(v: Value<'_, '_>, at: At, max: usize, one_line: bool) -> Result<S
     if s.len() > max {
         return Err(Error::registry(at, Rule::TooLong { max }));
     }
-    if one_line && s.chars().any(char::is_control) {
+    // One text line: no C0/C1 controls and no Unicode line or paragraph separator.
+    if one_line
+        && s.chars()
+            .any(|c| c.is_control() || c == '\u{2028}' || c == '\u{2029}')
+    {
         return Err(Error::registry(at, Rule::ControlCharacter));
     }
     Ok(s.into_owned())
