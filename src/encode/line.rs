@@ -6,7 +6,7 @@
 //! Must never: write anything, or change a byte of a record that holds no raw separator (the
 //! JSON writer already escapes them, so for its output this is a scan and nothing else).
 
-use memchr::{memchr, memchr_iter};
+use memchr::{memchr, memmem};
 
 /// Why marshaled bytes cannot become one frame.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -39,10 +39,12 @@ pub(crate) fn escape_separators(buf: &mut Vec<u8>, spare: &mut Vec<u8>) {
     std::mem::swap(buf, spare);
 }
 
+/// Finds the next `E2 80 A8` / `E2 80 A9`. Searching the two-byte prefix `E2 80` skips the
+/// common `E2 86 92` (→) and similar characters that a one-byte `E2` search would stop at.
 fn find_separator(buf: &[u8], from: usize) -> Option<usize> {
     let rest = buf.get(from..)?;
-    for i in memchr_iter(0xE2, rest) {
-        if rest.get(i + 1) == Some(&0x80) && matches!(rest.get(i + 2), Some(0xA8 | 0xA9)) {
+    for i in memmem::find_iter(rest, b"\xE2\x80") {
+        if matches!(rest.get(i + 2), Some(0xA8 | 0xA9)) {
             return Some(from + i);
         }
     }
