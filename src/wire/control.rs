@@ -84,7 +84,7 @@ impl<'a> WireValue<'a> for ControlRequest<'a> {
             .as_object()
             .ok_or_else(|| Error::wrong_type(at, "a control_request record", "PERM-051"))?;
         let ty_at = at.key("type");
-        match obj.get("type") {
+        match super::decode::member(obj, "type") {
             None => return Err(Error::missing(&ty_at, "PERM-051")),
             Some(t) if t.as_str().is_some_and(|t| t.eq_str("control_request")) => {}
             Some(_) => return Err(Error::invalid(&ty_at, "\"control_request\"", "PERM-051")),

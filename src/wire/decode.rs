@@ -84,13 +84,32 @@ impl<'p> Path<'p> {
     }
 }
 
-/// Decoded-name equality without allocating; the common unescaped case is a slice compare.
+/// Decoded-name equality without allocating; the common unescaped case is an inlined byte
+/// compare (member names are short: a `memcmp` call costs more than the loop).
 #[inline]
 pub(crate) fn name_is(name: &Str<'_>, s: &str) -> bool {
     match name.as_plain() {
-        Some(p) => p == s,
+        Some(p) => {
+            let (a, b) = (p.as_bytes(), s.as_bytes());
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+        }
         None => name.eq_str(s),
     }
+}
+
+/// The decoded text, borrowed when the string has no escapes.
+#[inline]
+pub(crate) fn text<'a>(s: Str<'a>) -> Text<'a> {
+    match s.as_plain() {
+        Some(p) => Cow::Borrowed(p),
+        None => s.decode(),
+    }
+}
+
+/// The member named `name`, compared with [`name_is`].
+#[inline]
+pub(crate) fn member<'d, 'a>(obj: Object<'d, 'a>, name: &str) -> Option<Value<'d, 'a>> {
+    obj.iter().find(|(n, _)| name_is(n, name)).map(|(_, v)| v)
 }
 
 /// Whether an object is closed (unknown members rejected, naming the rule) or open.
@@ -111,12 +130,29 @@ pub(crate) fn take<'d, 'a>(
     closed: Closed,
     at: &Path<'_>,
 ) -> Result<(), Error> {
+    // Members usually arrive in declaration order (the canonical order), so the search
+    // starts after the previous match: one comparison per member in the common case.
+    let n = names.len();
+    let mut hint = 0;
     for (name, value) in obj.iter() {
-        match names.iter().position(|n| name_is(&name, n)) {
+        let mut found = None;
+        let mut i = hint;
+        for _ in 0..n {
+            if i >= n {
+                i = 0;
+            }
+            if names.get(i).is_some_and(|want| name_is(&name, want)) {
+                found = Some(i);
+                break;
+            }
+            i += 1;
+        }
+        match found {
             Some(i) => {
                 if let Some(slot) = slots.get_mut(i) {
                     *slot = Some(value);
                 }
+                hint = i + 1;
             }
             None => {
                 if let Closed::Yes(rule) = closed {
@@ -149,7 +185,7 @@ impl<'a> WireValue<'a> for Text<'a> {
     #[inline]
     fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
         match v.as_str() {
-            Some(s) => Ok(s.decode()),
+            Some(s) => Ok(text(s)),
             None => Err(Error::wrong_type(at, "a string", "PROFILE §2a")),
         }
     }
@@ -471,11 +507,12 @@ macro_rules! wire_struct {
                 obj: $crate::json::Object<'_, $lt>,
                 at: &$crate::wire::decode::Path<'_>,
             ) -> Result<Self, $crate::wire::Error> {
-                const NAMES: &[&str] = &[$($key,)* $($skip,)*];
-                const N: usize = [$($key,)* $($skip,)*].len();
+                const NAMES: &[&str] = &[$($skip,)* $($key,)*];
+                const N: usize = [$($skip,)* $($key,)*].len();
+                const SKIP: usize = <[&str]>::len(&[$($skip,)*]);
                 let mut slots: [Option<$crate::json::Value<'_, $lt>>; N] = [None; N];
                 $crate::wire::decode::take(obj, NAMES, &mut slots, $closed, at)?;
-                let mut it = slots.into_iter();
+                let mut it = slots.into_iter().skip(SKIP);
                 Ok($name {
                     $( $field: {
                         let s = it.next().flatten();
@@ -540,11 +577,12 @@ macro_rules! wire_struct {
                 obj: $crate::json::Object<'_, 'a>,
                 at: &$crate::wire::decode::Path<'_>,
             ) -> Result<Self, $crate::wire::Error> {
-                const NAMES: &[&str] = &[$($key,)* $($skip,)*];
-                const N: usize = [$($key,)* $($skip,)*].len();
+                const NAMES: &[&str] = &[$($skip,)* $($key,)*];
+                const N: usize = [$($skip,)* $($key,)*].len();
+                const SKIP: usize = <[&str]>::len(&[$($skip,)*]);
                 let mut slots: [Option<$crate::json::Value<'_, 'a>>; N] = [None; N];
                 $crate::wire::decode::take(obj, NAMES, &mut slots, $closed, at)?;
-                let mut it = slots.into_iter();
+                let mut it = slots.into_iter().skip(SKIP);
                 Ok($name {
                     $( $field: {
                         let s = it.next().flatten();

@@ -15,26 +15,46 @@ use crate::json::{self, Value};
 use super::decode::{IntoOwned, Path, Text, WireValue};
 use super::error::Error;
 
+/// Lowercase hex digits.
+const fn hex_table() -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut c = b'0';
+    while c <= b'9' {
+        t[c as usize] = true;
+        c += 1;
+    }
+    let mut c = b'a';
+    while c <= b'f' {
+        t[c as usize] = true;
+        c += 1;
+    }
+    t
+}
+static LOWER_HEX: [bool; 256] = hex_table();
+
+/// All bytes lowercase hex; branch-free over the slice.
+#[inline]
+fn all_lower_hex(b: &[u8]) -> bool {
+    b.iter().fold(true, |ok, &c| ok & LOWER_HEX[c as usize])
+}
+
 /// Canonical lowercase RFC 4122 UUID, version 1–5, RFC variant (PROFILE §2b).
 pub fn is_canonical_uuid(s: &str) -> bool {
-    let b = s.as_bytes();
-    if b.len() != 36 {
+    let Ok(b) = <&[u8; 36]>::try_from(s.as_bytes()) else {
         return false;
-    }
-    for (i, &c) in b.iter().enumerate() {
-        let ok = match i {
-            8 | 13 | 18 | 23 => c == b'-',
-            // Version nibble.
-            14 => (b'1'..=b'5').contains(&c),
-            // Variant nibble: 10xx.
-            19 => matches!(c, b'8' | b'9' | b'a' | b'b'),
-            _ => c.is_ascii_digit() || (b'a'..=b'f').contains(&c),
-        };
-        if !ok {
-            return false;
-        }
-    }
-    true
+    };
+    b[8] == b'-'
+        && b[13] == b'-'
+        && b[18] == b'-'
+        && b[23] == b'-'
+        // Version nibble 1-5; variant nibble 10xx.
+        && (b'1'..=b'5').contains(&b[14])
+        && matches!(b[19], b'8' | b'9' | b'a' | b'b')
+        && all_lower_hex(&b[0..8])
+        && all_lower_hex(&b[9..13])
+        && all_lower_hex(&b[14..18])
+        && all_lower_hex(&b[19..23])
+        && all_lower_hex(&b[24..36])
 }
 
 /// `<prefix>[A-Za-z0-9][A-Za-z0-9_-]{0,62}` (WIRE-018).
@@ -114,7 +134,7 @@ macro_rules! grammar_text {
             #[inline]
             fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
                 let s = v.as_str().ok_or_else(|| Error::wrong_type(at, "a string", $rule))?;
-                let text = s.decode();
+                let text = super::decode::text(s);
                 if $check(&text) {
                     Ok($name(text))
                 } else {

@@ -103,7 +103,7 @@ impl<'a> WireValue<'a> for PermissionUpdate<'a> {
         const RULE: &str = "PERM-023";
         let obj = object(v, at, RULE)?;
         let ty_at = at.key("type");
-        let ty = match obj.get("type") {
+        let ty = match super::decode::member(obj, "type") {
             Some(t) => t
                 .as_str()
                 .ok_or_else(|| Error::wrong_type(&ty_at, "a string", RULE))?,
@@ -262,7 +262,7 @@ impl<'a> CanUseTool<'a> {
 /// `{"host": string, "port": integer|null}`, closed (PERM-022).
 fn check_sandbox_input(obj: Object<'_, '_>, at: &Path<'_>) -> Result<(), Error> {
     const RULE: &str = "PERM-022";
-    let Some(input) = obj.get("input").and_then(|v| v.as_object()) else {
+    let Some(input) = super::decode::member(obj, "input").and_then(|v| v.as_object()) else {
         return Err(Error::wrong_type(at, "an object", RULE));
     };
     let mut s: [Option<Value<'_, '_>>; 2] = [None; 2];
@@ -308,7 +308,7 @@ impl<'a> PermissionDecision<'a> {
             .as_object()
             .ok_or_else(|| Error::wrong_type(at, "an object", "PERM-040"))?;
         let b_at = at.key("behavior");
-        let behavior = match obj.get("behavior") {
+        let behavior = match super::decode::member(obj, "behavior") {
             None => return Err(Error::missing(&b_at, "PERM-041")),
             Some(b) => b
                 .as_str()

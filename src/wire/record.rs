@@ -41,7 +41,7 @@ fn envelope<'d, 'a>(v: Value<'d, 'a>) -> Result<(Object<'d, 'a>, json::Str<'a>),
     let obj = v.as_object().ok_or_else(Error::not_an_object)?;
     let at = Path::ROOT;
     let ty_at = at.key("type");
-    match obj.get("type") {
+    match super::decode::member(obj, "type") {
         None => Err(Error::missing(&ty_at, "PROFILE §2a")),
         Some(t) => {
             let t = t

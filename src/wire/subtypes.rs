@@ -323,7 +323,7 @@ macro_rules! control_subtypes {
             pub(crate) fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
                 let obj = object(v, at, RULE)?;
                 let st_at = at.key("subtype");
-                let subtype = match obj.get("subtype") {
+                let subtype = match super::decode::member(obj, "subtype") {
                     None => return Err(Error::missing(&st_at, RULE)),
                     Some(s) => s.as_str().ok_or_else(|| Error::wrong_type(&st_at, "a string", RULE))?,
                 };

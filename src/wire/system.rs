@@ -281,7 +281,7 @@ macro_rules! system_subtypes {
 
             pub(crate) fn decode_members(obj: Object<'_, 'a>, record: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
                 let st_at = at.key("subtype");
-                let subtype = match obj.get("subtype") {
+                let subtype = match super::decode::member(obj, "subtype") {
                     None => return Err(Error::missing(&st_at, "System and lifecycle events")),
                     Some(s) => s.as_str().ok_or_else(|| Error::wrong_type(&st_at, "a string", "System and lifecycle events"))?,
                 };

@@ -345,7 +345,7 @@ impl<'a> ContentBlock<'a> {
     fn decode(v: Value<'_, 'a>, dir: Direction, at: &Path<'_>) -> Result<Self, Error> {
         let obj = object(v, at, RULE)?;
         let ty_at = at.key("type");
-        let ty = match obj.get("type") {
+        let ty = match super::decode::member(obj, "type") {
             None => return Err(Error::missing(&ty_at, RULE)),
             Some(t) => t
                 .as_str()
