@@ -31,9 +31,9 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Condvar, Mutex, MutexGuard};
-use std::thread::{self, ThreadId};
+use std::thread::ThreadId;
 
-use crate::encode::{discard_foreign, Encoder, EncoderFailure};
+use crate::encode::{current_thread, discard_foreign, Encoder, EncoderFailure};
 
 /// Default queue capacity, in records.
 pub const DEFAULT_CAPACITY: usize = 4096;
@@ -99,6 +99,9 @@ pub struct OutputFifo<R> {
 
 struct Queue<R> {
     items: VecDeque<R>,
+    /// Producers blocked on a full queue; the drainer only notifies when there is one (a
+    /// futex `notify_all` is a syscall even with no waiter).
+    waiting: usize,
     drainer: Option<ThreadId>,
     failure: Option<EncoderFailure>,
 }
@@ -115,6 +118,7 @@ impl<R: Outbound> OutputFifo<R> {
             encoder,
             queue: Mutex::new(Queue {
                 items: VecDeque::new(),
+                waiting: 0,
                 drainer: None,
                 failure: None,
             }),
@@ -141,7 +145,7 @@ impl<R: Outbound> OutputFifo<R> {
 
     /// Enters `record` into the queue; drains it if no drain is running (see module docs).
     pub fn push(&self, record: R) -> Result<Pushed, PushError<R>> {
-        let me = thread::current().id();
+        let me = current_thread();
         let mut q = self.lock();
         loop {
             if let Some(f) = q.failure {
@@ -154,7 +158,11 @@ impl<R: Outbound> OutputFifo<R> {
             }
             match q.drainer {
                 Some(t) if t == me => return Err(PushError::Full(record)),
-                Some(_) => q = self.space.wait(q).unwrap_or_else(|p| p.into_inner()),
+                Some(_) => {
+                    q.waiting += 1;
+                    q = self.space.wait(q).unwrap_or_else(|p| p.into_inner());
+                    q.waiting -= 1;
+                }
                 // Unreachable (records are only left queued under a running drain); accept.
                 None => break,
             }
@@ -175,10 +183,10 @@ impl<R: Outbound> OutputFifo<R> {
             armed: true,
         };
         loop {
-            let record = {
+            let (record, wake) = {
                 let mut q = self.lock();
                 match q.items.pop_front() {
-                    Some(r) => r,
+                    Some(r) => (r, q.waiting > 0),
                     None => {
                         q.drainer = None;
                         guard.armed = false;
@@ -186,7 +194,9 @@ impl<R: Outbound> OutputFifo<R> {
                     }
                 }
             };
-            self.space.notify_all();
+            if wake {
+                self.space.notify_all();
+            }
             let result = self.encoder.encode(|out| record.encode(out));
             let failure = match result {
                 Ok(()) => {

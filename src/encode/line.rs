@@ -6,6 +6,8 @@
 //! Must never: write anything, or change a byte of a record that holds no raw separator (the
 //! JSON writer already escapes them, so for its output this is a scan and nothing else).
 
+use std::sync::OnceLock;
+
 use memchr::{memchr, memmem};
 
 /// Why marshaled bytes cannot become one frame.
@@ -42,8 +44,10 @@ pub(crate) fn escape_separators(buf: &mut Vec<u8>, spare: &mut Vec<u8>) {
 /// Finds the next `E2 80 A8` / `E2 80 A9`. Searching the two-byte prefix `E2 80` skips the
 /// common `E2 86 92` (→) and similar characters that a one-byte `E2` search would stop at.
 fn find_separator(buf: &[u8], from: usize) -> Option<usize> {
+    static PREFIX: OnceLock<memmem::Finder<'static>> = OnceLock::new();
+    let finder = PREFIX.get_or_init(|| memmem::Finder::new(b"\xE2\x80"));
     let rest = buf.get(from..)?;
-    for i in memmem::find_iter(rest, b"\xE2\x80") {
+    for i in finder.find_iter(rest) {
         if matches!(rest.get(i + 2), Some(0xA8 | 0xA9)) {
             return Some(from + i);
         }

@@ -41,6 +41,7 @@ pub use api_key_source::{ApiKeySource, Provenance};
 pub(crate) use callbacks::discard as discard_foreign;
 pub use callbacks::{FrameValidator, RecordWriter, ValidatorError, WriteAll};
 pub use credentials::{escaped_spelling, CredentialSet, MAX_CREDENTIALS, MAX_CREDENTIAL_LEN};
+pub(crate) use encoder::current_thread;
 pub use encoder::{Encoder, State, DEFAULT_MAX_RECORD_LEN};
 pub use error::{
     CredentialError, EncoderFailure, Error, FailureKind, OutputFault, RecordFault,
