@@ -42,7 +42,7 @@ fn reject_request(body: &str, kind: ErrorKind, path: &str) -> Error {
 
 #[track_caller]
 fn reject_line(line: &str, kind: ErrorKind, path: &str) -> Error {
-    let e = input(&line)
+    let e = input(line)
         .err()
         .unwrap_or_else(|| panic!("accepted {line}"));
     assert_eq!((e.kind(), e.path()), (kind, path), "{line}: {e}");

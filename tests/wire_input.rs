@@ -200,9 +200,9 @@ fn user_priority_replay_and_optional_members() {
         false,
     );
     // Synthetic flag, timestamp, tool-use result, a non-null parent.
-    canon(&format!(
-        r#"{{"type":"user","message":"x","parent_tool_use_id":"toolu_1","isSynthetic":true,"timestamp":"2026-09-29T06:31:37.097Z","tool_use_result":{{"stdout":"ok"}}}}"#
-    ));
+    canon(
+        r#"{"type":"user","message":"x","parent_tool_use_id":"toolu_1","isSynthetic":true,"timestamp":"2026-09-29T06:31:37.097Z","tool_use_result":{"stdout":"ok"}}"#,
+    );
     reject(
         &user(r#","message":"x","isSynthetic":"yes""#),
         ErrorKind::WrongType,

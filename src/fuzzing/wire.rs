@@ -162,7 +162,7 @@ impl<'d> Gen<'d> {
         if t.is_empty() {
             t.push('x');
         }
-        NonEmpty::new(t).unwrap_or_else(|| unreachable_nonempty())
+        NonEmpty::new(t).unwrap_or_else(unreachable_nonempty)
     }
 
     /// A unique plain identifier (object member names must not repeat).
@@ -200,23 +200,22 @@ impl<'d> Gen<'d> {
             &hex[16..20],
             &hex[20..32]
         );
-        Uuid::new(s).unwrap_or_else(|| unreachable_nonempty())
+        Uuid::new(s).unwrap_or_else(unreachable_nonempty)
     }
 
     fn upload_id(&mut self) -> UploadId<'static> {
-        UploadId::new(format!("upl_{}", self.id_body())).unwrap_or_else(|| unreachable_nonempty())
+        UploadId::new(format!("upl_{}", self.id_body())).unwrap_or_else(unreachable_nonempty)
     }
 
     fn attachment_id(&mut self) -> AttachmentId<'static> {
-        AttachmentId::new(format!("att_{}", self.id_body()))
-            .unwrap_or_else(|| unreachable_nonempty())
+        AttachmentId::new(format!("att_{}", self.id_body())).unwrap_or_else(unreachable_nonempty)
     }
 
     fn sha(&mut self) -> Sha256Hex<'static> {
         let s: String = (0..64)
             .map(|_| char::from_digit(u32::from(self.u8() & 0xf), 16).unwrap_or('0'))
             .collect();
-        Sha256Hex::new(s).unwrap_or_else(|| unreachable_nonempty())
+        Sha256Hex::new(s).unwrap_or_else(unreachable_nonempty)
     }
 
     /// A small JSON value with unique member names, written compactly.
@@ -395,7 +394,7 @@ impl<'d> Gen<'d> {
     fn can_use_tool(&mut self) -> CanUseTool<'static> {
         let mut tool_name = self.nonempty();
         if tool_name.as_str() == crate::wire::permission::SANDBOX_NETWORK_ACCESS {
-            tool_name = NonEmpty::new("Bash").unwrap_or_else(|| unreachable_nonempty());
+            tool_name = NonEmpty::new("Bash").unwrap_or_else(unreachable_nonempty);
         }
         CanUseTool {
             tool_name,
