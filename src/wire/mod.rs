@@ -32,6 +32,7 @@ pub mod output;
 pub mod permission;
 mod raw;
 pub mod record;
+pub mod responses;
 pub mod subtypes;
 pub mod system;
 pub mod user;
