@@ -31,7 +31,11 @@ fn encode_credentials_random_sweep() {
         state ^= state << 17;
         state
     };
-    let cases = 20_000;
+    // AGENTX_ENCODE_SWEEP overrides the number of generated cases (default 20,000).
+    let cases: usize = std::env::var("AGENTX_ENCODE_SWEEP")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
     for _ in 0..cases {
         let len = (next() % 96) as usize;
         let mut data = vec![(next() % 8) as u8];
@@ -44,6 +48,40 @@ fn encode_credentials_random_sweep() {
             });
         }
         credential_frame(&data);
+        // A parseable record too, so the canonical re-encoding path (our writer's escaping,
+        // where the validator may skip decoding) sees the same credentials.
+        const CHARS: [&str; 12] = [
+            "a", "b", "\n", "\"", "\\", "\u{2028}", "é", "A", "/", ",", "}", "\u{1}",
+        ];
+        let n = next() % 4;
+        let mut doc = vec![n as u8];
+        for _ in 0..n {
+            let mut cred = Vec::new();
+            for _ in 0..=(next() % 3) {
+                cred.extend_from_slice(CHARS[next() as usize % CHARS.len()].as_bytes());
+            }
+            doc.push(cred.len() as u8 - 1);
+            doc.extend_from_slice(&cred);
+        }
+        doc.extend_from_slice(b"{\"k\":[\"");
+        for _ in 0..(next() % 48) {
+            let r = next();
+            let piece: &str = match r % 12 {
+                0 => "\\n",
+                1 => "\\\"",
+                2 => "\\\\",
+                3 => "\\u2028",
+                4 => "\\u0001",
+                5 => "\\u0041",
+                6 => "\\/",
+                7 => "é",
+                8 => "\",\"",
+                _ => ["a", "b", ",", "}", "x"][(r >> 8) as usize % 5],
+            };
+            doc.extend_from_slice(piece.as_bytes());
+        }
+        doc.extend_from_slice(b"\"]}");
+        credential_frame(&doc);
     }
-    eprintln!("encode_credentials: {cases} generated cases");
+    eprintln!("encode_credentials: {cases} generated cases (x2)");
 }

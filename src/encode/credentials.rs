@@ -23,7 +23,7 @@ use aho_corasick::{packed, AhoCorasick, MatchKind};
 use super::error::CredentialError;
 use memchr::memchr;
 
-use super::scan::{normalize_into, walk_escaped_strings, Walk};
+use super::scan::{canonically_escaped, normalize_into, walk_escaped_strings, Walk};
 
 /// Most credentials in one set.
 pub const MAX_CREDENTIALS: usize = 1024;
@@ -46,6 +46,9 @@ pub struct CredentialSet {
 struct Searchers {
     raw: Scanner,
     decoded: Scanner,
+    /// Every credential is valid UTF-8, so a canonically escaped frame needs no decoding
+    /// (see `scan::canonically_escaped`).
+    all_utf8: bool,
 }
 
 /// A multi-pattern "does any occur" search. The packed SIMD searcher (Teddy) is used directly
@@ -126,6 +129,7 @@ impl CredentialSet {
             return Ok(Self::empty());
         }
         let count = raw.len();
+        let all_utf8 = raw.iter().all(|c| std::str::from_utf8(c).is_ok());
         let decoded = Scanner::build(&raw)?;
         let mut patterns = raw.clone();
         for c in &raw {
@@ -143,7 +147,11 @@ impl CredentialSet {
         };
         Ok(CredentialSet {
             count,
-            searchers: Some(Searchers { raw, decoded }),
+            searchers: Some(Searchers {
+                raw,
+                decoded,
+                all_utf8,
+            }),
         })
     }
 
@@ -170,6 +178,10 @@ impl CredentialSet {
         }
         // (c): strings without a backslash decode to their raw bytes, already searched.
         if memchr(b'\\', frame).is_none() {
+            return false;
+        }
+        // Our writer's own escaping: the escaped spelling searched above covers rule (c).
+        if s.all_utf8 && canonically_escaped(frame) {
             return false;
         }
         // One pass: the frame with every escaped string decoded in place, one search.

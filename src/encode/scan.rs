@@ -13,7 +13,7 @@
 //! quotes before a backslash says whether it sits inside a string, and the last quote before it
 //! is where that string began.
 
-use memchr::{memchr, memchr2, memchr_iter, memrchr};
+use memchr::{memchr, memchr2, memchr_iter, memmem, memrchr};
 
 /// The outcome of walking one frame.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -69,6 +69,84 @@ pub(crate) fn walk_escaped_strings(
         pos = content_end.saturating_add(1);
     }
     Walk::Clean
+}
+
+/// True when every string escape in `frame` is spelled exactly as our JSON writer spells that
+/// character (`\"` `\\` `\n` `\r` `\t` `\b` `\f`, `\u00xx` lowercase for the other
+/// control characters, `\u2028` `\u2029`) and no byte the writer would escape occurs raw
+/// (a control character, U+2028/U+2029; the final `\n` excepted). Then every string's raw
+/// bytes are the writer's escaping of its decoded bytes, so a valid-UTF-8 credential inside a
+/// decoded string shows up as its escaped spelling in the raw frame, which the raw search
+/// already covers (rule b): decoding can be skipped.
+pub(crate) fn canonically_escaped(frame: &[u8]) -> bool {
+    let body = match frame.split_last() {
+        Some((b'\n', body)) => body,
+        _ => frame,
+    };
+    if has_control_byte(body)
+        || memmem::find(body, b"\xE2\x80\xA8").is_some()
+        || memmem::find(body, b"\xE2\x80\xA9").is_some()
+    {
+        return false;
+    }
+    let mut pos = 0usize;
+    while pos < body.len() {
+        let rest = &body[pos..];
+        let bs = match memchr(b'\\', rest) {
+            Some(i) => i,
+            None => return true,
+        };
+        if memchr_iter(b'"', &rest[..bs]).count() % 2 == 0 {
+            // A backslash outside any string: not JSON we wrote; take the full path.
+            return false;
+        }
+        let mut i = pos + bs;
+        loop {
+            // `body[i]` is a backslash inside a string.
+            i += match canonical_escape_len(body, i) {
+                Some(n) => n,
+                None => return false,
+            };
+            match memchr2(b'"', b'\\', &body[i..]) {
+                Some(j) if body[i + j] == b'"' => {
+                    pos = i + j + 1;
+                    break;
+                }
+                Some(j) => i += j,
+                None => return true,
+            }
+        }
+    }
+    true
+}
+
+fn canonical_escape_len(s: &[u8], at: usize) -> Option<usize> {
+    match *s.get(at + 1)? {
+        b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f' => Some(2),
+        b'u' => {
+            let d = s.get(at + 2..at + 6)?;
+            let lower_hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+            if !d.iter().all(|&b| lower_hex(b)) {
+                return None;
+            }
+            match d {
+                b"2028" | b"2029" => Some(6),
+                [b'0', b'0', _, _] => {
+                    let v = hex4(s, at + 2)?;
+                    let short = matches!(v, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d);
+                    (v < 0x20 && !short).then_some(6)
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Any byte below 0x20, in a form the compiler vectorizes (no early exit inside a chunk).
+fn has_control_byte(s: &[u8]) -> bool {
+    s.chunks(64)
+        .any(|c| c.iter().fold(false, |acc, &b| acc | (b < 0x20)))
 }
 
 /// Copies `frame` into `out` with the content of every string that holds an escape replaced by
@@ -355,6 +433,36 @@ mod tests {
         assert_eq!(n, br#"{"a":"xAy","b":1}"#.to_vec());
         for bad in [&br#""\q""#[..], br#""\u12""#, br#""\ud800""#, br#""abc\"#] {
             assert!(!normalize_into(bad, &mut n), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn canonical_escape_detection() {
+        let yes: [&[u8]; 5] = [
+            br#"{"a":"x\"y\\z\n\r\t\b\f"}"#,
+            br#"{"a":"\u0001\u001f\u2028\u2029"}"#,
+            b"{\"a\":\"plain\"}\n",
+            "{\"a\":\"é😀→\"}\n".as_bytes(),
+            br#"["a\\","b\\\""]"#,
+        ];
+        for f in yes {
+            assert!(canonically_escaped(f), "{f:?}");
+        }
+        let no: [&[u8]; 11] = [
+            br#"{"a":"\/"}"#,
+            br#"{"a":"\u0041"}"#,
+            br#"{"a":"\u000a"}"#,
+            br#"{"a":"\u001F"}"#,
+            br#"{"a":"\ud83d\ude00"}"#,
+            br#"{"a":"\u00e9"}"#,
+            b"{\"a\":\"raw\ttab\"}",
+            "{\"a\":\"raw\u{2028}\"}".as_bytes(),
+            br#"\ {"a":"x"}"#,
+            br#"{"a":"\q"}"#,
+            b"{\"a\":1}\n\n",
+        ];
+        for f in no {
+            assert!(!canonically_escaped(f), "{f:?}");
         }
     }
 
