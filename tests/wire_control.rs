@@ -344,6 +344,20 @@ fn every_control_subtype_decodes_round_trips_and_rejects_unknown_members() {
         ));
         // Closed payloads: one unknown member is a correlated error. set_permission_mode
         // takes "any payload".
+        // WIRE-014: a duplicate member in the nested payload rejects the record, including
+        // an escape-equivalent spelling.
+        for dup in [
+            "{\"subtype\":\"x\",\"subtype\"",
+            "{\"sub\\u0074ype\":\"x\",\"subtype\"",
+        ] {
+            let line = request(&body.replacen("{\"subtype\"", dup, 1));
+            let e = input(&line).unwrap_err();
+            assert_eq!(
+                e.kind(),
+                ErrorKind::Json(json::ErrorKind::DuplicateMember),
+                "{line}"
+            );
+        }
         let extra = body.replacen("{\"subtype\"", "{\"hooks\":{},\"subtype\"", 1);
         if *subtype == ControlSubtype::SetPermissionMode {
             assert!(input(&request(&extra)).is_ok());

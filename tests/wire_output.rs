@@ -488,6 +488,17 @@ fn every_system_subtype_and_unknown_subtypes() {
         assert_eq!(e.subtype(), Some(*subtype));
         assert_eq!(r.warning(), None);
         assert_eq!(canon(line), *line, "declared order is canonical");
+        // WIRE-014: duplicates reject the record.
+        let dup = line.replacen(
+            &format!(r#""uuid":"{U1}","#),
+            &format!(r#""uuid":"{U1}","uu\u0069d":"{U1}","#),
+            1,
+        );
+        assert_eq!(
+            output(&dup).unwrap_err().kind(),
+            ErrorKind::Json(json::ErrorKind::DuplicateMember),
+            "{dup}"
+        );
         // uuid is required on every system event.
         reject(
             &line.replacen(&format!(r#""uuid":"{U1}","#), "", 1),
@@ -575,6 +586,16 @@ fn every_lifecycle_event() {
             &line.replacen(&format!(r#""session_id":"{U2}""#), r#""session_id":1"#, 1),
             ErrorKind::WrongType,
             "session_id",
+        );
+        let dup = line.replacen(
+            &format!(r#""session_id":"{U2}""#),
+            &format!(r#""session_id":"{U2}","session_id":"{U2}""#),
+            1,
+        );
+        assert_eq!(
+            output(&dup).unwrap_err().kind(),
+            ErrorKind::Json(json::ErrorKind::DuplicateMember),
+            "{dup}"
         );
     }
     reject(
