@@ -65,3 +65,46 @@ fn generator_covers_every_kind_with_empty_seed() {
     }
     eprintln!("{} input and {} output kinds", INPUT_KINDS, OUTPUT_KINDS);
 }
+
+#[test]
+fn generator_reaches_every_control_and_system_subtype() {
+    use agentx_wire::wire::{
+        ControlSubtype, InputRecord, OutputRecord, SystemEvent, SystemSubtype,
+    };
+    use std::collections::HashSet;
+    let mut control = HashSet::new();
+    let mut system = HashSet::new();
+    let mut unknown_system = false;
+    for n in 0u32..4000 {
+        let seed: Vec<u8> = (0..64u32)
+            .map(|i| (n.wrapping_mul(2654435761).rotate_left(i) >> 3) as u8)
+            .collect();
+        for kind in 0..INPUT_KINDS {
+            if let InputRecord::ControlRequest(c) = Gen::new(&seed).input_record(kind) {
+                control.extend(c.request.subtype());
+            }
+        }
+        for kind in 0..OUTPUT_KINDS {
+            if let OutputRecord::System(e) = Gen::new(&seed).output_record(kind) {
+                system.extend(e.subtype());
+                unknown_system |= matches!(e, SystemEvent::Unknown(_));
+            }
+        }
+    }
+    let missing_control: Vec<_> = ControlSubtype::ALL
+        .iter()
+        .filter(|s| !control.contains(s))
+        .collect();
+    let missing_system: Vec<_> = SystemSubtype::ALL
+        .iter()
+        .filter(|s| !system.contains(s))
+        .collect();
+    assert!(missing_control.is_empty(), "{missing_control:?}");
+    assert!(missing_system.is_empty(), "{missing_system:?}");
+    assert!(unknown_system);
+    eprintln!(
+        "{} control and {} system subtypes generated",
+        control.len(),
+        system.len()
+    );
+}

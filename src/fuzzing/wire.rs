@@ -14,7 +14,10 @@ use crate::wire::control::ControlOutcome;
 use crate::wire::grammar::{AttachmentId, NonEmpty, Sha256Hex, UploadId, Uuid};
 use crate::wire::import::{ImportBegin, ImportChunk, ReasonCode};
 use crate::wire::init::{InitEvent, InputCapabilities, McpServerStatus, ReasoningCapabilities};
-use crate::wire::lifecycle::{PromptSuggestion, RateLimitEvent, RateLimitInfo, ToolProgress};
+use crate::wire::lifecycle::{
+    AuthStatus, PromptSuggestion, RateLimitEvent, RateLimitInfo, StreamlinedText,
+    StreamlinedToolUseSummary, ToolProgress, ToolUseSummary,
+};
 use crate::wire::output::{ModelUsage, ModelUsageMap, PermissionDenial};
 use crate::wire::permission::{
     DirectoriesOperation, PermissionBehavior, PermissionDestination, PermissionMode,
@@ -90,7 +93,7 @@ pub struct Gen<'d> {
 /// How many input-record shapes [`Gen::input_record`] distinguishes.
 pub const INPUT_KINDS: u8 = 14;
 /// How many output-record shapes [`Gen::output_record`] distinguishes.
-pub const OUTPUT_KINDS: u8 = 16;
+pub const OUTPUT_KINDS: u8 = 21;
 
 const PIECES: &[&str] = &[
     "a", "hello", " ", "\"", "\\", "\n", "\t", "\u{1}", "\u{1f}", "\u{7f}", "é", "\u{2028}",
@@ -412,7 +415,7 @@ impl<'d> Gen<'d> {
 
     fn control_body(&mut self) -> ControlRequestBody<'static> {
         use crate::wire::subtypes as s;
-        match self.below(10) {
+        match self.below(22) {
             0 => ControlRequestBody::Initialize(s::Initialize),
             1 => ControlRequestBody::Interrupt(s::Interrupt),
             2 => ControlRequestBody::CanUseTool(self.can_use_tool()),
@@ -439,6 +442,40 @@ impl<'d> Gen<'d> {
                 requested_schema: self.opt(Self::raw_object),
             }),
             8 => ControlRequestBody::McpStatus(s::McpStatus),
+            9 => ControlRequestBody::SetPermissionMode(s::SetPermissionMode {
+                mode: self.opt(Self::text),
+            }),
+            10 => ControlRequestBody::GetContextUsage(s::GetContextUsage),
+            11 => ControlRequestBody::CancelAsyncMessage(s::CancelAsyncMessage {
+                message_uuid: self.text(),
+            }),
+            12 => ControlRequestBody::SeedReadState(s::SeedReadState {
+                path: self.text(),
+                mtime: self.f64(),
+            }),
+            13 => ControlRequestBody::HookCallback(s::HookCallback {
+                callback_id: self.text(),
+                input: self.raw(),
+                tool_use_id: self.opt(Self::text),
+            }),
+            14 => ControlRequestBody::McpMessage(s::McpMessage {
+                server_name: self.text(),
+                message: self.raw(),
+            }),
+            15 => ControlRequestBody::McpSetServers(s::McpSetServers {
+                servers: self.raw_object(),
+            }),
+            16 => ControlRequestBody::ReloadPlugins(s::ReloadPlugins),
+            17 => ControlRequestBody::McpReconnect(s::McpReconnect {
+                server_name: self.text(),
+            }),
+            18 => ControlRequestBody::StopTask(s::StopTask {
+                task_id: self.text(),
+            }),
+            19 => ControlRequestBody::ApplyFlagSettings(s::ApplyFlagSettings {
+                settings: self.raw_object(),
+            }),
+            20 => ControlRequestBody::GetSettings(s::GetSettings),
             _ => {
                 let subtype = self.unique("future_");
                 let mut out = Vec::new();
@@ -648,6 +685,141 @@ impl<'d> Gen<'d> {
         }
     }
 
+    /// A `system` event of any subtype other than init (which has its own kind), or an
+    /// unknown subtype.
+    fn system_event(&mut self) -> SystemEvent<'static> {
+        use crate::wire::system as sy;
+        let which = self.below(13);
+        let (uuid, session_id) = (self.uuid(), self.uuid());
+        match which {
+            0 => SystemEvent::CompactBoundary(sy::CompactBoundary {
+                compact_metadata: sy::CompactMetadata {
+                    trigger: sy::CompactTrigger::ALL[self.below(2)],
+                    pre_tokens: self.u64(),
+                    preserved_segment: self.opt(|g| sy::PreservedSegment {
+                        head_uuid: g.text(),
+                        anchor_uuid: g.text(),
+                        tail_uuid: g.text(),
+                    }),
+                },
+                uuid,
+                session_id,
+            }),
+            1 => SystemEvent::Status(sy::StatusEvent {
+                status: self.opt(Self::text),
+                permission_mode: self.opt(Self::text),
+                uuid,
+                session_id,
+            }),
+            2 => SystemEvent::PostTurnSummary(sy::PostTurnSummary {
+                summarizes_uuid: self.text(),
+                status_category: self.text(),
+                title: self.opt(Self::text),
+                status_detail: self.opt(Self::text),
+                description: self.opt(Self::text),
+                recent_action: self.opt(Self::text),
+                needed_action: self.opt(Self::text),
+                is_noteworthy: self.opt(Self::bool),
+                artifact_urls: self.opt(|g| g.list(2, Self::text)),
+                uuid,
+                session_id,
+            }),
+            3 => SystemEvent::LocalCommandOutput(sy::LocalCommandOutput {
+                content: self.text(),
+                uuid,
+                session_id,
+            }),
+            4 => SystemEvent::HookStarted(sy::HookStarted {
+                hook_id: self.text(),
+                hook_name: self.text(),
+                hook_event: self.text(),
+                uuid,
+                session_id,
+            }),
+            5 => SystemEvent::HookProgress(sy::HookProgress {
+                hook_id: self.text(),
+                hook_name: self.text(),
+                hook_event: self.text(),
+                stdout: self.text(),
+                stderr: self.text(),
+                output: self.text(),
+                uuid,
+                session_id,
+            }),
+            6 => SystemEvent::HookResponse(sy::HookResponse {
+                hook_id: self.text(),
+                hook_name: self.text(),
+                hook_event: self.text(),
+                output: self.text(),
+                stdout: self.text(),
+                stderr: self.text(),
+                exit_code: self.opt(|g| g.u64() as i64),
+                outcome: sy::HookOutcome::ALL[self.below(3)],
+                uuid,
+                session_id,
+            }),
+            7 => SystemEvent::FilesPersisted(sy::FilesPersisted {
+                files: self.list(2, |g| sy::PersistedFile {
+                    filename: g.text(),
+                    file_id: g.text(),
+                }),
+                failed: self.list(2, |g| sy::FailedFile {
+                    filename: g.text(),
+                    error: g.text(),
+                }),
+                processed_at: self.text(),
+                uuid,
+                session_id,
+            }),
+            8 => SystemEvent::TaskStarted(sy::TaskStarted {
+                task_id: self.text(),
+                description: self.text(),
+                tool_use_id: self.opt(Self::text),
+                task_type: self.opt(Self::text),
+                workflow_name: self.opt(Self::text),
+                prompt: self.opt(Self::text),
+                uuid,
+                session_id,
+            }),
+            9 => SystemEvent::TaskProgress(sy::TaskProgress {
+                task_id: self.text(),
+                description: self.text(),
+                usage: self.raw_object(),
+                tool_use_id: self.opt(Self::text),
+                last_tool_name: self.opt(Self::text),
+                summary: self.opt(Self::text),
+                uuid,
+                session_id,
+            }),
+            10 => SystemEvent::ElicitationComplete(sy::ElicitationComplete {
+                mcp_server_name: self.text(),
+                elicitation_id: self.text(),
+                uuid,
+                session_id,
+            }),
+            11 => SystemEvent::SessionStateChanged(SessionStateChanged {
+                state: SessionState::ALL[self.below(3)],
+                uuid,
+                session_id,
+            }),
+            _ => {
+                let subtype = self.unique("future_subtype_");
+                let mut out = Vec::new();
+                out.extend_from_slice(b"{\"type\":\"system\",\"subtype\":");
+                json::write_str(&mut out, &subtype);
+                out.extend_from_slice(b",\"data\":");
+                self.json_value(2, &mut out);
+                out.push(b'}');
+                SystemEvent::Unknown(sy::UnknownSystem {
+                    subtype: Cow::Owned(subtype),
+                    record: RawObject(
+                        RawJson::parse_owned(out).unwrap_or_else(|_| RawJson::empty_object()),
+                    ),
+                })
+            }
+        }
+    }
+
     /// An output record; `which % OUTPUT_KINDS` picks the shape.
     pub fn output_record(&mut self, which: u8) -> OutputRecord<'static> {
         match which % OUTPUT_KINDS {
@@ -717,6 +889,30 @@ impl<'d> Gen<'d> {
             }),
             14 => OutputRecord::PromptSuggestion(PromptSuggestion {
                 suggestion: self.text(),
+                uuid: self.uuid(),
+                session_id: self.uuid(),
+            }),
+            15 => OutputRecord::System(self.system_event()),
+            16 => OutputRecord::AuthStatus(AuthStatus {
+                is_authenticating: self.bool(),
+                output: self.list(2, Self::text),
+                error: self.opt(Self::text),
+                uuid: self.uuid(),
+                session_id: self.uuid(),
+            }),
+            17 => OutputRecord::ToolUseSummary(ToolUseSummary {
+                summary: self.text(),
+                preceding_tool_use_ids: self.list(3, Self::text),
+                uuid: self.uuid(),
+                session_id: self.uuid(),
+            }),
+            18 => OutputRecord::StreamlinedText(StreamlinedText {
+                text: self.text(),
+                uuid: self.uuid(),
+                session_id: self.uuid(),
+            }),
+            19 => OutputRecord::StreamlinedToolUseSummary(StreamlinedToolUseSummary {
+                tool_summary: self.text(),
                 uuid: self.uuid(),
                 session_id: self.uuid(),
             }),
