@@ -11,7 +11,7 @@
 
 use std::borrow::Cow;
 
-use crate::json::{self, Kind, Object, Str, Value};
+use crate::json::{self, Object, Str, Value};
 
 use super::error::Error;
 
@@ -462,19 +462,6 @@ macro_rules! owned_as_is {
 }
 pub(crate) use owned_as_is;
 owned_as_is!(bool, u64, i64, f64);
-
-/// The JSON kind name, for diagnostics.
-#[allow(dead_code)]
-pub(crate) fn kind_name(k: Kind) -> &'static str {
-    match k {
-        Kind::Null => "null",
-        Kind::Bool => "a boolean",
-        Kind::Number => "a number",
-        Kind::String => "a string",
-        Kind::Array => "an array",
-        Kind::Object => "an object",
-    }
-}
 
 /// Declares a record or payload object once and generates its struct, its member decoder
 /// (`decode_members`, over an already-typed object), its member encoder (`encode_members`,
