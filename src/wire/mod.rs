@@ -35,6 +35,7 @@ pub mod record;
 pub mod responses;
 pub mod subtypes;
 pub mod system;
+mod table;
 pub mod user;
 
 pub use attachment_ref::AttachmentRef;
