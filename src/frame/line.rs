@@ -11,11 +11,24 @@ use bytes::Bytes;
 /// Borrowed from the [`Reader`](super::Reader) until the next call on it. A line that lay in
 /// one chunk borrows that chunk, so [`Line::to_bytes`] is a zero-copy `Bytes::slice`; a line
 /// that spanned chunks borrows the reader's assembly buffer.
-#[derive(Clone, Copy, Debug)]
+///
+/// `Debug` shows the number and length only: a line is untrusted input and may carry
+/// credentials, so its bytes never reach diagnostics through this type.
+#[derive(Clone, Copy)]
 pub struct Line<'a> {
     number: u64,
     bytes: &'a [u8],
     chunk: Option<&'a Bytes>,
+}
+
+impl std::fmt::Debug for Line<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Line")
+            .field("number", &self.number)
+            .field("len", &self.bytes.len())
+            .field("zero_copy", &self.chunk.is_some())
+            .finish()
+    }
 }
 
 impl<'a> Line<'a> {

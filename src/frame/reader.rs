@@ -29,7 +29,8 @@ pub const DEFAULT_MAX_LINE: usize = 8 * 1024 * 1024;
 /// See the [module docs](super) for the streaming loop. Memory held: the chunks pushed and not
 /// yet drained (shared `Bytes`, not copied), plus one assembly buffer for a line spanning
 /// chunks, whose capacity never exceeds the limit.
-#[derive(Debug)]
+///
+/// `Debug` shows positions and sizes, never buffered input bytes.
 pub struct Reader {
     splitter: Splitter,
     max_line: usize,
@@ -50,6 +51,22 @@ pub struct Reader {
     lines: u64,
     finished: bool,
     eof_done: bool,
+}
+
+impl std::fmt::Debug for Reader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reader")
+            .field("backend", &self.splitter.backend())
+            .field("max_line", &self.max_line)
+            .field("lines_read", &self.lines)
+            .field("chunk_len", &self.chunk.len())
+            .field("pos", &self.pos)
+            .field("queued_chunks", &self.queue.len())
+            .field("partial_len", &self.partial.len())
+            .field("skipping", &self.skipping)
+            .field("finished", &self.finished)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for Reader {
@@ -347,6 +364,20 @@ mod tests {
         assert!(!chunk.is_unique());
         let _ = drain(&mut r);
         assert!(chunk.is_unique(), "reader still holds the drained chunk");
+    }
+
+    #[test]
+    fn debug_never_shows_input_bytes() {
+        let mut r = Reader::new();
+        r.push_slice(b"{\"api_key\":\"sk-SECRET\"}\n{\"partial\":\"sk-SECRET");
+        let line = r.next_line().expect("a line").expect("no error");
+        assert!(!format!("{line:?}").contains("SECRET"));
+        assert!(r.next_line().is_none());
+        let shown = format!("{r:?}");
+        assert!(
+            !shown.contains("SECRET") && shown.contains("partial_len"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -227,12 +227,22 @@ impl Cursor {
 ///
 /// Each backend call compares a whole 64-byte block and returns its bitmask; the iterator
 /// then yields the set bits without calling back into the backend, which is where it beats
-/// `memchr_iter` on short lines.
-#[derive(Clone, Debug)]
+/// `memchr_iter` on short lines. `Debug` shows the haystack's length, never its bytes.
+#[derive(Clone)]
 pub struct Newlines<'a> {
     splitter: Splitter,
     hay: &'a [u8],
     cursor: Cursor,
+}
+
+impl std::fmt::Debug for Newlines<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Newlines")
+            .field("backend", &self.splitter.backend())
+            .field("hay_len", &self.hay.len())
+            .field("cursor", &self.cursor)
+            .finish()
+    }
 }
 
 impl Iterator for Newlines<'_> {
