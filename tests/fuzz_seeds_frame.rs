@@ -45,3 +45,27 @@ fn reference_splitter_matches_the_documented_rules() {
     assert_eq!(got[2], Ok((5, b"x".to_vec())));
     assert_eq!(split_all(&[&stream[..4], &stream[4..]], 5), got);
 }
+
+#[test]
+fn generated_streams_through_the_fuzz_properties() {
+    // Deterministic smoke run of both entry points on streams from a framing-heavy alphabet
+    // (LF, CR, space, tab, and a few others): not a fuzzer, but it runs on every `cargo test`.
+    let alphabet = b"\n\n\r \t{}a\"\x0b";
+    let mut state = 0x0dd_ba11_u64;
+    let mut next = move || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 16
+    };
+    let mut runs = 0;
+    for _ in 0..1500 {
+        let len = (next() % 300) as usize;
+        let mut data = vec![(next() % 256) as u8, (next() % 256) as u8];
+        data.extend((0..len).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]));
+        agentx_wire::fuzzing::frame::reader_chunking(&data);
+        agentx_wire::fuzzing::frame::splitter(&data);
+        runs += 1;
+    }
+    eprintln!("generated_streams: {runs} streams checked");
+}
