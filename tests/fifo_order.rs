@@ -40,17 +40,17 @@ const PERMISSION: &str = r#"{"type":"control_request","request_id":"req_1","requ
 const KEEP_ALIVE: &str = r#"{"type":"keep_alive"}"#;
 const CANCEL: &str = r#"{"type":"control_cancel_request","request_id":"req_1"}"#;
 
-/// A FIFO whose writer blocks on its first record until `release` is sent: lets a test queue
-/// records while a drain is provably running.
-fn gated_fifo(
-    capacity: usize,
-    credentials: CredentialSet,
-) -> (
+/// The FIFO, its output, the release of its first write, and "the first write began".
+type Gated = (
     Arc<OutputFifo<Vec<u8>>>,
     Out,
     mpsc::Sender<()>,
     mpsc::Receiver<()>,
-) {
+);
+
+/// A FIFO whose writer blocks on its first record until `release` is sent: lets a test queue
+/// records while a drain is provably running.
+fn gated_fifo(capacity: usize, credentials: CredentialSet) -> Gated {
     let out: Out = Arc::default();
     let (release_tx, release_rx) = mpsc::channel::<()>();
     let (entered_tx, entered_rx) = mpsc::channel::<()>();

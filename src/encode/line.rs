@@ -43,7 +43,7 @@ pub(crate) fn escape_separators(buf: &mut Vec<u8>, spare: &mut Vec<u8>) {
 
 /// Finds the next `E2 80 A8` / `E2 80 A9`. Searching the two-byte prefix `E2 80` skips the
 /// common `E2 86 92` (→) and similar characters that a one-byte `E2` search would stop at.
-fn find_separator(buf: &[u8], from: usize) -> Option<usize> {
+pub(crate) fn find_separator(buf: &[u8], from: usize) -> Option<usize> {
     static PREFIX: OnceLock<memmem::Finder<'static>> = OnceLock::new();
     let finder = PREFIX.get_or_init(|| memmem::Finder::new(b"\xE2\x80"));
     let rest = buf.get(from..)?;

@@ -13,7 +13,9 @@
 //! quotes before a backslash says whether it sits inside a string, and the last quote before it
 //! is where that string began.
 
-use memchr::{memchr, memchr2, memchr_iter, memmem, memrchr};
+use memchr::{memchr, memchr2, memchr_iter, memrchr};
+
+use super::line::find_separator;
 
 /// The outcome of walking one frame.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -83,10 +85,7 @@ pub(crate) fn canonically_escaped(frame: &[u8]) -> bool {
         Some((b'\n', body)) => body,
         _ => frame,
     };
-    if has_control_byte(body)
-        || memmem::find(body, b"\xE2\x80\xA8").is_some()
-        || memmem::find(body, b"\xE2\x80\xA9").is_some()
-    {
+    if has_control_byte(body) || find_separator(body, 0).is_some() {
         return false;
     }
     let mut pos = 0usize;
