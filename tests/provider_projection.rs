@@ -571,6 +571,18 @@ fn collision_rule_names_fields_only() {
     )
     .expect("collision");
     assert_eq!(path, "providers[0].model");
+    // A lone `"` credential is framing, not a field collision (fuzz regression): the catalog
+    // builds, and discovery refuses the frame instead.
+    let quote =
+        r#"{"version":2,"providers":[{"id":"o","type":"openai","model":"m","api_key":"\""}]}"#;
+    assert!(collision(quote).is_none());
+    let reg = parse_auth_json(quote.as_bytes(), &env).expect("valid");
+    assert_eq!(
+        discovery::discover(&reg, Format::Json)
+            .err()
+            .map(|e| e.kind()),
+        Some(ErrorKind::Framing)
+    );
 }
 
 /// WIRE-026 / scenario 29: credentials equal to pieces of the document's framing pass the

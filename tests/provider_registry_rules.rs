@@ -45,8 +45,10 @@ fn load(doc: &str) -> Result<Registry, agentx_wire::provider::Error> {
     parse_auth_json(doc.as_bytes(), &env)
 }
 
-/// (case, document, expected path, expected rule code); `None` path means accepted.
-fn cases() -> Vec<(&'static str, String, Option<(&'static str, &'static str)>)> {
+/// (case, document, expected path and rule code); `None` means accepted.
+type Case = (&'static str, String, Option<(&'static str, &'static str)>);
+
+fn cases() -> Vec<Case> {
     let a = |extra: &str| registry(&[azure("a", extra)]);
     let s = |extra: &str| registry(&[scripted("s", extra)]);
     let efforts =

@@ -67,7 +67,11 @@ pub fn check_collisions(registry: &Registry) -> Result<(), Error> {
         for (public_field, text) in public_strings(registry, i) {
             escaped.clear();
             json::write_str(&mut escaped, &text);
-            let spellings = [text.as_bytes(), escaped.as_slice()];
+            // The writer's spelling between the quotes: the quotes are framing, not the field.
+            let inner = escaped
+                .get(1..escaped.len().saturating_sub(1))
+                .unwrap_or(&[]);
+            let spellings = [text.as_bytes(), inner];
             for (j, private_field, value, escaped_value) in &private {
                 let hit = spellings.iter().any(|s| {
                     memmem::find(s, value).is_some() || memmem::find(s, escaped_value).is_some()
