@@ -269,7 +269,8 @@ fn mime_claims_and_identity() {
     let mut store = BlobStore::open(MemoryBackend::default(), &l).unwrap();
     let png = samples::png_rgb(2, 2);
     let jpg = samples::jpeg_rgb(8, 8, None);
-    let cases: [(&[u8], Option<&str>, Result<&str, ReasonCode>); 6] = [
+    type Case<'a> = (&'a [u8], Option<&'a str>, Result<&'a str, ReasonCode>);
+    let cases: [Case; 6] = [
         (&png, Some("image/png"), Ok("image/png")),
         (&png, Some("image/jpeg"), Err(ReasonCode::MimeMismatch)),
         (&jpg, Some("application/pdf"), Err(ReasonCode::MimeMismatch)),

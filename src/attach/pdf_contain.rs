@@ -80,7 +80,7 @@ mod tests {
             if n == 0 {
                 usize::from(pad[0])
             } else {
-                depth(n - 1) + 1 + usize::from(pad[1] & 0)
+                depth(n - 1) + usize::from(pad[1] != u8::MAX || pad[2] == u8::MAX)
             }
         }
         depth(b.len())

@@ -25,8 +25,38 @@ pub fn fuzz_limits() -> Limits {
     }
 }
 
-/// PNG path: normalize, then check the round trip.
+/// PNG path: normalize, then check the round trip; then again with every chunk CRC
+/// recomputed, so mutations reach past the CRC checks into the decoder.
 pub fn png(data: &[u8]) {
+    png_round_trip(data);
+    let fixed = fix_png_crcs(data);
+    if fixed != data {
+        png_round_trip(&fixed);
+    }
+}
+
+/// `data` with the CRC of every complete chunk recomputed.
+pub fn fix_png_crcs(data: &[u8]) -> Vec<u8> {
+    let mut out = data.to_vec();
+    let mut pos = 8usize;
+    while let Some(len) = out
+        .get(pos..pos + 4)
+        .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    {
+        let Some(end) = pos.checked_add(8).and_then(|p| p.checked_add(len)) else {
+            break;
+        };
+        if end + 4 > out.len() {
+            break;
+        }
+        let crc = samples::crc32(&out[pos + 4..end]);
+        out[end..end + 4].copy_from_slice(&crc.to_be_bytes());
+        pos = end + 4;
+    }
+    out
+}
+
+fn png_round_trip(data: &[u8]) {
     let limits = fuzz_limits();
     let Ok(out) = normalize(MediaType::Png, data, &limits) else {
         return;
@@ -177,6 +207,46 @@ pub mod samples {
             }
         }
         v
+    }
+
+    /// A smooth RGB image with a little texture (compresses like a screenshot or photo,
+    /// not like noise): for the benchmark's 20-megapixel inputs.
+    pub fn gradient(w: usize, h: usize) -> Vec<u8> {
+        let mut v = Vec::with_capacity(w * h * 3);
+        for y in 0..h {
+            for x in 0..w {
+                let t = (x ^ y) & 7;
+                v.push((x * 255 / w.max(1) + t) as u8);
+                v.push((y * 255 / h.max(1) + t) as u8);
+                v.push(((x + y) * 127 / (w + h).max(1) + t) as u8);
+            }
+        }
+        v
+    }
+
+    /// A `w × h` RGB PNG of `gradient`.
+    pub fn png_gradient(w: usize, h: usize) -> Vec<u8> {
+        let pixels = gradient(w, h);
+        let options = EncoderOptions::new(w, h, ColorSpace::RGB, BitDepth::Eight);
+        let mut out = Vec::new();
+        PngEncoder::new(&pixels, options)
+            .encode(&mut out)
+            .expect("sample encodes");
+        out
+    }
+
+    /// A `w × h` RGB JPEG of `gradient`, optionally with an EXIF orientation tag.
+    pub fn jpeg_gradient(w: u16, h: u16, orientation: Option<u16>) -> Vec<u8> {
+        let pixels = gradient(usize::from(w), usize::from(h));
+        let mut out = Vec::new();
+        let mut enc = Encoder::new(&mut out, 90);
+        if let Some(o) = orientation {
+            enc.add_exif_metadata(&exif_orientation(o))
+                .expect("exif fits");
+        }
+        enc.encode(&pixels, w, h, ColorType::Rgb)
+            .expect("sample encodes");
+        out
     }
 
     /// An RGB PNG of `w × h`.
