@@ -39,13 +39,19 @@ use crate::encode::{current_thread, discard_foreign, Encoder, EncoderFailure};
 pub const DEFAULT_CAPACITY: usize = 4096;
 
 /// A record that can enter the FIFO: it appends its complete JSON (no terminator) to `out`.
-/// Typed wire records implement this; pre-marshaled bytes (`Vec<u8>`) do too.
+/// Typed wire records implement this; pre-marshaled bytes (`Vec<u8>`, `&[u8]`) do too.
 pub trait Outbound: Send {
     /// Appends the record's JSON text to `out`.
     fn encode(&self, out: &mut Vec<u8>);
 }
 
 impl Outbound for Vec<u8> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self);
+    }
+}
+
+impl Outbound for &[u8] {
     fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(self);
     }
