@@ -91,73 +91,160 @@ fn trim(b: &[u8]) -> &[u8] {
     b.get(start..end).unwrap_or(&[])
 }
 
-/// Copies validated JSON without whitespace outside strings when every string is already in
-/// `json::write_str`'s canonical form; returns `false` (having written nothing) otherwise.
-/// Inside strings it jumps between the only bytes that matter (`"`, `\\`, the lead byte of
-/// U+2028/U+2029) and copies the runs between them whole.
+/// Bytes inside a string that need a look: the quote, the backslash, and the lead byte of
+/// U+2028/U+2029 (E2 80 A8/A9), which the writer always escapes.
+const fn in_string_table() -> [bool; 256] {
+    let mut t = [false; 256];
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t[0xE2] = true;
+    t
+}
+static IN_STRING: [bool; 256] = in_string_table();
+
+/// The first byte of `s` that [`IN_STRING`] marks: eight bytes at a time (SWAR: the lowest
+/// zero byte of `w ^ pattern` is exact), then the tail byte by byte.
+#[inline]
+fn find_in_string(s: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let zero = |v: u64| v.wrapping_sub(LO) & !v & HI;
+    let mut chunks = s.chunks_exact(8);
+    let mut base = 0;
+    for chunk in chunks.by_ref() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        let hit = zero(w ^ (LO * u64::from(b'"')))
+            | zero(w ^ (LO * u64::from(b'\\')))
+            | zero(w ^ (LO * 0xE2));
+        if hit != 0 {
+            return Some(base + (hit.trailing_zeros() / 8) as usize);
+        }
+        base += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&c| IN_STRING[c as usize])
+        .map(|p| base + p)
+}
+
+/// Writes validated JSON in `json::write_value`'s canonical compact form in one pass:
+/// whitespace outside strings dropped, runs of plain string bytes copied whole, short escapes
+/// kept, and every other escaped or separator character re-written through `json::write_str`
+/// itself (so the escaping policy is the writer's, not a copy of it). Returns `false`, having
+/// written nothing, only for bytes that are not one validated JSON value.
 fn copy_canonical(b: &[u8], out: &mut Vec<u8>) -> bool {
     let start = out.len();
     out.reserve(b.len());
+    // Bytes before `flushed` are in `out`; the output equals the input except where a
+    // divergence (whitespace, `\/`, `\u`, U+2028/9) flushes and writes something else.
+    let mut flushed = 0;
     let mut i = 0;
     while let Some(&c) = b.get(i) {
-        // Outside a string: drop insignificant whitespace, copy structure and scalars.
+        // Outside a string: drop insignificant whitespace; everything else is copied.
         match c {
             b' ' | b'\t' | b'\n' | b'\r' => {
+                out.extend_from_slice(b.get(flushed..i).unwrap_or_default());
                 i += 1;
+                flushed = i;
                 continue;
             }
-            b'"' => {}
+            b'"' => i += 1,
             _ => {
-                out.push(c);
                 i += 1;
                 continue;
             }
         }
-        out.push(b'"');
-        i += 1;
         // Inside a string.
         loop {
-            let rest = b.get(i..).unwrap_or(&[]);
-            let Some(j) = memchr::memchr3(b'"', b'\\', 0xE2, rest) else {
-                // Unterminated: not validated JSON; let the slow path decide.
+            let rest = b.get(i..).unwrap_or_default();
+            let Some(j) = find_in_string(rest) else {
                 out.truncate(start);
                 return false;
             };
-            out.extend_from_slice(rest.get(..j).unwrap_or_default());
             i += j;
             match rest.get(j).copied().unwrap_or(b'"') {
                 b'"' => {
-                    out.push(b'"');
                     i += 1;
                     break;
                 }
-                b'\\' => match rest.get(j + 1) {
-                    // Canonical short escapes only; `\/` and `\uXXXX` may be non-canonical.
-                    Some(&e @ (b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f')) => {
-                        out.push(b'\\');
-                        out.push(e);
+                b'\\' => match rest.get(j + 1).copied() {
+                    // Canonical short escapes stay as they are.
+                    Some(b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f') => i += 2,
+                    Some(b'/') => {
+                        out.extend_from_slice(b.get(flushed..i).unwrap_or_default());
+                        out.push(b'/');
                         i += 2;
+                        flushed = i;
                     }
+                    Some(b'u') => match unicode_escape(rest.get(j..).unwrap_or_default()) {
+                        Some((ch, len)) => {
+                            out.extend_from_slice(b.get(flushed..i).unwrap_or_default());
+                            write_char(out, ch);
+                            i += len;
+                            flushed = i;
+                        }
+                        None => {
+                            out.truncate(start);
+                            return false;
+                        }
+                    },
                     _ => {
                         out.truncate(start);
                         return false;
                     }
                 },
-                _ => {
-                    // U+2028 / U+2029 must be written as escapes.
-                    if rest.get(j + 1) == Some(&0x80)
-                        && matches!(rest.get(j + 2), Some(0xA8 | 0xA9))
-                    {
-                        out.truncate(start);
-                        return false;
+                _ => match (rest.get(j + 1), rest.get(j + 2)) {
+                    // U+2028 / U+2029 are always written as escapes.
+                    (Some(0x80), Some(&l @ (0xA8 | 0xA9))) => {
+                        out.extend_from_slice(b.get(flushed..i).unwrap_or_default());
+                        write_char(out, if l == 0xA8 { '\u{2028}' } else { '\u{2029}' });
+                        i += 3;
+                        flushed = i;
                     }
-                    out.push(0xE2);
-                    i += 1;
-                }
+                    _ => i += 1,
+                },
             }
         }
     }
+    out.extend_from_slice(b.get(flushed..).unwrap_or_default());
     true
+}
+
+/// One character written exactly as `json::write_str` writes it, without the quotes.
+fn write_char(out: &mut Vec<u8>, ch: char) {
+    let mut buf = [0u8; 4];
+    let at = out.len();
+    json::write_str(out, ch.encode_utf8(&mut buf));
+    // Drop the two quotes the writer added around it.
+    let end = out.len().saturating_sub(1);
+    out.copy_within(at + 1..end, at);
+    out.truncate(end.saturating_sub(1));
+}
+
+/// Decodes `\uXXXX` (or a `\uD8xx\uDCxx` surrogate pair) at the start of `s`: the character
+/// and the escape's length.
+fn unicode_escape(s: &[u8]) -> Option<(char, usize)> {
+    let hex4 = |from: usize| -> Option<u32> {
+        let digits = s.get(from..from + 4)?;
+        let text = std::str::from_utf8(digits).ok()?;
+        u32::from_str_radix(text, 16).ok()
+    };
+    let first = hex4(2)?;
+    if (0xD800..0xDC00).contains(&first) {
+        if s.get(6..8)? != b"\\u" {
+            return None;
+        }
+        let low = hex4(8)?;
+        if !(0xDC00..0xE000).contains(&low) {
+            return None;
+        }
+        let code = 0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00);
+        return char::from_u32(code).map(|c| (c, 12));
+    }
+    char::from_u32(first).map(|c| (c, 6))
 }
 
 impl PartialEq for RawJson<'_> {
@@ -272,7 +359,8 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn canonical_copy_matches_the_writer_on_generated_strings(s in "\\PC{0,40}", ws in "[ \t\r\n]{0,3}") {
+        fn canonical_copy_matches_the_writer_on_generated_strings(chars in proptest::collection::vec(proptest::char::any(), 0..40), ws in "[ \t\r\n]{0,3}") {
+            let s: String = chars.into_iter().collect();
             let mut text = String::new();
             text.push_str(&ws);
             text.push_str("{\"k\":");
