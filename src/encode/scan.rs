@@ -88,32 +88,19 @@ pub(crate) fn canonically_escaped(frame: &[u8]) -> bool {
     if has_control_byte(body) || find_separator(body, 0).is_some() {
         return false;
     }
-    let mut pos = 0usize;
-    while pos < body.len() {
-        let rest = &body[pos..];
-        let bs = match memchr(b'\\', rest) {
-            Some(i) => i,
-            None => return true,
-        };
-        if memchr_iter(b'"', &rest[..bs]).count() % 2 == 0 {
-            // A backslash outside any string: not JSON we wrote; take the full path.
-            return false;
+    // Escapes are paired left to right with no string context: inside strings this is exactly
+    // the decoder's pairing, and a backslash outside strings can only consume a byte that is
+    // not inside a string's content (an opening quote, another outside backslash, or hex
+    // digits), so the pairing inside every later string stays the decoder's. One streaming
+    // SIMD pass over the backslashes, no quote counting.
+    let mut next = 0usize;
+    for at in memchr_iter(b'\\', body) {
+        if at < next {
+            continue; // the escaped byte of the previous escape (`\\`)
         }
-        let mut i = pos + bs;
-        loop {
-            // `body[i]` is a backslash inside a string.
-            i += match canonical_escape_len(body, i) {
-                Some(n) => n,
-                None => return false,
-            };
-            match memchr2(b'"', b'\\', &body[i..]) {
-                Some(j) if body[i + j] == b'"' => {
-                    pos = i + j + 1;
-                    break;
-                }
-                Some(j) => i += j,
-                None => return true,
-            }
+        match canonical_escape_len(body, at) {
+            Some(n) => next = at + n,
+            None => return false,
         }
     }
     true
