@@ -335,3 +335,17 @@ fn truncations_never_panic() {
         img.len()
     );
 }
+
+/// Fuzzing found (attach_jpeg, 2026-11-30): zune-jpeg 0.5.15 panics in `idct_avx2_4x4`
+/// (`Option::unwrap` on `None`) on this input. The panic stays inside `catch_unwind`: the
+/// file is rejected as `image_decode_failed` and nothing escapes.
+#[test]
+fn regression_zune_idct_avx2_4x4_panic_is_contained() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("corpus/attach_jpeg/regress-zune-idct-avx2-4x4-panic.jpg");
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(
+        normalize(MediaType::Jpeg, &bytes, &Limits::default()).map(|_| ()),
+        Err(ReasonCode::ImageDecodeFailed)
+    );
+}

@@ -26,6 +26,7 @@ pub mod media;
 pub mod pdf;
 mod pdf_contain;
 pub mod png;
+mod png_write;
 pub mod reason;
 pub mod store;
 

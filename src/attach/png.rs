@@ -1,5 +1,5 @@
 //! PNG normalization (PROFILE §6a): header limits before any pixel, decode with zune-png,
-//! re-encode IHDR/IDAT/IEND only.
+//! re-encode IHDR/IDAT/IEND only (`png_write`).
 //!
 //! Owns the PNG chunk walk and the zune-png calls. Ancillary chunks (text, EXIF, ICC, APNG
 //! frames, everything lowercase) are dropped *before* the decoder sees the file: zune-png would
@@ -11,12 +11,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use zune_core::bit_depth::BitDepth;
 use zune_core::bytestream::ZCursor;
-use zune_core::colorspace::ColorSpace;
-use zune_core::options::{DecoderOptions, EncoderOptions};
-use zune_png::{PngDecoder, PngEncoder};
+use zune_core::options::DecoderOptions;
+use zune_png::PngDecoder;
 
 use super::image::{check_dimensions, DecodedImage, SampleDepth};
 use super::limits::Limits;
+use super::png_write;
 use super::reason::ReasonCode;
 
 const SIGNATURE: &[u8; 8] = b"\x89PNG\r\n\x1a\n";
@@ -194,30 +194,5 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<DecodedImage, ReasonCode>
 }
 
 fn encode(image: &DecodedImage) -> Result<Vec<u8>, ReasonCode> {
-    if !matches!(
-        image.colorspace,
-        ColorSpace::Luma | ColorSpace::LumaA | ColorSpace::RGB | ColorSpace::RGBA
-    ) {
-        return Err(ReasonCode::ImageDecodeFailed);
-    }
-    let depth = match image.depth {
-        SampleDepth::Eight => BitDepth::Eight,
-        SampleDepth::Sixteen => BitDepth::Sixteen,
-    };
-    let options = EncoderOptions::new(
-        image.width as usize,
-        image.height as usize,
-        image.colorspace,
-        depth,
-    );
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        let mut out = Vec::new();
-        let mut encoder = PngEncoder::new(&image.pixels, options);
-        encoder.encode(&mut out).ok()?;
-        Some(out)
-    }));
-    match result {
-        Ok(Some(out)) => Ok(out),
-        _ => Err(ReasonCode::ImageDecodeFailed),
-    }
+    png_write::encode(image)
 }
