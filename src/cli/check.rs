@@ -28,60 +28,33 @@ pub enum Level {
     Records,
 }
 
-/// Which way the records flow (PROFILE §1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
-    /// host → agent
-    Input,
-    /// agent → host
-    Output,
-}
-
-/// The verdict on one line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
-    Valid,
-    /// Valid, with a warning of `kind` (`unknown_type`).
-    Warning {
-        kind: &'static str,
-        message: String,
-    },
-    /// Invalid, with one of the PROFILE §2 kinds.
-    Invalid {
-        kind: &'static str,
-        message: String,
-    },
-}
-
-impl Verdict {
-    #[cold]
-    fn invalid(kind: &'static str, message: impl Into<String>) -> Verdict {
-        Verdict::Invalid {
-            kind,
-            message: message.into(),
-        }
-    }
-}
+pub use super::records::RecordCheck as Verdict;
+pub use crate::wire::Direction;
 
 /// Checks one complete line at `level`; reuses `parser` across lines.
 pub fn check_line(line: &[u8], level: Level, direction: Direction, parser: &mut Parser) -> Verdict {
     match level {
         Level::Json => check_json(line, parser),
-        Level::Records => super::records_level(line, direction, parser),
+        Level::Records => super::records::check_record(line, direction, parser),
     }
 }
 
 fn check_json(line: &[u8], parser: &mut Parser) -> Verdict {
     match parser.parse(line) {
         Ok(root) if root.as_object().is_some() => Verdict::Valid,
-        Ok(_) => Verdict::invalid("not_an_object", "record is not a JSON object"),
-        Err(e) => json_error(e),
+        Ok(_) => invalid("not_an_object", "record is not a JSON object"),
+        Err(e) => invalid(e.kind().check_kind(), e.to_string()),
     }
 }
 
-/// The `check` verdict for a JSON-layer error.
-pub fn json_error(e: json::Error) -> Verdict {
-    Verdict::invalid(e.kind().check_kind(), e.to_string())
+/// An invalid verdict; at this level every problem ends the line, none the stream.
+#[cold]
+fn invalid(kind: &'static str, message: impl Into<String>) -> Verdict {
+    Verdict::Error {
+        kind,
+        message: message.into(),
+        fatal: false,
+    }
 }
 
 /// Running totals and the two report streams.
@@ -116,7 +89,7 @@ impl<O: Write, E: Write> Report<O, E> {
                 writeln!(self.err, "line {line}: warning: {message}")?;
                 self.list(line, kind, &message)?;
             }
-            Verdict::Invalid { kind, message } => {
+            Verdict::Error { kind, message, .. } => {
                 self.invalid += 1;
                 writeln!(self.err, "line {line}: {message}")?;
                 self.list(line, kind, &message)?;
@@ -187,22 +160,28 @@ pub fn check_stream(
     };
     let mut reader = Reader::new();
     let mut parser = Parser::new();
-    let mut buf = BytesMut::new();
+    // Two read buffers used in turn: the reader keeps the chunk it last split until the next
+    // push, so the other buffer's allocation is free again and `reserve` reuses its warm pages
+    // instead of faulting in a fresh megabyte per read.
+    let mut bufs = [BytesMut::new(), BytesMut::new()];
+    let mut turn = 0;
     let mut on_item =
         |report: &mut Report<_, _>, item: Result<frame::Line<'_>, frame::FrameError>| match item {
             Ok(line) => report.record(
                 line.number(),
                 check_line(line.as_bytes(), level, direction, &mut parser),
             ),
-            Err(e) => report.record(e.line(), Verdict::invalid(e.kind().as_str(), e.to_string())),
+            Err(e) => report.record(e.line(), invalid(e.kind().as_str(), e.to_string())),
         };
     let run = (|| -> Result<(), Failure> {
         report.start().map_err(|_| Failure::Output)?;
         loop {
+            let buf = &mut bufs[turn];
+            turn ^= 1;
             buf.reserve(CHUNK);
             buf.resize(CHUNK, 0);
             let n = loop {
-                match input.read(&mut buf) {
+                match input.read(buf) {
                     Ok(n) => break n,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Err(e) => return Err(Failure::Input(e.kind())),

@@ -10,8 +10,6 @@ pub mod canon;
 pub mod check;
 pub mod records;
 
-use crate::json::Parser;
-
 pub const USAGE: &str = "usage: agentx-wire <check|canon|attach> [options] [FILE|-]\n  \
 agentx-wire check [--level json|records] [--direction input|output] [--json] [FILE|-]\n  \
 agentx-wire canon [--direction input|output] [--credentials FILE] [FILE|-]\n  \
@@ -25,6 +23,7 @@ pub fn run(args: &[String]) -> i32 {
     };
     match command.as_str() {
         "check" => check::run(rest),
+        "canon" => canon::run(rest),
         "attach" => attach::run(rest),
         "--help" | "-h" | "help" => {
             println!("{USAGE}");
@@ -34,27 +33,5 @@ pub fn run(args: &[String]) -> i32 {
             eprintln!("agentx-wire: unknown command\n{USAGE}");
             2
         }
-    }
-}
-
-/// `check --level records`: the record layer's verdict for one line.
-fn records_level(line: &[u8], _direction: check::Direction, parser: &mut Parser) -> check::Verdict {
-    // Until the typed record layer is wired in, a record is an object with a string `type`.
-    match parser.parse(line) {
-        Err(e) => check::json_error(e),
-        Ok(root) => match root
-            .as_object()
-            .map(|o| o.get("type").map(|t| t.as_str().is_some()))
-        {
-            None => check::Verdict::Invalid {
-                kind: "not_an_object",
-                message: "record is not a JSON object".into(),
-            },
-            Some(Some(true)) => check::Verdict::Valid,
-            Some(_) => check::Verdict::Invalid {
-                kind: "schema",
-                message: "record has no string \"type\" member".into(),
-            },
-        },
     }
 }

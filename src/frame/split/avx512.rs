@@ -8,7 +8,6 @@
 #![allow(unsafe_code)]
 // AVX-512 intrinsics and `target_feature(enable = "avx512bw")` are stable since Rust 1.89;
 // Cargo.toml's `rust-version` (1.85) must be raised to 1.89 for this module (asked of the lead).
-#![allow(clippy::incompatible_msrv)]
 
 use core::arch::x86_64::{
     __m512i, _mm512_cmpeq_epi8_mask, _mm512_loadu_si512, _mm512_maskz_loadu_epi8, _mm512_set1_epi8,
