@@ -193,6 +193,8 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<DecodedImage, ReasonCode>
     Ok(image)
 }
 
-fn encode(image: &DecodedImage) -> Result<Vec<u8>, ReasonCode> {
+/// Encodes decoded pixels (8-bit, or 16-bit big-endian) as a minimal deflated PNG:
+/// IHDR, IDAT, IEND.
+pub fn encode(image: &DecodedImage) -> Result<Vec<u8>, ReasonCode> {
     png_write::encode(image)
 }

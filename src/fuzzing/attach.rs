@@ -224,15 +224,16 @@ pub mod samples {
         v
     }
 
-    /// A `w × h` RGB PNG of `gradient`.
+    /// A `w × h` RGB PNG of `gradient`, deflated (like a real screenshot file).
     pub fn png_gradient(w: usize, h: usize) -> Vec<u8> {
-        let pixels = gradient(w, h);
-        let options = EncoderOptions::new(w, h, ColorSpace::RGB, BitDepth::Eight);
-        let mut out = Vec::new();
-        PngEncoder::new(&pixels, options)
-            .encode(&mut out)
-            .expect("sample encodes");
-        out
+        let image = crate::attach::image::DecodedImage {
+            width: w as u32,
+            height: h as u32,
+            colorspace: ColorSpace::RGB,
+            depth: crate::attach::image::SampleDepth::Eight,
+            pixels: gradient(w, h),
+        };
+        crate::attach::png::encode(&image).expect("sample encodes")
     }
 
     /// A `w × h` RGB JPEG of `gradient`, optionally with an EXIF orientation tag.
