@@ -6,7 +6,7 @@
 
 /// The character an escape at `raw[i]` (a backslash) stands for, and the escape's length.
 #[inline]
-fn escape_at(raw: &[u8], i: usize) -> (char, usize) {
+pub(crate) fn escape_at(raw: &[u8], i: usize) -> (char, usize) {
     let simple = |c| (c, 2);
     match raw.get(i + 1) {
         Some(b'"') => simple('"'),

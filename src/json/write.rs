@@ -7,6 +7,8 @@
 //! non-finite float is refused. This module never writes a newline outside a string escape and
 //! never performs I/O.
 
+use smallvec::SmallVec;
+
 use super::scan;
 use super::tape::{Tag, Value};
 
@@ -108,7 +110,8 @@ pub fn write_f64(out: &mut Vec<u8>, v: f64) -> Result<(), NonFinite> {
 }
 
 /// Re-encodes a parsed value compactly: member order kept, strings re-escaped canonically,
-/// numbers as their original lexeme. Iterative, so any depth the parser accepted is safe.
+/// numbers as their original lexeme. Iterative (any depth the parser accepted is safe) and
+/// allocation-free for documents up to 32 levels deep.
 pub fn write_value(out: &mut Vec<u8>, v: Value<'_, '_>) {
     struct Open {
         left: u32,
@@ -116,18 +119,12 @@ pub fn write_value(out: &mut Vec<u8>, v: Value<'_, '_>) {
     }
     let tape = v.tape;
     let input = v.input.as_bytes();
-    let mut stack: Vec<Open> = Vec::new();
-    let mut scratch = Vec::new();
+    let mut stack: SmallVec<[Open; 32]> = SmallVec::new();
     let mut i = v.idx;
-    let mut string = |out: &mut Vec<u8>, i: usize| {
-        let Some(n) = tape.get(i) else { return };
-        let raw = input.get(n.start as usize..n.end as usize).unwrap_or(&[]);
-        if n.flag {
-            scratch.clear();
-            super::unescape::decode_into(raw, &mut scratch);
-            write_str_bytes(out, &scratch);
-        } else {
-            write_str_bytes(out, raw);
+    let string = |out: &mut Vec<u8>, i: usize| {
+        if let Some(n) = tape.get(i) {
+            let raw = input.get(n.start as usize..n.end as usize).unwrap_or(&[]);
+            write_parsed_str(out, raw, n.flag);
         }
     };
     loop {
@@ -162,7 +159,9 @@ pub fn write_value(out: &mut Vec<u8>, v: Value<'_, '_>) {
         }
         i += 1;
         loop {
-            let Some(top) = stack.last_mut() else { return };
+            let Some(top) = stack.last_mut() else {
+                return;
+            };
             top.left -= 1;
             if top.left == 0 {
                 out.push(if top.object { b'}' } else { b']' });
@@ -176,6 +175,61 @@ pub fn write_value(out: &mut Vec<u8>, v: Value<'_, '_>) {
                 i += 1;
             }
             break;
+        }
+    }
+}
+
+/// Writes the body of a string the parser validated (`raw`, escapes as written) in canonical
+/// form, transcoding escape by escape: no decode buffer, no allocation.
+fn write_parsed_str(out: &mut Vec<u8>, raw: &[u8], escaped: bool) {
+    if !escaped {
+        return write_str_bytes(out, raw);
+    }
+    out.reserve(raw.len() + 2);
+    out.push(b'"');
+    let mut i = 0;
+    while let Some(off) = raw.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
+        write_plain_run(out, raw.get(i..i + off).unwrap_or(&[]));
+        let (c, len) = super::unescape::escape_at(raw, i + off);
+        write_char(out, c);
+        i += off + len;
+    }
+    write_plain_run(out, raw.get(i..).unwrap_or(&[]));
+    out.push(b'"');
+}
+
+/// A run of a validated string body between escapes: it holds no quote, backslash or control
+/// byte, but may hold a raw U+2028/U+2029, which is always escaped.
+#[inline]
+fn write_plain_run(out: &mut Vec<u8>, run: &[u8]) {
+    let mut flushed = 0;
+    let mut k = 0;
+    while let Some(off) = memchr::memchr(0xE2, run.get(k..).unwrap_or(&[])) {
+        let p = k + off;
+        if run.get(p + 1) == Some(&0x80) && matches!(run.get(p + 2), Some(0xA8 | 0xA9)) {
+            out.extend_from_slice(run.get(flushed..p).unwrap_or(&[]));
+            out.extend_from_slice(if run[p + 2] == 0xA8 {
+                b"\\u2028"
+            } else {
+                b"\\u2029"
+            });
+            flushed = p + 3;
+        }
+        k = p + 1;
+    }
+    out.extend_from_slice(run.get(flushed..).unwrap_or(&[]));
+}
+
+/// One decoded character in canonical form.
+#[inline]
+fn write_char(out: &mut Vec<u8>, c: char) {
+    match c {
+        '\u{2028}' => out.extend_from_slice(b"\\u2028"),
+        '\u{2029}' => out.extend_from_slice(b"\\u2029"),
+        c if (c as u32) < 0x20 || c == '"' || c == '\\' => escape_byte(out, c as u8),
+        c => {
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
         }
     }
 }
