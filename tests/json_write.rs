@@ -58,11 +58,7 @@ fn values_re_encode_canonically() {
         String::from_utf8(out).unwrap(),
         r#"{"a/b":[1.50,-0,1E+2,"é\u2028"],"t":{},"n":[]}"#
     );
-    let deep = format!(
-        "{}{}",
-        "[{\"k\":".repeat(60),
-        "}]".repeat(60).replace("}]", "}]")
-    );
+    let deep = format!("{}{}", "[{\"k\":".repeat(60), "}]".repeat(60));
     let deep = deep.replacen("}]", "0}]", 1);
     let doc = json::parse(deep.as_bytes()).unwrap();
     let mut out = Vec::new();
@@ -130,7 +126,7 @@ fn round_trip_property_on_generated_documents() {
             }
         }
         if need_value {
-            doc.push_str("1");
+            doc.push('1');
         }
         while let Some(c) = stack.pop() {
             doc.push(c);

@@ -48,7 +48,7 @@ pub(crate) fn walk_escaped_strings(
         };
         let gap = &rest[..bs];
         let quotes = memchr_iter(b'"', gap).count();
-        if quotes % 2 == 0 {
+        if quotes.is_multiple_of(2) {
             // Outside any string: not an escape.
             pos += bs + 1;
             continue;
@@ -158,7 +158,7 @@ pub(crate) fn normalize_into(frame: &[u8], out: &mut Vec<u8>) -> bool {
             }
         };
         let gap = &rest[..bs];
-        if memchr_iter(b'"', gap).count() % 2 == 0 {
+        if memchr_iter(b'"', gap).count().is_multiple_of(2) {
             // Outside any string: not an escape; keep the byte.
             out.extend_from_slice(&rest[..=bs]);
             pos += bs + 1;

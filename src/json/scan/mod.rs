@@ -205,7 +205,7 @@ mod tests {
             let hay: Vec<u8> = (0..len)
                 .map(|i| {
                     let r = x.rotate_left(i as u32 % 64) as u8;
-                    if r % 23 == 0 {
+                    if r.is_multiple_of(23) {
                         [b'"', b'\\', 0x01, 0x1f][(r as usize / 23) % 4]
                     } else {
                         0x20 | r
