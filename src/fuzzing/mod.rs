@@ -8,5 +8,6 @@
 pub mod attach;
 pub mod encode;
 pub mod frame;
+pub mod json;
 pub mod provider;
 pub mod wire;
