@@ -98,6 +98,45 @@ fn bench_encode(c: &mut Criterion) {
         })
     });
 
+    // The typed records of the wire layer: what the agent actually encodes.
+    let mut parser = json::Parser::new();
+    let records: Vec<agentx_wire::wire::OutputRecord<'_>> = lines
+        .iter()
+        .map(|l| {
+            agentx_wire::wire::OutputRecord::decode_line(l, &mut parser).expect("typed record")
+        })
+        .collect();
+    group.bench_function("wire_records_plain", |b| {
+        let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
+        b.iter(|| {
+            for r in &records {
+                buf.clear();
+                black_box(r).encode(&mut buf);
+                buf.push(b'\n');
+                black_box(&buf);
+            }
+        })
+    });
+    for n in [0usize, 8, 64] {
+        let set = CredentialSet::new(credentials(n)).expect("credential set");
+        let encoder = Encoder::new(|frame: &[u8]| -> io::Result<usize> {
+            black_box(frame);
+            Ok(frame.len())
+        });
+        encoder.set_credentials(set).expect("configure");
+        for r in &records {
+            encoder.encode(|out| r.encode(out)).expect("clean record");
+        }
+        group.bench_function(format!("encoder_wire_records/credentials_{n}"), |b| {
+            b.iter(|| {
+                for r in &records {
+                    let _ = encoder.encode(|out| black_box(r).encode(out));
+                }
+            })
+        });
+        assert!(encoder.failure().is_none());
+    }
+
     for n in [0usize, 8, 64] {
         let set = CredentialSet::new(credentials(n)).expect("credential set");
         let encoder = Encoder::new(|frame: &[u8]| -> io::Result<usize> {
