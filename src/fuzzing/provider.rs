@@ -35,7 +35,9 @@ pub enum Outcome {
 /// Variables named with an even number of bytes are set (to a value derived from the name);
 /// the others are unset. Deterministic, so crashes reproduce.
 fn env(name: &str) -> Option<OsString> {
-    name.len().is_multiple_of(2).then(|| OsString::from(format!("env-{name}")))
+    name.len()
+        .is_multiple_of(2)
+        .then(|| OsString::from(format!("env-{name}")))
 }
 
 /// The fuzz target.
