@@ -6,11 +6,10 @@
 //! Must never: print a credential, a record value or a callback error; write part of a record.
 //!
 //! Behaviour:
-//! - every line is parsed strictly (PROFILE §2a) and must hold a JSON object; it is written as
-//!   `json::write_value` gives it (compact, member order kept, strings re-escaped canonically,
-//!   number lexemes kept) plus `\n`. Blank lines are dropped.
-//! - `--direction` is accepted and checked; canonicalization is currently at the JSON level for
-//!   both directions (typed-record canonicalization arrives with the `wire` layer).
+//! - every line is decoded as a typed record of `--direction` (default `output`) and written in
+//!   its canonical encoding (`wire`: fixed member order, canonical escapes) plus `\n`. A
+//!   preserved unknown type or `system` subtype (WIRE-002) is written as its canonical JSON with
+//!   a warning on stderr; blank lines are dropped.
 //! - `--credentials FILE`: one credential a line, verbatim without its LF, `\n` = newline,
 //!   `\\` = backslash. The first record that fails validation stops the run: the records before
 //!   it are written, it and nothing after it is, stderr gets the fixed PROFILE §5 diagnostic,
@@ -29,7 +28,8 @@ use super::args::{Args, UsageError};
 use super::USAGE;
 use crate::encode::{CredentialSet, Encoder, RecordWriter, MAX_CREDENTIALS, MAX_CREDENTIAL_LEN};
 use crate::frame::{self, Reader};
-use crate::json::{self, Parser};
+use crate::json::Parser;
+use crate::wire::{Direction, InputRecord, OutputRecord};
 
 /// Read size per chunk handed to the framer.
 const CHUNK: usize = 1 << 20;
@@ -59,6 +59,7 @@ enum Stop {
 /// `err`; returns the exit status.
 pub fn canon_stream<W: Write + Send + 'static>(
     mut input: impl Read,
+    direction: Direction,
     credentials: CredentialSet,
     out: W,
     mut err: impl Write,
@@ -72,20 +73,21 @@ pub fn canon_stream<W: Write + Send + 'static>(
     let mut reader = Reader::new();
     let mut parser = Parser::new();
     let mut buf = BytesMut::new();
+    let mut warnings: Vec<u8> = Vec::new();
     let mut on_item = |item: Result<frame::Line<'_>, frame::FrameError>| -> Result<(), Stop> {
         let line = item
             .map_err(|e| Stop::Diagnostic(format!("agentx-wire: input line {}: {e}", e.line())))?;
         let number = line.number();
-        let value = parser
-            .parse(line.as_bytes())
+        let record = Decoded::decode(line.as_bytes(), direction, &mut parser)
             .map_err(|e| Stop::Diagnostic(format!("agentx-wire: input line {number}: {e}")))?;
-        if value.as_object().is_none() {
-            return Err(Stop::Diagnostic(format!(
-                "agentx-wire: input line {number}: record is not a JSON object"
-            )));
+        if record.is_unknown() {
+            let _ = writeln!(
+                warnings,
+                "agentx-wire: warning: input line {number}: ignored record of unknown type"
+            );
         }
         encoder
-            .encode(|out| json::write_value(out, value))
+            .encode(|out| record.encode(out))
             .map_err(|e| match e.failure() {
                 Some(f) if f.is_broken_pipe() => Stop::Quiet,
                 Some(f) => Stop::Diagnostic(f.to_string()),
@@ -124,6 +126,7 @@ pub fn canon_stream<W: Write + Send + 'static>(
         }
         Ok(())
     })();
+    let _ = err.write_all(&warnings);
     // Whatever happened, the records accepted before it reach stdout.
     let flushed = sink.lock().unwrap_or_else(PoisonError::into_inner).flush();
     match (run, flushed) {
@@ -142,23 +145,60 @@ pub fn canon_stream<W: Write + Send + 'static>(
     }
 }
 
+/// One decoded record of either direction.
+enum Decoded<'a> {
+    Input(InputRecord<'a>),
+    Output(OutputRecord<'a>),
+}
+
+impl<'a> Decoded<'a> {
+    fn decode(
+        line: &'a [u8],
+        direction: Direction,
+        parser: &mut Parser,
+    ) -> Result<Self, crate::wire::Error> {
+        Ok(match direction {
+            Direction::Input => Decoded::Input(InputRecord::decode_line(line, parser)?),
+            Direction::Output => Decoded::Output(OutputRecord::decode_line(line, parser)?),
+        })
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Decoded::Input(r) => r.encode(out),
+            Decoded::Output(r) => r.encode(out),
+        }
+    }
+
+    /// A preserved unknown type or `system` subtype (WIRE-002).
+    fn is_unknown(&self) -> bool {
+        match self {
+            Decoded::Input(r) => r.warning().is_some(),
+            Decoded::Output(r) => r.warning().is_some(),
+        }
+    }
+}
+
 /// Parsed `canon` arguments.
 struct Options {
+    direction: Direction,
     credentials: Option<String>,
     file: Option<String>,
 }
 
 fn parse_args(args: &[String]) -> Result<Options, UsageError> {
     let a = Args::scan(args, &["--direction", "--credentials"], &[])?;
-    match a.value("--direction") {
-        None | Some("output") | Some("input") => {}
+    let direction = match a.value("--direction") {
+        None | Some("output") => Direction::Output,
+        Some("input") => Direction::Input,
         Some(_) => return Err(UsageError::new("--direction takes input or output")),
-    }
+    };
     let file = a
         .single_operand()?
         .filter(|f| *f != "-")
         .map(str::to_string);
     Ok(Options {
+        direction,
         credentials: a.value("--credentials").map(str::to_string),
         file,
     })
@@ -197,9 +237,15 @@ pub fn run(args: &[String]) -> i32 {
     };
     let stderr = io::stderr();
     match options.file {
-        None => canon_stream(io::stdin().lock(), credentials, io::stdout(), stderr),
+        None => canon_stream(
+            io::stdin().lock(),
+            options.direction,
+            credentials,
+            io::stdout(),
+            stderr,
+        ),
         Some(path) => match File::open(&path) {
-            Ok(f) => canon_stream(f, credentials, io::stdout(), stderr),
+            Ok(f) => canon_stream(f, options.direction, credentials, io::stdout(), stderr),
             Err(e) => {
                 eprintln!("agentx-wire: cannot open input file: {}", e.kind());
                 1
