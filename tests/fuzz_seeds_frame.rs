@@ -1,37 +1,20 @@
 //! Replays the checked-in seeds of the `frame_reader` and `frame_split` fuzz targets through
 //! the same entry points the fuzzer calls.
 
-use std::path::Path;
+mod common;
 
-fn replay(target: &str, run: fn(&[u8])) -> usize {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("corpus")
-        .join(target);
-    let mut seeds = 0;
-    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    for entry in entries {
-        let path = entry.expect("directory entry").path();
-        if path.is_file() {
-            let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            run(&data);
-            seeds += 1;
-        }
-    }
-    eprintln!("{target}: {seeds} seeds replayed");
-    assert!(seeds > 0, "no seeds in {}", dir.display());
-    seeds
-}
+use common::replay_seeds;
 
 #[test]
 fn frame_reader_seeds() {
-    replay("frame_reader", agentx_wire::fuzzing::frame::reader_chunking);
+    replay_seeds("frame_reader", agentx_wire::fuzzing::frame::reader_chunking);
 }
 
 #[test]
 fn frame_split_seeds() {
-    replay("frame_split", agentx_wire::fuzzing::frame::splitter);
+    replay_seeds("frame_split", agentx_wire::fuzzing::frame::splitter);
     // The reader seeds are haystacks too.
-    replay("frame_reader", agentx_wire::fuzzing::frame::splitter);
+    replay_seeds("frame_reader", agentx_wire::fuzzing::frame::splitter);
 }
 
 #[test]

@@ -1,34 +1,21 @@
 //! Replays the checked-in seeds of the `wire_decode` and `wire_round_trip` fuzz targets
 //! through the same entry points the fuzzer calls.
 
-use std::path::Path;
+mod common;
 
-fn replay(target: &str, run: fn(&[u8])) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("corpus")
-        .join(target);
-    let mut seeds = 0;
-    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-        let path = entry.unwrap().path();
-        if path.is_file() {
-            run(&std::fs::read(&path).unwrap());
-            seeds += 1;
-        }
-    }
-    eprintln!("{target}: {seeds} seeds replayed");
-    assert!(seeds > 0, "no seeds in {}", dir.display());
-}
+use common::replay_seeds;
+use std::path::Path;
 
 #[test]
 fn wire_decode_seeds() {
-    replay("wire_decode", agentx_wire::fuzzing::wire::decode_any);
+    replay_seeds("wire_decode", agentx_wire::fuzzing::wire::decode_any);
 }
 
 #[test]
 fn wire_round_trip_seeds() {
-    replay("wire_round_trip", agentx_wire::fuzzing::wire::round_trip);
+    replay_seeds("wire_round_trip", agentx_wire::fuzzing::wire::round_trip);
     // The decode seeds drive the generator too.
-    replay("wire_decode", agentx_wire::fuzzing::wire::round_trip);
+    replay_seeds("wire_decode", agentx_wire::fuzzing::wire::round_trip);
 }
 
 #[test]

@@ -25,3 +25,24 @@ pub fn conformance_dir() -> Option<PathBuf> {
     );
     None
 }
+
+/// Runs every checked-in seed of fuzz target `target` (`corpus/<target>/`) through `run`, the
+/// same entry point the fuzzer calls; returns how many seeds ran. A target without seeds fails.
+pub fn replay_seeds(target: &str, run: fn(&[u8])) -> usize {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("corpus")
+        .join(target);
+    let mut seeds = 0;
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    for entry in entries {
+        let path = entry.expect("directory entry").path();
+        if path.is_file() {
+            let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            run(&data);
+            seeds += 1;
+        }
+    }
+    eprintln!("{target}: {seeds} seeds replayed");
+    assert!(seeds > 0, "no seeds in {}", dir.display());
+    seeds
+}
