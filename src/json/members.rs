@@ -63,6 +63,22 @@ fn fingerprint(bytes: &[u8]) -> u64 {
 /// Up to this many names without escapes, compare spans directly: length first, then bytes.
 const DIRECT_MAX: usize = 8;
 
+/// Equality of two names of equal length; names up to 8 bytes (most of them: `type`,
+/// `index`, `delta`) compare as one word instead of a call to `memcmp`.
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() <= 8 && b.len() <= 8 {
+        let word = |s: &[u8]| {
+            let mut w = [0u8; 8];
+            w[..s.len()].copy_from_slice(s);
+            u64::from_le_bytes(w)
+        };
+        word(a) == word(b) && a.len() == b.len()
+    } else {
+        a == b
+    }
+}
+
 /// The index (into `names`) of a name that repeats an earlier one, if any.
 #[inline]
 pub(crate) fn find_duplicate(input: &[u8], names: &[Name], scratch: &mut Scratch) -> Option<usize> {
@@ -74,7 +90,7 @@ pub(crate) fn find_duplicate(input: &[u8], names: &[Name], scratch: &mut Scratch
         for (i, a) in names.iter().enumerate().skip(1) {
             let len = a.end - a.start;
             for b in &names[..i] {
-                if b.end - b.start == len && raw(a) == raw(b) {
+                if b.end - b.start == len && same_bytes(raw(a), raw(b)) {
                     return Some(i);
                 }
             }
