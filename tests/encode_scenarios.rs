@@ -353,3 +353,25 @@ fn debug_never_shows_a_secret() {
     let d = format!("{enc:?} {:?} {}", enc.state(), enc.failure().unwrap());
     assert!(!d.contains("SECRET"), "{d}");
 }
+
+/// Found by `fuzz/encode_credentials`: a credential ending in LF, reconstructed by an
+/// unterminated last string whose escapes are all canonical plus the frame's own terminator.
+#[test]
+fn credential_ending_in_the_line_terminator_is_refused() {
+    use agentx_wire::encode::{CredentialSet, Encoder};
+    let written = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+    let sink = std::sync::Arc::clone(&written);
+    let encoder = Encoder::new(move |frame: &[u8]| -> std::io::Result<usize> {
+        sink.lock().unwrap().extend_from_slice(frame);
+        Ok(frame.len())
+    });
+    encoder
+        .set_credentials(CredentialSet::new([&b"fe\"\n"[..]]).unwrap())
+        .unwrap();
+    let result = encoder.encode(|out| out.extend_from_slice(b"\xfe \\\"safe\\\""));
+    assert!(
+        result.is_err(),
+        "the frame decodes to a string ending in the credential"
+    );
+    assert!(written.lock().unwrap().is_empty());
+}

@@ -46,9 +46,9 @@ pub struct CredentialSet {
 struct Searchers {
     raw: Scanner,
     decoded: Scanner,
-    /// Every credential is valid UTF-8, so a canonically escaped frame needs no decoding
-    /// (see `scan::canonically_escaped`).
-    all_utf8: bool,
+    /// Every credential is valid UTF-8 without LF, so a canonically escaped frame needs no
+    /// decoding (see `scan::canonically_escaped`).
+    canonical_shortcut: bool,
 }
 
 /// A multi-pattern "does any occur" search. The packed SIMD searcher (Teddy) is used directly
@@ -129,7 +129,12 @@ impl CredentialSet {
             return Ok(Self::empty());
         }
         let count = raw.len();
-        let all_utf8 = raw.iter().all(|c| std::str::from_utf8(c).is_ok());
+        // A credential containing LF can end in the frame's own terminator, which is raw even
+        // when every escape is canonical: an unterminated last string plus the final `\n`
+        // decodes to it (found by `fuzz/encode_credentials`). Such sets always decode.
+        let canonical_shortcut = raw
+            .iter()
+            .all(|c| std::str::from_utf8(c).is_ok() && !c.contains(&b'\n'));
         let decoded = Scanner::build(&raw)?;
         let mut patterns = raw.clone();
         for c in &raw {
@@ -150,7 +155,7 @@ impl CredentialSet {
             searchers: Some(Searchers {
                 raw,
                 decoded,
-                all_utf8,
+                canonical_shortcut,
             }),
         })
     }
@@ -181,7 +186,7 @@ impl CredentialSet {
             return false;
         }
         // Our writer's own escaping: the escaped spelling searched above covers rule (c).
-        if s.all_utf8 && canonically_escaped(frame) {
+        if s.canonical_shortcut && canonically_escaped(frame) {
             return false;
         }
         // One pass: the frame with every escaped string decoded in place, one search.
