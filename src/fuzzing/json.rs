@@ -16,12 +16,19 @@ pub fn decode(data: &[u8]) {
     let _ = ours;
 }
 
-/// Writer round trip: `parse(write(doc)) == doc`, writing is idempotent, and the output is one
+/// Writer round trip: `parse(write(doc)) == doc`, the one-pass copy equals the tape walk, writing
+/// is idempotent, and the output is one
 /// physical line whatever the strings hold. Also writes the input as a string and reads it back.
 pub fn write_round_trip(data: &[u8]) {
     if let Ok(doc) = json::parse(data) {
         let mut canon = Vec::new();
         json::write_value(&mut canon, doc.root());
+        let mut walked = Vec::new();
+        json::write_value_from_tape(&mut walked, doc.root());
+        assert_eq!(
+            canon, walked,
+            "one-pass canonical copy differs from the tape walk"
+        );
         assert_one_line(&canon);
         let again = json::parse(&canon).expect("the writer produced JSON its parser rejects");
         assert!(

@@ -8,6 +8,7 @@
 //! the decoded value. This module knows nothing of records, lines or I/O, and never echoes
 //! input bytes in an error.
 
+mod canonical;
 mod error;
 mod members;
 mod parse;
@@ -17,12 +18,14 @@ mod tape;
 mod unescape;
 mod write;
 
+pub use canonical::copy_canonical;
 pub use error::{Error, ErrorKind, Malformed};
 pub use parse::{parse, Limits, Parser, DEFAULT_MAX_DEPTH};
 pub use scan::Backend as ScanBackend;
 pub use tape::{Array, Document, Elements, Kind, Members, Number, Object, Str, Value};
 pub use write::{
-    write_f64, write_i64, write_str, write_str_bytes, write_u64, write_value, NonFinite,
+    write_f64, write_i64, write_str, write_str_bytes, write_u64, write_value,
+    write_value_from_tape, NonFinite,
 };
 
 #[doc(hidden)]

@@ -36,6 +36,21 @@ pub(crate) fn escape_at(raw: &[u8], i: usize) -> (char, usize) {
     }
 }
 
+/// Decodes the `\uXXXX` escape (or `\uD8xx\uDCxx` surrogate pair) at the start of `s`: the
+/// character and the escape's length; `None` when it is not one valid escape.
+pub(crate) fn unicode_escape(s: &[u8]) -> Option<(char, usize)> {
+    let first = hex4(s, 2)?;
+    if (0xD800..0xDC00).contains(&first) {
+        if s.get(6..8)? != b"\\u" {
+            return None;
+        }
+        let low = hex4(s, 8).filter(|low| (0xDC00..0xE000).contains(low))?;
+        let code = 0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00);
+        return char::from_u32(code).map(|c| (c, 12));
+    }
+    char::from_u32(first).map(|c| (c, 6))
+}
+
 /// Four hex digits at `raw[at..at + 4]`.
 #[inline]
 pub(crate) fn hex4(raw: &[u8], at: usize) -> Option<u32> {

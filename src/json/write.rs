@@ -110,9 +110,18 @@ pub fn write_f64(out: &mut Vec<u8>, v: f64) -> Result<(), NonFinite> {
 }
 
 /// Re-encodes a parsed value compactly: member order kept, strings re-escaped canonically,
-/// numbers as their original lexeme. Iterative (any depth the parser accepted is safe) and
-/// allocation-free for documents up to 32 levels deep.
+/// numbers as their original lexeme. One pass over the value's validated bytes
+/// ([`super::copy_canonical`]); the tape walk below is the reference it is tested against.
 pub fn write_value(out: &mut Vec<u8>, v: Value<'_, '_>) {
+    if !super::canonical::copy_canonical(v.raw(), out) {
+        write_value_from_tape(out, v);
+    }
+}
+
+/// [`write_value`] by walking the tape: iterative (any depth the parser accepted is safe) and
+/// allocation-free up to 32 levels deep. The reference for the one-pass copy.
+#[doc(hidden)]
+pub fn write_value_from_tape(out: &mut Vec<u8>, v: Value<'_, '_>) {
     struct Open {
         left: u32,
         object: bool,
@@ -220,9 +229,9 @@ fn write_plain_run(out: &mut Vec<u8>, run: &[u8]) {
     out.extend_from_slice(run.get(flushed..).unwrap_or(&[]));
 }
 
-/// One decoded character in canonical form.
+/// One decoded character in canonical form (no quotes).
 #[inline]
-fn write_char(out: &mut Vec<u8>, c: char) {
+pub(super) fn write_char(out: &mut Vec<u8>, c: char) {
     match c {
         '\u{2028}' => out.extend_from_slice(b"\\u2028"),
         '\u{2029}' => out.extend_from_slice(b"\\u2029"),
