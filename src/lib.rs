@@ -12,6 +12,7 @@ pub mod control;
 pub mod encode;
 pub mod frame;
 pub mod json;
+pub mod model;
 pub mod provider;
 pub mod sample;
 pub mod wire;

@@ -1,0 +1,191 @@
+//! The model interface: what the session core asks a model for ([`ModelRequest`]) and what a
+//! model answers ([`ModelEvent`]), as plain owned values.
+//!
+//! Owns the vocabulary shared by the session core (which consumes events), the scripted model
+//! `agentx-echo` (PROFILE §9) and the HTTP providers (PROFILE §14), which produce them in a
+//! driver. One request is one model call (`num_turns` counts them); its events arrive in
+//! order and end with exactly one of [`ModelEvent::MessageStop`], [`ModelEvent::Failed`] or
+//! [`ModelEvent::Cancelled`]. The events after that, if any, are the scripted model's finite
+//! background task events (`!task`), which may outlive the message (WIRE-004 holds the
+//! result for them).
+//!
+//! Must never: do I/O, read a clock, sleep or spawn; know about HTTP, SSE or directives.
+
+use crate::wire::output::AssistantError;
+use crate::wire::AttachmentRef;
+
+/// Identifies one turn of a session (a user record's work), unique per process.
+pub type TurnId = u64;
+
+/// One model call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelRequest {
+    /// The turn this call belongs to.
+    pub turn: TurnId,
+    /// 0 for the turn's first call; +1 per follow-up after tool results.
+    pub index: u32,
+    /// The configured model name (records and `modelUsage` use it).
+    pub model: String,
+    /// The provider's declared `default_effort`, sent as `reasoning_effort` (PROFILE §14).
+    pub effort: Option<String>,
+    /// The conversation so far, oldest first, ending with the current prompt (and, for a
+    /// follow-up, the tool results).
+    pub messages: Vec<Message>,
+    /// The tools the model may call (PROFILE §10).
+    pub tools: Vec<ToolSpec>,
+}
+
+/// A tool the model may call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the input object, as compact JSON text.
+    pub input_schema: String,
+}
+
+/// One message of the conversation.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Message {
+    /// A user prompt: its text blocks joined with `\n`, then its attachments in order.
+    User {
+        text: String,
+        attachments: Vec<AttachmentRef>,
+    },
+    /// One model message: its blocks in order.
+    Assistant {
+        message_id: String,
+        blocks: Vec<Block>,
+    },
+    /// The result of one tool call, answering a `tool_use` block of the previous assistant
+    /// message.
+    ToolResult {
+        tool_use_id: String,
+        content: String,
+        is_error: bool,
+    },
+}
+
+/// A content block of an assistant message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Block {
+    Text(String),
+    ToolUse {
+        id: String,
+        name: String,
+        /// The input object as compact JSON text.
+        input: String,
+    },
+}
+
+/// What a model reports while answering one [`ModelRequest`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelEvent {
+    /// The message began; `message_id` is shared by its blocks' `assistant` records.
+    MessageStart { message_id: String },
+    /// A text block begins at `index`.
+    TextStart { index: u32 },
+    /// More text for the block at `index`.
+    TextDelta { index: u32, text: String },
+    /// A `tool_use` block begins at `index` (`id` is the tool-use ID).
+    ToolUseStart {
+        index: u32,
+        id: String,
+        name: String,
+    },
+    /// More of the tool input's JSON text (`input_json_delta`).
+    InputJsonDelta { index: u32, partial_json: String },
+    /// The block at `index` is complete.
+    BlockStop { index: u32 },
+    /// The message ended normally. `cost` is `None` when no authoritative price is known
+    /// (WIRE-012): never report 0 for "unknown".
+    MessageStop {
+        stop_reason: StopReason,
+        usage: Usage,
+        cost: Option<f64>,
+    },
+    /// The call failed; the turn ends `error_during_execution` with an assistant record whose
+    /// `error` is `category`. `message` is the provider's text, quoted only when it holds no
+    /// credential (the encoder refuses it otherwise).
+    Failed {
+        category: AssistantError,
+        message: Option<String>,
+    },
+    /// The call observed the caller's cancellation while opening or streaming:
+    /// `stop_reason: "cancelled"`, never `provider_error`.
+    Cancelled,
+    /// `!task ID …` (PROFILE §9): a finite background task started.
+    TaskStarted {
+        task_id: String,
+        description: String,
+    },
+    /// One step of a running task.
+    TaskProgress { task_id: String, step: u32 },
+    /// The task ended (`completed`, `failed` or `stopped`).
+    TaskNotification { task_id: String, status: TaskStatus },
+    /// `!suggest TEXT`: a `prompt_suggestion` after the result.
+    Suggestion { text: String },
+    /// `!network HOST PORT`: the sandbox network request (WIRE-PERM-004, PERM-022). The model
+    /// waits for the session's answer ([`crate::model::NetworkDecision`]) before it goes on.
+    NetworkAccess { host: String, port: Option<u16> },
+    /// `!compact`: a manual compaction (WIRE-005).
+    Compact,
+}
+
+/// The answer to a [`ModelEvent::NetworkAccess`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetworkDecision {
+    Allowed,
+    Denied,
+}
+
+/// Why a message ended (the result's `stop_reason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    EndTurn,
+    ToolUse,
+    MaxTokens,
+    Refusal,
+    Cancelled,
+}
+
+impl StopReason {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::EndTurn => "end_turn",
+            StopReason::ToolUse => "tool_use",
+            StopReason::MaxTokens => "max_tokens",
+            StopReason::Refusal => "refusal",
+            StopReason::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// Terminal status of a background task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskStatus {
+    Completed,
+    Failed,
+    Stopped,
+}
+
+impl TaskStatus {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Stopped => "stopped",
+        }
+    }
+}
+
+/// Token usage of one call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_input_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+}
