@@ -15,6 +15,7 @@ pub mod json;
 pub mod model;
 pub mod provider;
 pub mod sample;
+pub mod store;
 pub mod wire;
 
 #[doc(hidden)]
