@@ -134,6 +134,12 @@ impl Emission<'_> {
     }
 }
 
+impl crate::wire::Encode for Emission<'_> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        Emission::encode(self, out)
+    }
+}
+
 /// Where the broker's records go: in the agent, a push into the session's outbox; in tests, a
 /// recorder or a loopback peer. It gets `&mut Broker` so it may resolve re-entrantly.
 pub trait Emitter {

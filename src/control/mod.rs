@@ -10,6 +10,7 @@
 
 pub mod broker;
 pub mod fifo;
+mod outbox;
 pub mod resolved;
 
 pub use broker::{
@@ -17,5 +18,6 @@ pub use broker::{
     InvalidResponse, NotPending, Outcome, Payload, Refused, RequestError, Resolved, Started,
     StateChange, EMISSION_FAILURE_TEXT,
 };
-pub use fifo::{Outbound, OutputFifo, PushError, Pushed, DEFAULT_CAPACITY};
+pub use fifo::{OutputFifo, PushError, Pushed};
+pub use outbox::{Full, Outbox, DEFAULT_CAPACITY, DEFAULT_CAPACITY_BYTES};
 pub use resolved::{ResolvedToolUses, RESOLVED_CAPACITY};
