@@ -12,10 +12,13 @@ pub mod control;
 pub mod driver;
 pub mod encode;
 pub mod frame;
+pub mod host;
 pub mod json;
 pub mod model;
 pub mod provider;
 pub mod sample;
+pub mod session;
+pub mod store;
 pub mod wire;
 
 #[doc(hidden)]
