@@ -11,10 +11,12 @@ pub mod cli;
 pub mod control;
 pub mod encode;
 pub mod frame;
+pub mod hook;
 pub mod json;
 pub mod model;
 pub mod provider;
 pub mod sample;
+pub mod tools;
 pub mod wire;
 
 #[doc(hidden)]
