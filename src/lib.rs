@@ -12,10 +12,12 @@ pub mod control;
 pub mod encode;
 pub mod frame;
 pub mod hook;
+pub mod host;
 pub mod json;
 pub mod model;
 pub mod provider;
 pub mod sample;
+pub mod store;
 pub mod tools;
 pub mod wire;
 

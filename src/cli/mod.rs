@@ -4,6 +4,7 @@
 //! Exit status: 0 success; 1 a fatal stream or startup error or an invalid record; 2 a usage
 //! error. A broken stdout pipe ends quietly with status 1.
 
+pub mod agentx_args;
 pub mod args;
 pub mod attach;
 pub mod canon;
