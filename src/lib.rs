@@ -11,6 +11,7 @@ pub mod cli;
 pub mod control;
 pub mod encode;
 pub mod frame;
+pub mod host;
 pub mod json;
 pub mod model;
 pub mod provider;

@@ -6,5 +6,7 @@
 //! Must never: know what a tool is, parse bytes, or write around the encoder.
 
 pub mod fifo;
+mod outbox;
 
-pub use fifo::{Outbound, OutputFifo, PushError, Pushed, DEFAULT_CAPACITY};
+pub use fifo::{OutputFifo, PushError, Pushed};
+pub use outbox::{Full, Outbox, DEFAULT_CAPACITY, DEFAULT_CAPACITY_BYTES};
