@@ -12,6 +12,7 @@ pub mod control;
 pub mod driver;
 pub mod encode;
 pub mod frame;
+pub mod hook;
 pub mod host;
 pub mod json;
 pub mod model;
@@ -19,6 +20,7 @@ pub mod provider;
 pub mod sample;
 pub mod session;
 pub mod store;
+pub mod tools;
 pub mod wire;
 
 #[doc(hidden)]
