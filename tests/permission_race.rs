@@ -257,7 +257,8 @@ fn pass_through_is_not_decisive_the_host_decides() {
 #[test]
 fn errors_malformed_decisions_and_hook_failures_are_denials_never_allows() {
     // WIRE-PERM-002, PERM-049: each case must settle as a deny.
-    let cases: Vec<(&str, Box<dyn Fn(&mut Sim) -> Vec<RaceAction>>, &str)> = vec![
+    type Act = Box<dyn Fn(&mut Sim) -> Vec<RaceAction>>;
+    let cases: Vec<(&str, Act, &str)> = vec![
         (
             "host error response",
             Box::new(|s: &mut Sim| {
