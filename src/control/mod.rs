@@ -5,8 +5,6 @@
 //! map of pending requests, abort, cancellation and EOF rejection will live here too.
 //! Must never: know what a tool is, parse bytes, or write around the encoder.
 
-pub mod fifo;
 mod outbox;
 
-pub use fifo::{OutputFifo, PushError, Pushed};
 pub use outbox::{Full, Outbox, DEFAULT_CAPACITY, DEFAULT_CAPACITY_BYTES};

@@ -1,0 +1,22 @@
+//! The `driver` layer: the I/O side of the codec, outside the sans-IO core.
+//!
+//! Owns: the blocking output driver ([`OutputFifo`]: producer threads, one writer, the locks
+//! and condition variable that WIRE-003 and WIRE-015 need when threads share an output), the
+//! record writer callback ([`RecordWriter`]), the read loop from any `io::Read` into the framer
+//! ([`Pump`]), and, with the `tokio` feature, the `tokio_util::codec` line codec
+//! ([`LineCodec`]).
+//! Must never: hold protocol rules: frames come from `encode::FrameEncoder`, order from
+//! `control::Outbox`, lines from `frame::Reader`.
+//!
+//! The output path: a record ([`wire::Encode`](crate::wire::Encode)) → `FrameEncoder` (one
+//! validated frame, WIRE-013) → `Outbox` (the ordered queue, WIRE-003) → a driver that writes
+//! whole frames (here [`OutputFifo`] over a [`RecordWriter`], or [`LineCodec`] under a tokio
+//! `FramedWrite`).
+
+mod fifo;
+mod pump;
+mod writer;
+
+pub use fifo::{OutputFifo, PushError, Pushed, State};
+pub use pump::{Pump, PumpError, RecordLine, DEFAULT_CHUNK};
+pub use writer::{RecordWriter, WriteAll};
