@@ -12,12 +12,15 @@ pub mod control;
 pub mod driver;
 pub mod encode;
 pub mod frame;
+pub mod hook;
 pub mod host;
 pub mod json;
 pub mod model;
 pub mod provider;
 pub mod sample;
+pub mod session;
 pub mod store;
+pub mod tools;
 pub mod wire;
 
 #[doc(hidden)]
