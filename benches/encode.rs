@@ -1,12 +1,12 @@
 //! The validating encoder against `serde_json::to_writer` on the same records (WIRE-013 cost).
 //!
 //! Input: `agentx_wire::sample::realistic_stream` (8 MiB: tool results full of escapes,
-//! `stream_event` deltas, non-ASCII and emoji), parsed once up front. Until the typed records
-//! exist, a "record" is a parsed JSON document: ours re-encodes it with `json::write_value`
-//! through `encode::Encoder` (reused buffer, separator check, `\n`, credential scan of the final
-//! frame, one writer call to a sink); the peer writes the same document, parsed as a
-//! `serde_json::Value`, with `serde_json::to_writer` into a reused buffer plus `\n`, and scans
-//! nothing. Group `encode`, `Throughput::Bytes` of the input stream.
+//! `stream_event` deltas, non-ASCII and emoji), parsed once up front, as typed
+//! `wire::OutputRecord`s and as parsed JSON documents. Ours encodes each through
+//! `encode::FrameEncoder` (reused buffer, separator check, `\n`, credential scan of the final
+//! frame); the peer writes the same document, parsed as a `serde_json::Value`, with
+//! `serde_json::to_writer` into a reused buffer plus `\n`, and scans nothing. Group `encode`,
+//! `Throughput::Bytes` of the input stream.
 //!
 //! Peers in the group: `serde_json_to_writer`, `json_write_value_plain` (our writer without the
 //! encoder), `encoder/credentials_{0,8,64}`.
