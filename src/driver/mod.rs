@@ -3,5 +3,6 @@
 //! Must never: hold protocol state of its own; every decision a driver acts on is made by a
 //! pure component it feeds (the core, or a driver's own pure submodules).
 
+pub mod agentx;
 #[cfg(feature = "openai")]
 pub mod openai;
