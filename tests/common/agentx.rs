@@ -102,7 +102,10 @@ impl Agentx {
                     Ok(_) => {
                         log.lock().unwrap().extend_from_slice(&line);
                         let v: Value = serde_json::from_slice(&line).unwrap_or_else(|e| {
-                            panic!("agentx wrote a non-JSON line ({e}): {}", String::from_utf8_lossy(&line))
+                            panic!(
+                                "agentx wrote a non-JSON line ({e}): {}",
+                                String::from_utf8_lossy(&line)
+                            )
                         });
                         let _ = tx.send(Some(v));
                     }
@@ -175,9 +178,12 @@ impl Agentx {
     pub fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
         let mut out = Vec::new();
         loop {
-            let v = self
-                .next()
-                .unwrap_or_else(|| panic!("output ended before the awaited record; got {out:#?}; stderr: {}", self.stderr_text()));
+            let v = self.next().unwrap_or_else(|| {
+                panic!(
+                    "output ended before the awaited record; got {out:#?}; stderr: {}",
+                    self.stderr_text()
+                )
+            });
             let hit = pred(&v);
             out.push(v);
             if hit {
@@ -278,26 +284,49 @@ pub fn is_permission_request(v: &Value) -> bool {
 /// A short label per record, for exact order assertions.
 pub fn label(v: &Value) -> String {
     match v["type"].as_str().unwrap_or("?") {
-        "system" => format!("system/{}{}", v["subtype"].as_str().unwrap_or("?"), v["state"].as_str().map(|s| format!(":{s}")).unwrap_or_default()),
+        "system" => format!(
+            "system/{}{}",
+            v["subtype"].as_str().unwrap_or("?"),
+            v["state"]
+                .as_str()
+                .map(|s| format!(":{s}"))
+                .unwrap_or_default()
+        ),
         "assistant" => {
             let block = &v["message"]["content"][0];
             match block["type"].as_str() {
                 Some("text") => format!("assistant:text:{}", block["text"].as_str().unwrap_or("")),
-                Some("tool_use") => format!("assistant:tool_use:{}", block["name"].as_str().unwrap_or("")),
+                Some("tool_use") => format!(
+                    "assistant:tool_use:{}",
+                    block["name"].as_str().unwrap_or("")
+                ),
                 _ => "assistant".into(),
             }
         }
         "user" => {
             let block = &v["message"]["content"][0];
             if block["type"] == "tool_result" {
-                format!("user:tool_result:{}", if block["is_error"] == true { "error" } else { "ok" })
+                format!(
+                    "user:tool_result:{}",
+                    if block["is_error"] == true {
+                        "error"
+                    } else {
+                        "ok"
+                    }
+                )
             } else {
                 "user".into()
             }
         }
         "result" => format!("result:{}", v["subtype"].as_str().unwrap_or("?")),
-        "control_request" => format!("control_request:{}", v["request"]["subtype"].as_str().unwrap_or("?")),
-        "control_response" => format!("control_response:{}", v["response"]["subtype"].as_str().unwrap_or("?")),
+        "control_request" => format!(
+            "control_request:{}",
+            v["request"]["subtype"].as_str().unwrap_or("?")
+        ),
+        "control_response" => format!(
+            "control_response:{}",
+            v["response"]["subtype"].as_str().unwrap_or("?")
+        ),
         other => other.to_string(),
     }
 }
@@ -322,7 +351,11 @@ pub fn control(request_id: &str, subtype: &str) -> Value {
 /// Writes `settings.json` with a permission hook running `script` under /bin/sh.
 pub fn write_hook(home: &Path, script: &str) {
     let settings = serde_json::json!({"version":1,"permission_hook":{"command":["/bin/sh","-c",script],"timeout_ms":30000}});
-    std::fs::write(home.join("settings.json"), serde_json::to_vec(&settings).unwrap()).unwrap();
+    std::fs::write(
+        home.join("settings.json"),
+        serde_json::to_vec(&settings).unwrap(),
+    )
+    .unwrap();
 }
 
 /// Runs `agentx ARGS` to its end with `AGENTX_HOME=home` and `stdin`: (status, stdout, stderr).

@@ -12,8 +12,7 @@ use crate::hook::{PermissionHook, Settings, MAX_SETTINGS_LEN, SETTINGS_JSON};
 use crate::model::scripted::{Script, ScriptedModel};
 use crate::model::Message;
 use crate::provider::{
-    agentx_home, load_registry, ProviderType, Route, Selection, AUTH_JSON, BUILT_IN_NOTICE,
-    MAX_AUTH_JSON_LEN,
+    agentx_home, load_registry, Route, Selection, AUTH_JSON, BUILT_IN_NOTICE, MAX_AUTH_JSON_LEN,
 };
 use crate::session::{Projection, SessionConfig};
 use crate::store::{SessionMeta, SessionStore};
@@ -193,9 +192,9 @@ fn http_runner(selection: &Selection) -> Result<Box<dyn ModelRunner>, StartupErr
 fn http_runner(selection: &Selection) -> Result<Box<dyn ModelRunner>, StartupError> {
     let provider = selection.provider();
     let kind = match provider.provider_type() {
-        ProviderType::OpenAi => "openai",
-        ProviderType::AzureOpenAi => "azure_openai",
-        ProviderType::Scripted => "scripted",
+        crate::provider::ProviderType::OpenAi => "openai",
+        crate::provider::ProviderType::AzureOpenAi => "azure_openai",
+        crate::provider::ProviderType::Scripted => "scripted",
     };
     Err(fail(format!(
         "agentx: provider \"{}\" has type {kind}, which this build lacks (feature \"openai\")",
