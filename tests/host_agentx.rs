@@ -67,7 +67,9 @@ fn turn(client: &Client) -> Vec<OutputRecord<'static>> {
     }
 }
 
-fn result_of<'r>(records: &'r [OutputRecord<'static>]) -> &'r agentx_wire::wire::ResultRecord<'static> {
+fn result_of<'r>(
+    records: &'r [OutputRecord<'static>],
+) -> &'r agentx_wire::wire::ResultRecord<'static> {
     records
         .iter()
         .find_map(|r| match r {
@@ -94,7 +96,11 @@ fn check_output(records: &[OutputRecord<'static>]) {
     use std::io::Write as _;
     child.stdin.take().unwrap().write_all(&bytes).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -124,7 +130,11 @@ fn echo_turn_initialize_and_close() {
     assert_eq!(result.total_cost_usd, None);
     check_output(&records);
     let exit = client.close(T).unwrap();
-    assert!(exit.status.unwrap().success(), "{}", String::from_utf8_lossy(&exit.stderr));
+    assert!(
+        exit.status.unwrap().success(),
+        "{}",
+        String::from_utf8_lossy(&exit.stderr)
+    );
 }
 
 fn write_prompt(file: &str) -> String {
@@ -193,7 +203,10 @@ fn interrupt_during_sleep_then_the_session_goes_on() {
     assert_eq!(result.subtype.as_str(), "error_during_execution");
     assert!(result.is_error);
     client.send_text("after").unwrap();
-    assert_eq!(result_of(&turn(&client)).result.as_deref(), Some("echo: after"));
+    assert_eq!(
+        result_of(&turn(&client)).result.as_deref(),
+        Some("echo: after")
+    );
     assert!(client.close(T).unwrap().success());
 }
 
@@ -203,10 +216,16 @@ fn a_timed_out_call_is_cancelled_and_the_client_stays_usable() {
     let client = Client::spawn(&command(&h), ClientOptions::default()).unwrap();
     // A zero timeout abandons the call at once: one control_cancel_request follows it.
     let r = client.interrupt(Duration::ZERO);
-    assert!(r.is_ok() || r.as_ref().is_err_and(HostError::is_timeout), "{r:?}");
+    assert!(
+        r.is_ok() || r.as_ref().is_err_and(HostError::is_timeout),
+        "{r:?}"
+    );
     client.interrupt(T).unwrap();
     client.send_text("ok").unwrap();
-    assert_eq!(result_of(&turn(&client)).result.as_deref(), Some("echo: ok"));
+    assert_eq!(
+        result_of(&turn(&client)).result.as_deref(),
+        Some("echo: ok")
+    );
     assert!(client.close(T).unwrap().success());
 }
 
@@ -270,7 +289,10 @@ fn two_uploads_and_one_message_referencing_both() {
         );
         assert!(text.contains(&line), "{text}");
     }
-    assert_eq!(result.prompt_uuid.as_ref().map(|u| u.as_str()), Some(prompt));
+    assert_eq!(
+        result.prompt_uuid.as_ref().map(|u| u.as_str()),
+        Some(prompt)
+    );
     assert!(client.close(T).unwrap().success());
 }
 
@@ -286,9 +308,10 @@ fn sixteen_concurrent_async_sessions() {
         for i in 0..16 {
             let cmd = command(&h);
             tasks.push(tokio::spawn(async move {
-                let options = AsyncClientOptions::default().can_use_tool(
-                    |_r: ToolPermissionRequest| async { Ok(PermissionAnswer::allow()) },
-                );
+                let options =
+                    AsyncClientOptions::default().can_use_tool(|_r: ToolPermissionRequest| async {
+                        Ok(PermissionAnswer::allow())
+                    });
                 let client = AsyncClient::spawn(&cmd, options).await.unwrap();
                 client.initialize(T).await.unwrap();
                 client.send_text(&format!("hello {i}")).unwrap();
@@ -336,11 +359,34 @@ fn system_init_keeps_the_sdk_member_names() {
         })
         .collect();
     let init = json.iter().find(|v| v["subtype"] == "init").unwrap();
-    for m in ["session_id", "uuid", "cwd", "tools", "model", "permissionMode", "apiKeySource", "mcp_servers", "slash_commands"] {
+    for m in [
+        "session_id",
+        "uuid",
+        "cwd",
+        "tools",
+        "model",
+        "permissionMode",
+        "apiKeySource",
+        "mcp_servers",
+        "slash_commands",
+    ] {
         assert!(init.get(m).is_some(), "system/init lacks {m}: {init}");
     }
     let result = json.iter().find(|v| v["type"] == "result").unwrap();
-    for m in ["subtype", "is_error", "duration_ms", "duration_api_ms", "num_turns", "result", "session_id", "total_cost_usd", "usage", "modelUsage", "permission_denials", "uuid"] {
+    for m in [
+        "subtype",
+        "is_error",
+        "duration_ms",
+        "duration_api_ms",
+        "num_turns",
+        "result",
+        "session_id",
+        "total_cost_usd",
+        "usage",
+        "modelUsage",
+        "permission_denials",
+        "uuid",
+    ] {
         assert!(result.get(m).is_some(), "result lacks {m}: {result}");
     }
     let assistant = json.iter().find(|v| v["type"] == "assistant").unwrap();
@@ -349,10 +395,16 @@ fn system_init_keeps_the_sdk_member_names() {
     }
     assert_eq!(assistant["message"]["role"], "assistant");
     assert!(assistant["message"]["content"].is_array());
-    let se = json.iter().find(|v| v["type"] == "stream_event").expect("stream_event");
+    let se = json
+        .iter()
+        .find(|v| v["type"] == "stream_event")
+        .expect("stream_event");
     for m in ["event", "parent_tool_use_id", "session_id", "uuid"] {
         assert!(se.get(m).is_some(), "stream_event lacks {m}");
     }
-    assert!(matches!(records[0], OutputRecord::System(SystemEvent::Init(_))));
+    assert!(matches!(
+        records[0],
+        OutputRecord::System(SystemEvent::Init(_))
+    ));
     assert!(client.close(T).unwrap().success());
 }
