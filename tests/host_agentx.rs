@@ -5,17 +5,14 @@
 //! typed decoder; the transcript of each session is also checked by `agentx-wire check
 //! --direction output` (interop).
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agentx_wire::host::{
     AgentCommand, AsyncClient, AsyncClientOptions, Client, ClientOptions, HostError,
-    PermissionAnswer, ToolPermissionRequest, UploadSource,
+    PermissionAnswer, ToolPermissionRequest,
 };
-use agentx_wire::wire::user::{ContentBlock, UserContent, UserMessage};
-use agentx_wire::wire::{OutputRecord, SystemEvent, UserRecord};
+use agentx_wire::wire::{OutputRecord, SystemEvent};
 
 const T: Duration = Duration::from_secs(60);
 
@@ -245,55 +242,6 @@ fn eof_finishes_the_turn_and_exits_zero() {
     assert_eq!(results, ["echo: one", "echo: two"]);
     let exit = client.close(T).unwrap();
     assert!(exit.status.unwrap().success());
-}
-
-fn png(name: &str) -> Option<Vec<u8>> {
-    let dir = common::conformance_dir()?;
-    Some(std::fs::read(dir.join("png/pngsuite").join(name)).unwrap())
-}
-
-#[test]
-fn two_uploads_and_one_message_referencing_both() {
-    let (Some(a), Some(b)) = (png("basn2c08.png"), png("basn0g08.png")) else {
-        return;
-    };
-    let h = home("upload");
-    let client = Client::spawn(&command(&h), ClientOptions::default()).unwrap();
-    client.initialize(T).unwrap();
-    let prompt = "3f1e7948-5c1f-4c1f-8e2c-88bc9839ec27";
-    let ra = client
-        .upload(UploadSource::Bytes(&a), "a.png", "image/png", prompt, T)
-        .unwrap();
-    let rb = client
-        .upload(UploadSource::Bytes(&b), "b.png", "image/png", prompt, T)
-        .unwrap();
-    let mut user = UserRecord::text(String::new());
-    user.message = UserMessage::Object {
-        versioned: true,
-        content: UserContent::Blocks(vec![
-            ContentBlock::Text("compare".into()),
-            ContentBlock::AttachmentRef(ra.clone()),
-            ContentBlock::AttachmentRef(rb.clone()),
-        ]),
-    };
-    user.uuid = agentx_wire::wire::grammar::Uuid::new(prompt.to_owned());
-    client.send_user(user).unwrap();
-    let records = turn(&client);
-    let result = result_of(&records);
-    let text = result.result.as_deref().unwrap();
-    assert!(text.starts_with("echo: compare"), "{text}");
-    for r in [&ra, &rb] {
-        let line = format!(
-            "[attachment {} {} {} {}]",
-            r.attachment_id, r.mime_type, r.size_bytes, r.sha256
-        );
-        assert!(text.contains(&line), "{text}");
-    }
-    assert_eq!(
-        result.prompt_uuid.as_ref().map(|u| u.as_str()),
-        Some(prompt)
-    );
-    assert!(client.close(T).unwrap().success());
 }
 
 #[test]

@@ -63,7 +63,7 @@ pub(crate) enum AgentRequest {
     /// A permission prompt for the callback.
     Permission(Box<ToolPermissionRequest>),
     /// A request answered at once (the generic unsupported-control error).
-    Answer(InputRecord<'static>),
+    Answer(Box<InputRecord<'static>>),
 }
 
 pub(crate) fn classify(r: ControlRequest<'static>) -> AgentRequest {
@@ -72,13 +72,13 @@ pub(crate) fn classify(r: ControlRequest<'static>) -> AgentRequest {
         ControlRequestBody::CanUseTool(c) => {
             AgentRequest::Permission(Box::new(ToolPermissionRequest::new(id.as_str(), c)))
         }
-        other => AgentRequest::Answer(InputRecord::ControlResponse(ControlResponse {
+        other => AgentRequest::Answer(Box::new(InputRecord::ControlResponse(ControlResponse {
             request_id: id,
             outcome: ControlOutcome::Error {
                 error: format!("unsupported control request \"{}\"", other.subtype_name()).into(),
                 pending_permission_requests: None,
             },
-        })),
+        }))),
     }
 }
 
