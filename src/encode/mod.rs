@@ -29,7 +29,6 @@
 //! assert_eq!(&*out.lock().unwrap(), b"{\"type\":\"keep_alive\"}\n");
 //! ```
 
-mod api_key_source;
 mod callbacks;
 mod credentials;
 mod encoder;
@@ -38,7 +37,8 @@ mod frame_encoder;
 mod line;
 mod scan;
 
-pub use api_key_source::{ApiKeySource, Provenance};
+/// Moved to `wire` (records carry it); kept here for compatibility.
+pub use crate::wire::{ApiKeySource, Provenance};
 pub(crate) use callbacks::discard as discard_foreign;
 pub use callbacks::{FrameValidator, RecordWriter, ValidatorError, WriteAll};
 pub use credentials::{escaped_spelling, CredentialSet, MAX_CREDENTIALS, MAX_CREDENTIAL_LEN};
