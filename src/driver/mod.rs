@@ -29,7 +29,8 @@ pub use fifo::{OutputFifo, PushError, Pushed, State};
 pub use pump::{Pump, PumpError, RecordLine, DEFAULT_CHUNK};
 pub use writer::{RecordWriter, WriteAll};
 
-#[cfg(feature = "agent")]
+// The endpoint driver uses the `cli` argument types, so it comes with the binaries.
+#[cfg(feature = "cli")]
 #[allow(missing_docs)] // not yet fully documented
 pub mod agentx;
 #[cfg(feature = "openai")]
