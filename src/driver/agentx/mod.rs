@@ -30,5 +30,5 @@ pub fn run_session(args: &SessionArgs) -> i32 {
         }
     };
     let mut sink = run::StdoutSink::new();
-    run::run_loop(startup, Box::new(std::io::stdin()), &mut sink, None)
+    run::run_loop(startup, Box::new(std::io::stdin()), &mut sink, None, false)
 }
