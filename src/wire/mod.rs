@@ -16,6 +16,27 @@
 //!
 //! This module does no I/O and imports only `json`: never `encode`, `control`, `attach`,
 //! `provider` or `cli`.
+//!
+//! ```
+//! use agentx_wire::json::Parser;
+//! use agentx_wire::wire::{Encode, InputRecord, UserContent, UserMessage};
+//!
+//! let line = br#"{"type":"user","message":{"role":"user","content":"hi"},"parent_tool_use_id":null}"#;
+//! let mut parser = Parser::new();
+//! let record = InputRecord::decode_line(line, &mut parser).unwrap();
+//! let InputRecord::User(user) = &record else { panic!("a user record") };
+//! assert!(matches!(
+//!     &user.message,
+//!     UserMessage::Object { content: UserContent::Text(t), .. } if t == "hi"
+//! ));
+//! // decode(encode(r)) == r, and the encoding is canonical.
+//! let mut out = Vec::new();
+//! record.encode(&mut out);
+//! assert_eq!(out, line);
+//! // Unknown top-level types are preserved with a warning (WIRE-002), not errors.
+//! let other = InputRecord::decode_line(br#"{"type":"future_thing"}"#, &mut parser).unwrap();
+//! assert_eq!(other.warning(), Some("unknown_type"));
+//! ```
 
 mod api_key_source;
 pub mod attachment_ref;
