@@ -107,7 +107,10 @@ fn echo_turn_initialize_and_close() {
     let init = client.initialize(T).unwrap();
     assert_eq!(init.providers.len(), 1);
     assert!(init.providers[0].selected);
-    assert_eq!(init.account.api_key_source.map(|s| s.as_str()), Some("user"));
+    assert_eq!(
+        init.account.api_key_source.map(|s| s.as_str()),
+        Some("user")
+    );
     assert!(init.input_capabilities.is_some());
     client.send_text("hello").unwrap();
     let records = turn(&client);
