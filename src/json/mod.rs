@@ -25,6 +25,7 @@
 
 mod canonical;
 mod error;
+pub(crate) mod escape;
 mod members;
 mod parse;
 mod scan;

@@ -38,6 +38,7 @@
 //! assert_eq!(other.warning(), Some("unknown_type"));
 //! ```
 
+mod api_key_source;
 pub mod attachment_ref;
 pub mod control;
 pub(crate) mod decode;
@@ -52,14 +53,17 @@ pub mod lifecycle;
 mod manifest;
 pub mod output;
 pub mod permission;
+mod privacy;
 mod raw;
 pub mod record;
+mod rejected;
 pub mod responses;
 pub mod subtypes;
 pub mod system;
 mod table;
 pub mod user;
 
+pub use api_key_source::{ApiKeySource, Provenance};
 pub use attachment_ref::AttachmentRef;
 pub use control::{ControlCancelRequest, ControlOutcome, ControlRequest, ControlResponse};
 pub use decode::{IntoOwned, Path, Text, WireValue};
@@ -71,6 +75,7 @@ pub use output::{AssistantRecord, ResultRecord, ResultSubtype, StreamEvent};
 pub use permission::{CanUseTool, PermissionDecision, PermissionUpdate};
 pub use raw::{RawJson, RawObject};
 pub use record::{InputRecord, OutputRecord, UnknownRecord, UNKNOWN_TYPE_WARNING};
+pub use rejected::{classify_rejected_line, RejectedLineClass};
 pub use subtypes::{ControlRequestBody, ControlSubtype};
 pub use system::{SystemEvent, SystemSubtype};
 pub use user::{ContentBlock, Priority, UserContent, UserMessage, UserRecord};
