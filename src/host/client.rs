@@ -99,6 +99,8 @@ pub(crate) struct Shared {
     pending: Mutex<Pending>,
     handler: Option<Arc<dyn CanUseToolHandler>>,
     pub(crate) capabilities: Mutex<Option<AttachmentCapabilities<'static>>>,
+    /// Numbers this client's upload and attachment IDs (`upl_h1`, `att_h1`, ...).
+    pub(crate) next_upload: std::sync::atomic::AtomicU64,
 }
 
 struct Input {
@@ -221,6 +223,7 @@ impl Client {
             pending: Mutex::new(Pending::default()),
             handler: options.handler.clone(),
             capabilities: Mutex::new(None),
+            next_upload: std::sync::atomic::AtomicU64::new(0),
         });
         let (tx, rx) = mpsc::channel();
         let reader_shared = Arc::clone(&shared);

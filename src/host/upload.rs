@@ -64,7 +64,11 @@ impl Client {
         let chunk_size = usize::try_from(caps.limits.max_chunk_decoded_bytes)
             .unwrap_or(usize::MAX)
             .max(1);
-        let n = self.shared_next_upload();
+        let n = self
+            .shared
+            .next_upload
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
         let upload_id = format!("upl_h{n}");
         let attachment_id = format!("att_h{n}");
         let bad = |what: &str| HostError::Upload {
@@ -118,12 +122,6 @@ impl Client {
         })();
         self.shared.pending().uploads.remove(&upload_id);
         result
-    }
-
-    fn shared_next_upload(&self) -> u64 {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        NEXT.fetch_add(1, Ordering::Relaxed) + 1
     }
 }
 
