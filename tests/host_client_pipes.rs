@@ -318,3 +318,24 @@ fn upload_refuses_without_capabilities() {
     );
     assert!(matches!(r, Err(HostError::AttachmentsUnavailable)), "{r:?}");
 }
+
+#[test]
+fn output_line_limit_at_its_edge() {
+    // PROFILE §2a: a line of exactly the limit is a record; one byte more is an error item in
+    // its place (not buffered), and the stream goes on.
+    let (client, mut peer) = pair(ClientOptions::default().max_line(64));
+    let at_limit = format!("{:<64}", r#"{"type":"keep_alive"}"#);
+    let past_limit = format!("{:<65}", r#"{"type":"keep_alive"}"#);
+    assert_eq!((at_limit.len(), past_limit.len()), (64, 65));
+    peer.write(&at_limit);
+    peer.write(&past_limit);
+    peer.write(r#"{"type":"keep_alive"}"#);
+    peer.close();
+    assert!(matches!(client.recv(), Some(Ok(OutputRecord::KeepAlive))));
+    assert!(matches!(
+        client.recv(),
+        Some(Err(HostError::Decode { line: 2, .. }))
+    ));
+    assert!(matches!(client.recv(), Some(Ok(OutputRecord::KeepAlive))));
+    assert!(client.recv().is_none());
+}
