@@ -611,3 +611,13 @@ fn shutdown_settles_everything_and_refuses_new_requests() {
         Err(RequestError::StreamClosed)
     ));
 }
+
+// ---- the fuzz target's seeds, through the same entry point ----
+
+mod common;
+
+#[test]
+fn control_broker_fuzz_seeds() {
+    let n = common::replay_seeds("control_broker", agentx_wire::fuzzing::control::broker);
+    assert!(n >= 10, "{n} seeds");
+}

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use agentx_wire::control::{Broker, Dispatch, Emission, Refused};
 use agentx_wire::json::Parser;
 use agentx_wire::session::permission::{
-    Ask, Contenders, Decider, HookOutcome, PermissionRace, RaceAction, Routed, Settlement, Verdict,
-    HOOK_FAILED, INVALID_DECISION, NO_PROMPT_AVAILABLE, PROMPT_INTERRUPTED,
+    Ask, AskError, Contenders, Decider, HookOutcome, PermissionRace, RaceAction, Routed,
+    Settlement, Verdict, HOOK_FAILED, INVALID_DECISION, NO_PROMPT_AVAILABLE, PROMPT_INTERRUPTED,
 };
 use agentx_wire::wire::{ControlResponse, InputRecord, RawJson, RawObject};
 
@@ -568,17 +568,23 @@ fn scenario_7_the_same_late_host_response_twice_settles_the_tool_use_once() {
             })
         );
     }
-    // A second ask for an open tool-use ID is refused (PERM-053).
+    // A second ask for an open or a settled tool-use ID is refused (PERM-053).
     sim.ask(write_ask("toolu_2"));
     let lines = &mut sim.lines;
     let mut emit = |_: &mut Broker, e: Emission<'_>| {
         lines.push(line_of(&e));
         Ok(())
     };
-    assert!(sim
-        .race
-        .ask(write_ask("toolu_2"), &mut sim.broker, &mut emit, sim.now)
-        .is_err());
+    assert_eq!(
+        sim.race
+            .ask(write_ask("toolu_2"), &mut sim.broker, &mut emit, sim.now),
+        Err(AskError::AlreadyOpen)
+    );
+    assert_eq!(
+        sim.race
+            .ask(write_ask("toolu_1"), &mut sim.broker, &mut emit, sim.now),
+        Err(AskError::AlreadySettled)
+    );
 }
 
 #[test]

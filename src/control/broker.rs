@@ -462,6 +462,13 @@ impl Broker {
         &self.resolved
     }
 
+    /// Records a tool-use ID settled without a host response (a hook win with no request, a
+    /// denial with no host), so a late response naming it is a duplicate (PERM-050). False
+    /// when it was already recorded.
+    pub fn record_resolved_tool_use(&mut self, tool_use_id: &str) -> bool {
+        self.resolved.insert(tool_use_id)
+    }
+
     /// The last emission failure not yet taken (echo failures are reported only here).
     pub fn take_emission_failure(&mut self) -> Option<EmissionFailure> {
         self.last_failure.take()

@@ -6,6 +6,7 @@
 //! including a rejected input, is a normal return. Not a stable API.
 
 pub mod attach;
+pub mod control;
 pub mod encode;
 pub mod frame;
 pub mod json;

@@ -222,6 +222,8 @@ fn summary(tool_name: &str, input: &RawObject<'_>) -> Option<String> {
 pub enum AskError {
     /// The tool-use ID already has an open prompt (PERM-053: it settles once).
     AlreadyOpen,
+    /// The tool-use ID settled recently (PERM-053).
+    AlreadySettled,
     /// The tool-use ID is not a nonempty string (PERM-020).
     EmptyToolUseId,
     /// The tool name is not a nonempty string (PERM-020).
@@ -234,6 +236,7 @@ impl fmt::Display for AskError {
             AskError::AlreadyOpen => {
                 f.write_str("permission prompt already open for this tool use")
             }
+            AskError::AlreadySettled => f.write_str("this tool use already settled (PERM-053)"),
             AskError::EmptyToolUseId => f.write_str("tool_use_id must be nonempty (PERM-020)"),
             AskError::EmptyToolName => f.write_str("tool_name must be nonempty (PERM-020)"),
         }
@@ -316,8 +319,23 @@ impl PermissionRace {
         emit: &mut dyn Emitter,
         now: Instant,
     ) -> Result<Vec<RaceAction>, AskError> {
+        let actions = self.start(ask, broker, emit, now)?;
+        note_settled(broker, &actions);
+        Ok(actions)
+    }
+
+    fn start(
+        &mut self,
+        ask: Ask,
+        broker: &mut Broker,
+        emit: &mut dyn Emitter,
+        now: Instant,
+    ) -> Result<Vec<RaceAction>, AskError> {
         if self.is_open(&ask.tool_use_id) {
             return Err(AskError::AlreadyOpen);
+        }
+        if broker.resolved_tool_uses().contains(&ask.tool_use_id) {
+            return Err(AskError::AlreadySettled);
         }
         let Some(tool_use_id) = NonEmpty::new(ask.tool_use_id.clone()) else {
             return Err(AskError::EmptyToolUseId);
@@ -476,6 +494,19 @@ impl PermissionRace {
         emit: &mut dyn Emitter,
         now: Instant,
     ) -> Vec<RaceAction> {
+        let actions = self.hook_result(tool_use_id, outcome, broker, emit, now);
+        note_settled(broker, &actions);
+        actions
+    }
+
+    fn hook_result(
+        &mut self,
+        tool_use_id: &str,
+        outcome: HookOutcome,
+        broker: &mut Broker,
+        emit: &mut dyn Emitter,
+        now: Instant,
+    ) -> Vec<RaceAction> {
         let Some(i) = self
             .prompts
             .iter()
@@ -561,6 +592,7 @@ impl PermissionRace {
                 decider: Decider::Interrupt,
             }));
         }
+        note_settled(broker, &actions);
         (actions, cancelled.failure)
     }
 
@@ -601,12 +633,23 @@ impl PermissionRace {
         if before > 0 {
             self.publish_running_if_idle(broker, emit);
         }
+        note_settled(broker, &actions);
         (actions, others)
     }
 
     fn publish_running_if_idle(&self, broker: &mut Broker, emit: &mut dyn Emitter) {
         if self.prompts.is_empty() {
             let _ = broker.emit(emit, Emission::State(StateChange::Running));
+        }
+    }
+}
+
+/// Every settled tool-use ID joins the broker's resolved set, whichever path won, so a late
+/// response naming it is a duplicate and a second ask is refused (PERM-050, PERM-053).
+fn note_settled(broker: &mut Broker, actions: &[RaceAction]) {
+    for a in actions {
+        if let RaceAction::Settled(s) = a {
+            broker.record_resolved_tool_use(&s.tool_use_id);
         }
     }
 }
