@@ -11,6 +11,7 @@ pub mod cli;
 pub mod control;
 pub mod encode;
 pub mod frame;
+pub mod hook;
 pub mod host;
 pub mod json;
 pub mod model;
@@ -18,6 +19,7 @@ pub mod provider;
 pub mod sample;
 pub mod session;
 pub mod store;
+pub mod tools;
 pub mod wire;
 
 #[doc(hidden)]
