@@ -9,6 +9,7 @@
 pub mod attach;
 pub mod cli;
 pub mod control;
+pub mod driver;
 pub mod encode;
 pub mod frame;
 pub mod hook;
