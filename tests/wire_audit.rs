@@ -371,3 +371,94 @@ fn profile_8_set_permission_mode_accepts_any_payload() {
         }
     }
 }
+
+// ------------------------------------------------------------------ WIRE-023 input_capabilities
+
+/// The native capability exactly as sdk-wire-protocol.md prints it (WIRE-023, "this exact
+/// capability shape"), copied verbatim: every source, media type and limit.
+const PROTOCOL_INPUT_CAPABILITIES: &str = r#"{
+  "input_capabilities": {
+    "attachments": {
+      "protocol_version": 1,
+      "sources": [
+        {"source":"file_path","scope":"initial_cli"},
+        {"source":"stream_json_v1","scope":"per_turn"}
+      ],
+      "media_types": [
+        {"kind":"image","mime_type":"image/png","max_bytes":20971520,"max_dimension":8192,"max_pixels":20000000,"transform_policy":"decode_reencode_strip_metadata_reject_oversize_no_resize"},
+        {"kind":"image","mime_type":"image/jpeg","max_bytes":20971520,"max_dimension":8192,"max_pixels":20000000,"transform_policy":"decode_reencode_strip_metadata_reject_oversize_no_resize"},
+        {"kind":"document","mime_type":"application/pdf","max_bytes":20971520,"max_pages":100,"transform_policy":"validate_structure_no_execute_no_ocr_no_conversion"}
+      ],
+      "limits": {
+        "max_attachments_per_message": 8,
+        "max_concurrent_uploads": 8,
+        "max_uploads_per_session": 100000,
+        "max_item_bytes": 20971520,
+        "max_aggregate_bytes": 41943040,
+        "max_storage_bytes": 536870912,
+        "max_model_request_media_bytes": 41943040,
+        "max_chunk_decoded_bytes": 262144,
+        "max_chunk_encoded_bytes": 349528,
+        "max_display_name_bytes": 255,
+        "max_mime_type_bytes": 64,
+        "max_image_dimension": 8192,
+        "max_image_pixels": 20000000,
+        "max_pdf_pages": 100,
+        "upload_timeout_ms": 120000
+      },
+      "provider_limits": {
+        "max_request_items": 100,
+        "max_encoded_media_bytes": 55927120,
+        "max_request_bytes": 67108864,
+        "max_ndjson_record_bytes": 8388608
+      }
+    }
+  }
+}"#;
+
+#[test]
+fn wire_023_input_capabilities_equal_the_protocols_literal_text() {
+    use agentx_wire::wire::init::InputCapabilities;
+    use agentx_wire::wire::WireValue;
+    let literal: serde_json::Value = serde_json::from_str(PROTOCOL_INPUT_CAPABILITIES).unwrap();
+    let literal = &literal["input_capabilities"];
+    // What we write is the protocol's object (member order is not semantic).
+    let mut ours = Vec::new();
+    InputCapabilities::native().encode(&mut ours);
+    let ours: serde_json::Value = serde_json::from_slice(&ours).unwrap();
+    assert_eq!(&ours, literal);
+    // Every leaf, one by one, so a difference names the limit or the media type.
+    let leaves = |v: &serde_json::Value| {
+        let mut out = Vec::new();
+        let mut stack = vec![(String::new(), v.clone())];
+        while let Some((path, v)) = stack.pop() {
+            match v {
+                serde_json::Value::Object(m) => {
+                    stack.extend(m.into_iter().map(|(k, v)| (format!("{path}.{k}"), v)))
+                }
+                serde_json::Value::Array(a) => stack.extend(
+                    a.into_iter()
+                        .enumerate()
+                        .map(|(i, v)| (format!("{path}[{i}]"), v)),
+                ),
+                leaf => out.push((path, leaf)),
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    };
+    let (want, got) = (leaves(literal), leaves(&ours));
+    assert_eq!(
+        want.len(),
+        1 + 4 + 6 + 6 + 5 + 15 + 4,
+        "the literal's leaf count"
+    );
+    for (w, g) in want.iter().zip(&got) {
+        assert_eq!(w, g);
+    }
+    // And the literal decodes to the native value.
+    let text = serde_json::to_string(literal).unwrap();
+    let doc = json::parse(text.as_bytes()).unwrap();
+    let decoded = InputCapabilities::decode(doc.root(), &agentx_wire::wire::Path::ROOT).unwrap();
+    assert_eq!(decoded, InputCapabilities::native());
+}
