@@ -11,4 +11,5 @@ pub mod encode;
 pub mod frame;
 pub mod json;
 pub mod provider;
+pub mod session;
 pub mod wire;

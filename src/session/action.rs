@@ -56,7 +56,12 @@ pub enum Action {
     /// and fsync (PROFILE §11). Queued once per finished turn, after the turn's result frame
     /// and before its `idle`: it is the "remote internal/resume-event flush" of the
     /// hard-interrupt order. It acknowledges nothing to the host (scenario 15).
-    Persist { lines: Vec<Bytes> },
+    Persist {
+        lines: Vec<Bytes>,
+        /// How many frames the session had queued when it asked for the flush: the flush
+        /// comes after those and before the next (the turn's `idle`).
+        after_frames: u64,
+    },
     /// The session is over: flush every frame from `poll_transmit`, then exit with `code`
     /// (0 after EOF when all work finished, 1 after a fatal input or output error).
     Exit { code: i32 },

@@ -278,6 +278,12 @@ impl Session {
         self.out.pop_frame()
     }
 
+    /// Frames and bytes waiting in the outbox. The session never waits: a driver whose
+    /// writer stalls stops feeding inputs while these are high (backpressure).
+    pub fn queued_output(&self) -> (usize, usize) {
+        (self.out.queued_frames(), self.out.queued_bytes())
+    }
+
     /// The next stderr line (PROFILE §5 texts, without the newline).
     pub fn poll_diagnostic(&mut self) -> Option<String> {
         self.out.pop_diagnostic()

@@ -2,9 +2,11 @@
 //! (PROFILE §5), the transcript lines of the current turn (PROFILE §11) and the record UUIDs
 //! it mints.
 //!
-//! Owns: turning one typed [`OutputRecord`] into one complete frame through the credential
-//! validator installed at construction (WIRE-013); after a refusal the output is latched
-//! failed, no later record is produced, and the fixed diagnostic is queued once.
+//! Owns: turning one typed [`OutputRecord`] into one complete frame through the session's
+//! [`FrameEncoder`], whose credential union is installed at construction (WIRE-013), and
+//! pushing it into the one [`Outbox`] (WIRE-003). After a refusal the encoder is latched, no
+//! later record is produced, and its fixed diagnostic is queued once; frames accepted before
+//! it stay queued.
 //! Must never: write bytes anywhere (the driver drains [`Output::pop_frame`]), reorder frames,
 //! or put credential material in a diagnostic.
 
@@ -12,7 +14,8 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 
-use crate::encode::{CredentialSet, VALIDATION_FAILURE_TEXT};
+use crate::control::Outbox;
+use crate::encode::{CredentialSet, FrameEncoder};
 use crate::wire::grammar::Uuid;
 use crate::wire::OutputRecord;
 
@@ -54,26 +57,29 @@ impl UuidMint {
 
 /// Frames, diagnostics and the turn's transcript.
 pub(crate) struct Output {
-    credentials: CredentialSet,
-    frames: VecDeque<Bytes>,
+    encoder: FrameEncoder,
+    /// Unbounded here: the session cannot wait. The driver applies backpressure by not
+    /// feeding inputs while [`Output::queued_bytes`] is high.
+    outbox: Outbox,
     diagnostics: VecDeque<String>,
     /// Frames of the current turn that the session store keeps (PROFILE §11).
     transcript: Vec<Bytes>,
-    buf: Vec<u8>,
-    scratch: Vec<u8>,
     failed: bool,
+    pushed: u64,
 }
 
 impl Output {
     pub(crate) fn new(credentials: CredentialSet) -> Output {
+        let mut encoder = FrameEncoder::new();
+        // A fresh encoder has not started, so installing the union cannot fail.
+        let _ = encoder.set_credentials(credentials);
         Output {
-            credentials,
-            frames: VecDeque::new(),
+            encoder,
+            outbox: Outbox::with_capacity(usize::MAX, usize::MAX),
             diagnostics: VecDeque::new(),
             transcript: Vec::new(),
-            buf: Vec::with_capacity(1024),
-            scratch: Vec::new(),
             failed: false,
+            pushed: 0,
         }
     }
 
@@ -81,42 +87,42 @@ impl Output {
     /// transcript. Returns false once the output has failed (WIRE-013: nothing more is
     /// produced).
     pub(crate) fn push(&mut self, record: &OutputRecord<'_>, persist: bool) -> bool {
-        match self.frame(record) {
-            Some(frame) => {
+        if self.failed {
+            return false;
+        }
+        match self.encoder.encode(record) {
+            Ok(frame) => {
                 if persist {
-                    self.transcript.push(frame.clone());
+                    self.transcript.push(Bytes::copy_from_slice(frame));
                 }
-                self.frames.push_back(frame);
+                // The outbox is unbounded: a push cannot be refused.
+                let _ = self.outbox.push(frame);
+                self.pushed += 1;
                 true
             }
-            None => false,
+            Err(failure) => {
+                self.fail(failure.message());
+                false
+            }
         }
     }
 
     /// Encodes `record` for the transcript only (the replay form of a prompt when replay is
     /// off, PROFILE §11).
     pub(crate) fn persist_only(&mut self, record: &OutputRecord<'_>) {
-        if let Some(frame) = self.frame(record) {
-            self.transcript.push(frame);
+        if self.failed {
+            return;
+        }
+        match self.encoder.encode(record) {
+            Ok(frame) => self.transcript.push(Bytes::copy_from_slice(frame)),
+            Err(failure) => self.fail(failure.message()),
         }
     }
 
-    fn frame(&mut self, record: &OutputRecord<'_>) -> Option<Bytes> {
-        if self.failed {
-            return None;
-        }
-        self.buf.clear();
-        record.encode(&mut self.buf);
-        self.buf.push(b'\n');
-        // WIRE-013: the exact final bytes, terminator included, against the whole union.
-        if !self.credentials.is_empty() && self.credentials.matches(&self.buf, &mut self.scratch) {
-            self.failed = true;
-            self.frames.clear();
-            self.diagnostics
-                .push_back(VALIDATION_FAILURE_TEXT.to_string());
-            return None;
-        }
-        Some(Bytes::copy_from_slice(&self.buf))
+    fn fail(&mut self, message: &'static str) {
+        self.failed = true;
+        self.transcript.clear();
+        self.diagnostics.push_back(message.to_string());
     }
 
     /// True once a record was refused (latched, WIRE-013).
@@ -124,8 +130,23 @@ impl Output {
         self.failed
     }
 
+    /// Frames queued so far (transmitted or waiting).
+    pub(crate) fn pushed(&self) -> u64 {
+        self.pushed
+    }
+
     pub(crate) fn pop_frame(&mut self) -> Option<Bytes> {
-        self.frames.pop_front()
+        self.outbox.pop()
+    }
+
+    /// Frames waiting for the driver.
+    pub(crate) fn queued_frames(&self) -> usize {
+        self.outbox.len()
+    }
+
+    /// Bytes waiting for the driver.
+    pub(crate) fn queued_bytes(&self) -> usize {
+        self.outbox.queued_bytes()
     }
 
     pub(crate) fn diagnostic(&mut self, line: String) {

@@ -901,7 +901,10 @@ impl Session {
         self.history.extend(t.messages);
         // The internal flush: the session store's append + fsync (PROFILE §11).
         let lines = self.out.take_transcript();
-        self.actions.push_back(Action::Persist { lines });
+        self.actions.push_back(Action::Persist {
+            lines,
+            after_frames: self.out.pushed(),
+        });
         self.publish(SessionState::Idle);
     }
 }

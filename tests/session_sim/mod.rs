@@ -237,6 +237,26 @@ impl Sim {
         self.out[from..].iter().map(label).collect()
     }
 
+    /// The last frame of `type`.
+    pub fn last_of(&self, ty: &str) -> &Value {
+        self.out
+            .iter()
+            .rev()
+            .find(|v| v["type"] == ty)
+            .expect("a frame of that type")
+    }
+
+    /// Tool-use IDs the session asked to run, in order.
+    pub fn run_tools(&self) -> Vec<String> {
+        self.actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::RunTool { tool_use_id, .. } => Some(tool_use_id.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     pub fn last(&self) -> &Value {
         self.out.last().expect("a frame")
     }

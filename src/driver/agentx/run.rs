@@ -152,7 +152,7 @@ pub fn run_loop(
                 Action::KillHook { tool_use_id } => workers.kill_hook(&tool_use_id),
                 Action::UpdateEnvironment { variables } => workers.update_env(variables),
                 Action::ConnectMcpServer { .. } => {}
-                Action::Persist { lines } => {
+                Action::Persist { lines, .. } => {
                     // PROFILE §11: appended and fsynced at the end of every turn.
                     if store.is_none() && !store_failed {
                         match crate::store::SessionStore::create(

@@ -1,0 +1,609 @@
+//! Fuzzing the session core (issue 10 item 6): random interleavings of host records, hook
+//! results, model events, tool completions, timer firings, SIGINT and EOF, driven from the
+//! fuzzer's bytes on a virtual clock, with the protocol's invariants checked after every step.
+//!
+//! Invariants (each a panic when broken):
+//! - every frame is one valid output record (strict decode, one physical line);
+//! - every pending permission request is removed exactly once: a request ID leaves the
+//!   pending set once and never comes back, at most one `control_cancel_request` is written
+//!   per ID, and none is left pending after EOF;
+//! - each tool-use ID settles once: at most one `tool_result` per `tool_use` block, and every
+//!   `tool_use` has its `tool_result` before the turn's `result`;
+//! - no allow without a decisive allow: a `Bash` use (which `default` mode always asks for)
+//!   runs only after the host or the hook allowed it;
+//! - cancellations precede the interrupt acknowledgement: every request pending when an
+//!   `interrupt` arrives gets its `control_cancel_request` before the acknowledgement;
+//! - `idle` comes last and only when nothing is held: at `idle` the turn's result was
+//!   written and every task it started has its terminal event;
+//! - no panic, and the session ends (exit 0 after EOF once idle, or 1 after a fatal input).
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use crate::json::Parser;
+use crate::model::{ModelEvent, NetworkDecision, StopReason, TaskStatus, TurnId, Usage};
+use crate::session::{Action, HookOutcome, Session, SessionConfig, ToolOutcome};
+use crate::wire::output::AssistantError;
+use crate::wire::{OutputRecord, SystemEvent};
+
+const SID: &str = "0b6f1c1e-6c59-4c1e-9a55-3f1e7948c27b";
+
+/// The fuzzer's bytes as a stream of small choices.
+struct Bytes<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl Bytes<'_> {
+    fn byte(&mut self) -> Option<u8> {
+        let b = *self.data.get(self.at)?;
+        self.at += 1;
+        Some(b)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        self.byte().map_or(0, |b| usize::from(b) % n.max(1))
+    }
+}
+
+/// The scripted model: each call gets a script generated from the fuzzer's bytes; one event
+/// is released per "model step" so events interleave with everything else.
+struct Model {
+    turn: TurnId,
+    events: VecDeque<ModelEvent>,
+    /// Waiting for the session's answer to a network request.
+    waiting: bool,
+    /// Tasks started and not finished (they may outlive the message).
+    tasks: Vec<(String, u32)>,
+}
+
+fn script(b: &mut Bytes<'_>, turn: TurnId, index: u32, tool_seq: &mut u32) -> VecDeque<ModelEvent> {
+    let mut ev = VecDeque::new();
+    ev.push_back(ModelEvent::MessageStart {
+        message_id: format!("msg_{turn}_{index}"),
+    });
+    let blocks = 1 + b.below(3);
+    let mut tools = 0;
+    // Follow-up calls answer in text more often, so turns end.
+    let tool_bias = if index == 0 { 2 } else { 5 };
+    for i in 0..blocks as u32 {
+        match b.below(tool_bias + 4) {
+            0 | 1 => {
+                *tool_seq += 1;
+                tools += 1;
+                let (name, input) = match b.below(4) {
+                    0 => ("Read", r#"{"file_path":"a.txt"}"#.to_string()),
+                    1 => ("Nope", "{}".to_string()),
+                    2 => ("Bash", "[1]".to_string()),
+                    _ => ("Bash", format!(r#"{{"command":"c{}"}}"#, tool_seq)),
+                };
+                ev.push_back(ModelEvent::ToolUseStart {
+                    index: i,
+                    id: format!("toolu_{tool_seq}"),
+                    name: name.into(),
+                });
+                let (a, c) = input.split_at(input.len() / 2);
+                ev.push_back(ModelEvent::InputJsonDelta {
+                    index: i,
+                    partial_json: a.into(),
+                });
+                ev.push_back(ModelEvent::InputJsonDelta {
+                    index: i,
+                    partial_json: c.into(),
+                });
+                ev.push_back(ModelEvent::BlockStop { index: i });
+            }
+            2 => {
+                let id = format!("task_{turn}_{index}_{i}");
+                ev.push_back(ModelEvent::TaskStarted {
+                    task_id: id,
+                    description: "work".into(),
+                });
+            }
+            3 => ev.push_back(ModelEvent::Suggestion {
+                text: "next?".into(),
+            }),
+            4 => ev.push_back(ModelEvent::NetworkAccess {
+                host: "example.com".into(),
+                port: Some(443),
+            }),
+            5 => ev.push_back(ModelEvent::Compact),
+            _ => {
+                ev.push_back(ModelEvent::TextStart { index: i });
+                ev.push_back(ModelEvent::TextDelta {
+                    index: i,
+                    text: "hello \u{2028} world".into(),
+                });
+                ev.push_back(ModelEvent::BlockStop { index: i });
+            }
+        }
+    }
+    match b.below(12) {
+        0 => ev.push_back(ModelEvent::Failed {
+            category: AssistantError::ServerError,
+            message: None,
+        }),
+        1 => ev.push_back(ModelEvent::Cancelled),
+        _ => ev.push_back(ModelEvent::MessageStop {
+            stop_reason: if tools > 0 {
+                StopReason::ToolUse
+            } else {
+                StopReason::EndTurn
+            },
+            usage: Usage {
+                input_tokens: 1,
+                output_tokens: 2,
+                ..Usage::default()
+            },
+            cost: if b.below(2) == 0 { None } else { Some(0.0) },
+        }),
+    }
+    ev
+}
+
+/// What the checker knows.
+#[derive(Default)]
+struct Checker {
+    parser: Parser,
+    /// Requests seen pending, and those removed (never pending again).
+    pending: HashSet<String>,
+    removed: HashSet<String>,
+    cancels: HashSet<String>,
+    /// request ID → tool-use ID, from the `can_use_tool` frames.
+    request_tool: HashMap<String, String>,
+    tool_uses: HashSet<String>,
+    tool_results: HashSet<String>,
+    /// Tool uses the host or hook allowed (decisive allows sent by the fuzzer).
+    allowed: HashSet<String>,
+    /// Tool uses the policy allows without a prompt (`Read` inside the cwd).
+    bash_uses: HashSet<String>,
+    /// Since the last idle: a result was written; tasks started and finished.
+    result_since_idle: bool,
+    open_tasks: HashSet<String>,
+    frames: u64,
+}
+
+impl Checker {
+    fn frame(&mut self, f: &[u8]) {
+        assert_eq!(f.last(), Some(&b'\n'));
+        let body = &f[..f.len() - 1];
+        assert!(!body.contains(&b'\n'), "one physical line");
+        let rec = match OutputRecord::decode_line(body, &mut self.parser) {
+            Ok(r) => r.into_owned(),
+            Err(e) => panic!("invalid output record: {e}"),
+        };
+        self.frames += 1;
+        match &rec {
+            OutputRecord::Assistant(a) => {
+                let doc = a.message.0.document().expect("valid");
+                let block = doc.root().as_object().and_then(|o| o.get("content"));
+                if let Some(b) = block.and_then(|c| c.as_array()).and_then(|c| c.get(0)) {
+                    let b = b.as_object().expect("block object");
+                    if b.get("type")
+                        .and_then(|t| t.as_str())
+                        .map(|s| s.decode())
+                        .as_deref()
+                        == Some("tool_use")
+                    {
+                        let id = b.get("id").and_then(|v| v.as_str()).expect("id").decode();
+                        let name = b
+                            .get("name")
+                            .and_then(|v| v.as_str())
+                            .expect("name")
+                            .decode();
+                        assert!(
+                            self.tool_uses.insert(id.to_string()),
+                            "duplicate tool_use id"
+                        );
+                        if name == "Bash" {
+                            self.bash_uses.insert(id.to_string());
+                        }
+                    }
+                }
+            }
+            OutputRecord::User(u) => {
+                if let crate::wire::UserMessage::Object {
+                    content: crate::wire::UserContent::Blocks(blocks),
+                    ..
+                } = &u.message
+                {
+                    for b in blocks {
+                        if let crate::wire::ContentBlock::Other(raw) = b {
+                            let doc = raw.document().expect("valid");
+                            let o = doc.root().as_object().expect("block");
+                            if let Some(id) = o.get("tool_use_id").and_then(|v| v.as_str()) {
+                                let id = id.decode().to_string();
+                                assert!(
+                                    self.tool_uses.contains(&id),
+                                    "tool_result without tool_use"
+                                );
+                                assert!(
+                                    self.tool_results.insert(id),
+                                    "a tool-use ID settled twice"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            OutputRecord::ControlRequest(r) => {
+                if let crate::wire::ControlRequestBody::CanUseTool(c) = &r.request {
+                    let id = r.request_id.as_str().to_string();
+                    assert!(
+                        !self.removed.contains(&id) && !self.pending.contains(&id),
+                        "request id reused"
+                    );
+                    self.request_tool
+                        .insert(id, c.tool_use_id.as_str().to_string());
+                }
+            }
+            OutputRecord::ControlCancelRequest(c) => {
+                let id = c.request_id.as_str().to_string();
+                assert!(
+                    self.cancels.insert(id.clone()),
+                    "two cancellations for one request"
+                );
+                assert!(
+                    self.request_tool.contains_key(&id),
+                    "cancel of an unknown request"
+                );
+            }
+            OutputRecord::Result(_) => {
+                // Every tool use of the turn is paired before its result.
+                for id in &self.tool_uses {
+                    assert!(
+                        self.tool_results.contains(id),
+                        "result before a tool_result"
+                    );
+                }
+                self.result_since_idle = true;
+            }
+            OutputRecord::System(SystemEvent::TaskStarted(t)) => {
+                self.open_tasks.insert(t.task_id.to_string());
+            }
+            OutputRecord::System(SystemEvent::TaskNotification(t)) => {
+                self.open_tasks.remove(t.task_id.as_ref());
+            }
+            OutputRecord::System(SystemEvent::SessionStateChanged(s))
+                if s.state == crate::wire::system::SessionState::Idle =>
+            {
+                assert!(self.result_since_idle, "idle without a result");
+                assert!(self.open_tasks.is_empty(), "idle while a task is held");
+                self.result_since_idle = false;
+            }
+            _ => {}
+        }
+    }
+
+    /// The session's pending set after a step.
+    fn pending(&mut self, now: Vec<String>) {
+        let now: HashSet<String> = now.into_iter().collect();
+        for id in &now {
+            assert!(
+                !self.removed.contains(id),
+                "a removed request is pending again"
+            );
+        }
+        for id in self.pending.difference(&now) {
+            self.removed.insert(id.clone());
+        }
+        self.pending = now;
+    }
+}
+
+struct Run {
+    s: Session,
+    now: Instant,
+    line: u64,
+    model: Option<Model>,
+    tools: Vec<String>,
+    hooks: Vec<String>,
+    tool_seq: u32,
+    check: Checker,
+}
+
+impl Run {
+    fn drain(&mut self, b: &mut Bytes<'_>) {
+        loop {
+            let mut moved = false;
+            while let Some(f) = self.s.poll_transmit() {
+                moved = true;
+                self.check.frame(&f);
+            }
+            while self.s.poll_diagnostic().is_some() {
+                moved = true;
+            }
+            while let Some(a) = self.s.poll_action() {
+                moved = true;
+                match a {
+                    Action::StartModel(req) => {
+                        self.model = Some(Model {
+                            turn: req.turn,
+                            events: script(b, req.turn, req.index, &mut self.tool_seq),
+                            waiting: false,
+                            tasks: self.model.take().map(|m| m.tasks).unwrap_or_default(),
+                        });
+                    }
+                    Action::CancelModel { turn }
+                        if self.model.as_ref().is_some_and(|m| m.turn == turn) =>
+                    {
+                        self.model = None;
+                    }
+                    Action::ResumeModel { turn, .. } => {
+                        if let Some(m) = self.model.as_mut().filter(|m| m.turn == turn) {
+                            m.waiting = false;
+                        }
+                    }
+                    Action::RunTool { tool_use_id, .. } => {
+                        if self.check.bash_uses.contains(&tool_use_id) {
+                            assert!(
+                                self.check.allowed.contains(&tool_use_id),
+                                "a Bash use ran without a decisive allow"
+                            );
+                        }
+                        self.tools.push(tool_use_id);
+                    }
+                    Action::CancelTool { tool_use_id } => self.tools.retain(|t| *t != tool_use_id),
+                    Action::StartHook { tool_use_id, .. } => self.hooks.push(tool_use_id),
+                    Action::KillHook { tool_use_id } => self.hooks.retain(|t| *t != tool_use_id),
+                    _ => {}
+                }
+            }
+            if !moved {
+                break;
+            }
+        }
+        self.check.pending(self.s.pending_requests());
+    }
+
+    fn send(&mut self, line: &[u8], b: &mut Bytes<'_>) {
+        self.line += 1;
+        self.s.handle_line(line, self.line, self.now);
+        self.drain(b);
+    }
+
+    fn model_step(&mut self, b: &mut Bytes<'_>) {
+        let Some(m) = self.model.as_mut() else { return };
+        if m.waiting {
+            return;
+        }
+        let turn = m.turn;
+        let ev = match m.events.pop_front() {
+            Some(e) => e,
+            None => {
+                // After the message: the background tasks' events.
+                let Some((id, step)) = m.tasks.first().cloned() else {
+                    return;
+                };
+                if step >= 2 || b.below(3) == 0 {
+                    m.tasks.remove(0);
+                    ModelEvent::TaskNotification {
+                        task_id: id,
+                        status: TaskStatus::Completed,
+                    }
+                } else {
+                    m.tasks[0].1 += 1;
+                    ModelEvent::TaskProgress { task_id: id, step }
+                }
+            }
+        };
+        match &ev {
+            ModelEvent::TaskStarted { task_id, .. } => m.tasks.push((task_id.clone(), 0)),
+            ModelEvent::NetworkAccess { .. } => m.waiting = true,
+            _ => {}
+        }
+        self.s.handle_model(turn, ev, self.now);
+        self.drain(b);
+    }
+}
+
+/// One fuzz case.
+pub fn interleavings(data: &[u8]) {
+    let mut b = Bytes { data, at: 0 };
+    let mut config = SessionConfig::local(SID, "/work/p");
+    config.hook_configured = b.below(2) == 0;
+    config.replay_user_messages = b.below(2) == 0;
+    config.include_partial_messages = b.below(2) == 0;
+    let now = Instant::now();
+    let mut run = Run {
+        s: Session::new(config, now).expect("valid config"),
+        now,
+        line: 0,
+        model: None,
+        tools: Vec::new(),
+        hooks: Vec::new(),
+        tool_seq: 0,
+        check: Checker::default(),
+    };
+    let mut eof = false;
+    let mut steps = 0;
+    while let Some(op) = b.byte() {
+        steps += 1;
+        if steps > 400 || run.s.is_done().is_some() {
+            break;
+        }
+        match op % 16 {
+            0 | 1 if !eof => {
+                let priority = ["", r#","priority":"now""#, r#","priority":"later""#][b.below(3)];
+                let line = format!(
+                    r#"{{"type":"user","message":"p{}","parent_tool_use_id":null{priority}}}"#,
+                    run.line
+                );
+                run.send(line.as_bytes(), &mut b);
+            }
+            2 if !eof => {
+                let pending = run.s.pending_requests();
+                let (id, allow) = match pending.get(b.below(pending.len() + 1)) {
+                    Some(id) => (id.clone(), b.below(2) == 0),
+                    None => ("stale".to_string(), true),
+                };
+                let response = match b.below(4) {
+                    0 if allow => r#"{"behavior":"allow"}"#,
+                    1 => r#"{"behavior":"deny","message":"no"}"#,
+                    2 => r#"{"behavior":"maybe"}"#,
+                    _ if allow => r#"{"behavior":"allow","updatedInput":{"command":"x"}}"#,
+                    _ => r#"{"behavior":"deny","interrupt":true}"#,
+                };
+                if response.contains("\"allow\"") {
+                    if let Some(t) = run.check.request_tool.get(&id) {
+                        if run.s.pending_requests().contains(&id) {
+                            run.check.allowed.insert(t.clone());
+                        }
+                    }
+                }
+                let line = format!(
+                    r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{id}","response":{response}}}}}"#
+                );
+                run.send(line.as_bytes(), &mut b);
+            }
+            3 if !eof => {
+                let id = format!("c{}", run.line);
+                let sub = [
+                    "interrupt",
+                    "initialize",
+                    "mcp_status",
+                    "set_model",
+                    "set_provider",
+                    "get_context_usage",
+                ][b.below(6)];
+                let pending = run.s.pending_requests();
+                let line = format!(
+                    r#"{{"type":"control_request","request_id":"{id}","request":{{"subtype":"{sub}"}}}}"#
+                );
+                let before = run.check.frames;
+                let mut order = Vec::new();
+                run.line += 1;
+                run.s.handle_line(line.as_bytes(), run.line, run.now);
+                while let Some(f) = run.s.poll_transmit() {
+                    run.check.frame(&f);
+                    order.push(f);
+                }
+                run.drain(&mut b);
+                if sub == "interrupt" {
+                    // WIRE-011: every pending request's cancel precedes the acknowledgement.
+                    let ack = format!(r#""request_id":"{id}""#);
+                    let ack_at = order
+                        .iter()
+                        .position(|f| f.windows(ack.len()).any(|w| w == ack.as_bytes()))
+                        .expect("an interrupt acknowledgement");
+                    for p in &pending {
+                        let cancel =
+                            format!(r#"{{"type":"control_cancel_request","request_id":"{p}"}}"#);
+                        let at = order
+                            .iter()
+                            .position(|f| f.starts_with(cancel.as_bytes()))
+                            .expect("a cancel per pending request");
+                        assert!(at < ack_at, "cancellation after the acknowledgement");
+                    }
+                    let _ = before;
+                }
+            }
+            4 | 5 => {
+                if !run.hooks.is_empty() {
+                    let id = run.hooks.remove(b.below(run.hooks.len()));
+                    let outcome = match b.below(5) {
+                        0 => HookOutcome::Allow {
+                            updated_input: None,
+                        },
+                        1 => HookOutcome::Deny { message: None },
+                        2 => HookOutcome::Pass,
+                        3 => HookOutcome::Failed,
+                        _ => HookOutcome::Allow {
+                            updated_input: Some("not json".into()),
+                        },
+                    };
+                    if matches!(
+                        &outcome,
+                        HookOutcome::Allow {
+                            updated_input: None
+                        }
+                    ) && run.s.open_prompts().contains(&id)
+                    {
+                        run.check.allowed.insert(id.clone());
+                    }
+                    run.s.handle_hook_done(&id, outcome, run.now);
+                    run.drain(&mut b);
+                }
+            }
+            6..=10 => run.model_step(&mut b),
+            11 | 12 => {
+                if !run.tools.is_empty() {
+                    let id = run.tools.remove(b.below(run.tools.len()));
+                    run.s.handle_tool_done(&id, ToolOutcome::ok("out"), run.now);
+                    run.drain(&mut b);
+                }
+            }
+            13 => {
+                run.now += Duration::from_millis(b.below(2000) as u64);
+                run.s.handle_timeout(run.now);
+                run.drain(&mut b);
+            }
+            14 if !eof => {
+                if b.below(4) == 0 {
+                    run.s.handle_signal_interrupt(run.now);
+                    run.drain(&mut b);
+                } else {
+                    // A raw line from the fuzzer's bytes.
+                    let n = b.below(64);
+                    let start = b.at.min(data.len());
+                    let end = (start + n).min(data.len());
+                    b.at = end;
+                    let line: Vec<u8> = data[start..end]
+                        .iter()
+                        .copied()
+                        .filter(|c| *c != b'\n')
+                        .collect();
+                    run.send(&line, &mut b);
+                }
+            }
+            15 if !eof => {
+                eof = true;
+                run.s.handle_eof(run.now);
+                run.drain(&mut b);
+                assert!(run.s.pending_requests().is_empty(), "pending after EOF");
+            }
+            _ => run.model_step(&mut b),
+        }
+    }
+    // Let the session finish: finish every tool, hook and model step, then EOF.
+    let mut rounds = 0;
+    while run.s.is_done().is_none() && rounds < 10_000 {
+        rounds += 1;
+        if !eof {
+            eof = true;
+            run.s.handle_eof(run.now);
+            run.drain(&mut b);
+        }
+        if let Some(id) = run.hooks.pop() {
+            run.s.handle_hook_done(&id, HookOutcome::Failed, run.now);
+            run.drain(&mut b);
+        } else if let Some(id) = run.tools.pop() {
+            run.s.handle_tool_done(&id, ToolOutcome::ok("out"), run.now);
+            run.drain(&mut b);
+        } else if run.model.is_some() {
+            let before = run.check.frames;
+            let had = run
+                .model
+                .as_ref()
+                .map(|m| (m.events.len(), m.tasks.len(), m.waiting));
+            run.model_step(&mut b);
+            if had
+                == run
+                    .model
+                    .as_ref()
+                    .map(|m| (m.events.len(), m.tasks.len(), m.waiting))
+                && run.check.frames == before
+            {
+                // The model has nothing left to say.
+                run.model = None;
+            }
+        } else {
+            break;
+        }
+    }
+    let _ = NetworkDecision::Allowed;
+    assert!(
+        run.s.is_done().is_some(),
+        "the session did not end after EOF with all work finished"
+    );
+}
