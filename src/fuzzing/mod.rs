@@ -10,4 +10,5 @@ pub mod encode;
 pub mod frame;
 pub mod json;
 pub mod provider;
+pub mod upload;
 pub mod wire;
