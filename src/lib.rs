@@ -16,6 +16,7 @@ pub mod json;
 pub mod model;
 pub mod provider;
 pub mod sample;
+pub mod session;
 pub mod store;
 pub mod wire;
 

@@ -39,6 +39,8 @@ mod command;
 mod error;
 mod permission;
 mod query;
+#[cfg(feature = "tokio")]
+mod tokio_client;
 mod upload;
 
 pub use client::{Client, ClientOptions, ExitReport};
@@ -46,4 +48,6 @@ pub use command::AgentCommand;
 pub use error::HostError;
 pub use permission::{CanUseToolHandler, PermissionAnswer, ToolPermissionRequest};
 pub use query::{query, Query};
+#[cfg(feature = "tokio")]
+pub use tokio_client::{AnswerFuture, AsyncCanUseTool, AsyncClient, AsyncClientOptions};
 pub use upload::UploadSource;
