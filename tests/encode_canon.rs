@@ -104,10 +104,22 @@ fn first_refused_record_stops_the_run_after_exactly_the_records_before_it() {
     assert!(err.ends_with("\nagentx: output refused: record failed credential validation\n"));
     assert!(!err.contains("line break") && !err.contains("sk-live"));
 
-    // `\\` in the file is one backslash: a record holding `back\slash` is refused.
+    // `\\` in the file is one backslash: a record holding `back\slash` is refused, and for
+    // its credential: the same record decodes and is written without the credential set.
+    let record = br#"{"type":"x","p":"C:\\back\\slash"}"#;
+    let (status, out, err) = canon(record, CredentialSet::empty());
+    assert_eq!(
+        (status, out.as_str()),
+        (0, "{\"type\":\"x\",\"p\":\"C:\\\\back\\\\slash\"}\n"),
+        "{err}"
+    );
     let set = CredentialSet::from_file_bytes(file).unwrap();
-    let (status, out, _) = canon(br#"{"p":"C:\\back\\slash"}"#, set);
+    let (status, out, err) = canon(record, set);
     assert_eq!((status, out.as_str()), (1, ""));
+    assert!(
+        err.ends_with(&format!("{VALIDATION_FAILURE_TEXT}\n")),
+        "refused for the credential, not the schema: {err}"
+    );
 }
 
 #[test]

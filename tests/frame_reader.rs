@@ -49,10 +49,40 @@ fn acceptance_1_three_records_split_across_chunks_final_newline_omitted() {
         for b in (a..=stream.len()).step_by(5) {
             let got = read_chunks(&[&stream[..a], &stream[a..b], &stream[b..]], 1 << 20);
             assert_eq!(got, want, "split at {a}, {b}");
+            assert_parses_as_the_three_records(&got);
             chunkings += 1;
         }
     }
     eprintln!("acceptance 1: {chunkings} chunkings, each yielding all three records once");
+}
+
+/// Scenario 1 says "all three parse once": each framed line decodes as the typed input record
+/// it holds.
+fn assert_parses_as_the_three_records(lines: &[Item]) {
+    use agentx_wire::json::Parser;
+    use agentx_wire::wire::{InputRecord, UserContent, UserMessage};
+    let mut parser = Parser::new();
+    let records: Vec<InputRecord<'_>> = lines
+        .iter()
+        .map(|l| {
+            let (_, bytes) = l.as_ref().expect("a framed line");
+            InputRecord::decode_line(bytes, &mut parser).expect("a valid input record")
+        })
+        .collect();
+    assert_eq!(records.len(), 3);
+    assert!(matches!(records[0], InputRecord::KeepAlive));
+    match &records[1] {
+        InputRecord::User(u) => {
+            assert_eq!(u.parent_tool_use_id, None);
+            assert!(matches!(
+                &u.message,
+                UserMessage::Object { versioned: false, content: UserContent::Text(t) } if t == "hi"
+            ));
+        }
+        other => panic!("{other:?}"),
+    }
+    // PROFILE §2b: nothing but `type` is read from keep_alive.
+    assert!(matches!(records[2], InputRecord::KeepAlive));
 }
 
 #[test]

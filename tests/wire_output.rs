@@ -149,7 +149,8 @@ fn result(subtype: &str, extra: &str) -> String {
 
 #[test]
 fn result_success_and_error_subtypes() {
-    let ok = result("success", r#","result":"done""#);
+    // PROFILE §8: a success result carries `modelUsage` (and `permission_denials`).
+    let ok = result("success", r#","result":"done","modelUsage":{}"#);
     let OutputRecord::Result(r) = output(&ok).unwrap() else {
         panic!()
     };
@@ -775,7 +776,7 @@ fn attachment_import_rejected_wire_019() {
 
 fn descriptor(id: &str, selected: bool) -> String {
     format!(
-        r#"{{"value":"{id}","id":"{id}","providerType":"azure_openai","model":"gpt-5.6-sol","displayName":"{id} (gpt-5.6-sol)","description":"Deployment-backed model endpoint configured by AgentX-home auth.json","default":true,"selected":{selected},"supportsEffort":true,"supportedReasoningEfforts":["low","medium","high"],"defaultReasoningEffort":"high","reasoning":{{"supported":true,"efforts":["low","medium","high"],"defaultEffort":"high"}}}}"#
+        r#"{{"value":"{id}","id":"{id}","providerType":"azure_openai","model":"gpt-5.6-sol","displayName":"{id} (gpt-5.6-sol)","description":"Deployment-backed model endpoint configured by AgentX-home auth.json","default":{selected},"selected":{selected},"supportsEffort":true,"supportedReasoningEfforts":["low","medium","high"],"defaultReasoningEffort":"high","reasoning":{{"supported":true,"efforts":["low","medium","high"],"defaultEffort":"high"}}}}"#
     )
 }
 

@@ -40,6 +40,18 @@ fn error(e: wire::Error) -> RecordCheck {
     }
 }
 
+/// PROFILE §2b: an input line rejected for a duplicate member is fatal when its top-level
+/// `type` is `attachment_import` (an import-schema error, WIRE-021), record-level otherwise.
+#[cold]
+fn duplicate(e: wire::Error, line: &[u8]) -> RecordCheck {
+    let fatal = wire::classify_rejected_line(line) == wire::RejectedLineClass::Import;
+    RecordCheck::Error {
+        kind: e.check_kind(),
+        message: e.to_string(),
+        fatal: fatal || e.is_fatal(),
+    }
+}
+
 fn warning(unknown_record: bool) -> RecordCheck {
     let message = if unknown_record {
         UNKNOWN_TYPE
@@ -56,6 +68,7 @@ fn warning(unknown_record: bool) -> RecordCheck {
 pub fn check_record(line: &[u8], direction: Direction, parser: &mut Parser) -> RecordCheck {
     match direction {
         Direction::Input => match InputRecord::decode_line(line, parser) {
+            Err(e) if e.check_kind() == "duplicate_member" => duplicate(e, line),
             Err(e) => error(e),
             Ok(InputRecord::Unknown(_)) => warning(true),
             Ok(_) => RecordCheck::Valid,
@@ -104,6 +117,17 @@ mod tests {
             ("{", "malformed_json", true),
             ("[]", "not_an_object", true),
             (r#"{"a":1,"a":2}"#, "duplicate_member", false),
+            // PROFILE §2b: classified by the rejected line's top-level type.
+            (
+                r#"{"type":"attachment_import","version":1,"version":1}"#,
+                "duplicate_member",
+                true,
+            ),
+            (
+                r#"{"type":"user","message":{"a":1,"a":1}}"#,
+                "duplicate_member",
+                false,
+            ),
             (r#"{"type":"user","message":"x"}"#, "schema", false),
             (
                 r#"{"type":"attachment_import","version":2}"#,

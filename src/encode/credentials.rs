@@ -263,45 +263,12 @@ fn unescape_file_line(line: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The spelling our JSON writer gives `credential` inside a string: `"` and `\` escaped, the
-/// control characters as `\b \f \n \r \t` or `\u00xx` (lowercase hex), U+2028 and U+2029 as
-/// `\u2028` and `\u2029`; every other byte as it is (a non-UTF-8 credential keeps its bytes).
+/// The spelling our JSON writer gives `credential` inside a string: the writer's own table
+/// (`json::escape`), so the two cannot disagree; every byte it does not escape is kept as it
+/// is (a non-UTF-8 credential keeps its bytes).
 pub fn escaped_spelling(credential: &[u8]) -> Vec<u8> {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = Vec::with_capacity(credential.len() + 8);
-    let mut i = 0;
-    while i < credential.len() {
-        let b = credential[i];
-        match b {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            0x00..=0x1f => {
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[usize::from(b >> 4)]);
-                out.push(HEX[usize::from(b & 0xf)]);
-            }
-            0xE2 if credential.get(i + 1) == Some(&0x80)
-                && matches!(credential.get(i + 2), Some(0xA8 | 0xA9)) =>
-            {
-                let last = if credential.get(i + 2) == Some(&0xA8) {
-                    b'8'
-                } else {
-                    b'9'
-                };
-                out.extend_from_slice(b"\\u202");
-                out.push(last);
-                i += 3;
-                continue;
-            }
-            _ => out.push(b),
-        }
-        i += 1;
-    }
+    crate::json::escape::write_body(&mut out, credential);
     out
 }
 

@@ -23,7 +23,6 @@
 //! assert_eq!(out, b"{\"type\":\"keep_alive\"}\n");
 //! ```
 
-mod api_key_source;
 mod callbacks;
 mod credentials;
 mod error;
@@ -31,7 +30,8 @@ mod frame_encoder;
 mod line;
 mod scan;
 
-pub use api_key_source::{ApiKeySource, Provenance};
+/// Moved to `wire` (records carry it); kept here for compatibility.
+pub use crate::wire::{ApiKeySource, Provenance};
 pub(crate) use callbacks::{contained, discard as discard_foreign};
 pub use callbacks::{FrameValidator, ValidatorError};
 pub use credentials::{escaped_spelling, CredentialSet, MAX_CREDENTIALS, MAX_CREDENTIAL_LEN};

@@ -3,7 +3,8 @@
 //! search (WIRE-013 (c): "inside the decoded value of any JSON string", names and values, every
 //! duplicate occurrence, whatever escape spelling was used).
 //!
-//! Owns: string boundaries over arbitrary bytes, and a strict decoder of JSON escapes.
+//! Owns: string boundaries over arbitrary bytes. The escapes themselves are decoded and judged
+//! canonical by `json::escape`, the writer's own table and strict decoder.
 //! Must never: build a tree, reject duplicates (the validator must *inspect* every occurrence),
 //! or trust that the frame is valid JSON (it may come from a raw outbound projection).
 //!
@@ -16,6 +17,7 @@
 use memchr::{memchr, memchr2, memchr_iter, memrchr};
 
 use super::line::find_separator;
+use crate::json::escape;
 
 /// The outcome of walking one frame.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -62,7 +64,7 @@ pub(crate) fn walk_escaped_strings(
         let content_end = string_end(frame, pos + bs);
         let content = &frame[content_start..content_end];
         scratch.clear();
-        if !decode_into(content, scratch) {
+        if !escape::decode_body(content, scratch) {
             return Walk::Undecodable;
         }
         if matches(scratch) {
@@ -98,35 +100,12 @@ pub(crate) fn canonically_escaped(frame: &[u8]) -> bool {
         if at < next {
             continue; // the escaped byte of the previous escape (`\\`)
         }
-        match canonical_escape_len(body, at) {
+        match escape::canonical_escape_len(body, at) {
             Some(n) => next = at + n,
             None => return false,
         }
     }
     true
-}
-
-fn canonical_escape_len(s: &[u8], at: usize) -> Option<usize> {
-    match *s.get(at + 1)? {
-        b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f' => Some(2),
-        b'u' => {
-            let d = s.get(at + 2..at + 6)?;
-            let lower_hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
-            if !d.iter().all(|&b| lower_hex(b)) {
-                return None;
-            }
-            match d {
-                b"2028" | b"2029" => Some(6),
-                [b'0', b'0', _, _] => {
-                    let v = hex4(s, at + 2)?;
-                    let short = matches!(v, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d);
-                    (v < 0x20 && !short).then_some(6)
-                }
-                _ => None,
-            }
-        }
-        _ => None,
-    }
 }
 
 /// Any byte below 0x20, in a form the compiler vectorizes (no early exit inside a chunk).
@@ -197,40 +176,10 @@ pub(crate) fn normalize_into(frame: &[u8], out: &mut Vec<u8>) -> bool {
 /// Decodes the escape starting with the backslash at `frame[at]` into `out`; returns how many
 /// bytes it spans, or `None` if a strict parser would reject it.
 fn decode_escape(frame: &[u8], at: usize, out: &mut Vec<u8>) -> Option<usize> {
-    let byte = match *frame.get(at + 1)? {
-        b'"' => b'"',
-        b'\\' => b'\\',
-        b'/' => b'/',
-        b'b' => 0x08,
-        b'f' => 0x0c,
-        b'n' => b'\n',
-        b'r' => b'\r',
-        b't' => b'\t',
-        b'u' => {
-            let unit = hex4(frame, at + 2)?;
-            let (scalar, len) = match unit {
-                0xD800..=0xDBFF => {
-                    if frame.get(at + 6) != Some(&b'\\') || frame.get(at + 7) != Some(&b'u') {
-                        return None;
-                    }
-                    let low = match hex4(frame, at + 8)? {
-                        l @ 0xDC00..=0xDFFF => l,
-                        _ => return None,
-                    };
-                    (0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00), 12)
-                }
-                0xDC00..=0xDFFF => return None,
-                u => (u, 6),
-            };
-            let c = char::from_u32(scalar)?;
-            let mut buf = [0u8; 4];
-            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-            return Some(len);
-        }
-        _ => return None,
-    };
-    out.push(byte);
-    Some(2)
+    let (c, len) = escape::decode_escape(frame, at)?;
+    let mut buf = [0u8; 4];
+    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    Some(len)
 }
 
 /// The index of the closing quote of the string whose content contains the backslash at `bs`
@@ -249,88 +198,6 @@ fn string_end(frame: &[u8], bs: usize) -> usize {
             None => return frame.len(),
         }
     }
-}
-
-/// Decodes the content of one JSON string (the bytes between its quotes) into `out`, strictly:
-/// the eight short escapes and `\uXXXX` with surrogate pairs joined. Raw bytes are copied as
-/// they are (the raw scan already saw them). Returns false on any escape a strict parser would
-/// reject (PROFILE §2a: a lone surrogate is rejected).
-pub(crate) fn decode_into(content: &[u8], out: &mut Vec<u8>) -> bool {
-    let mut i = 0usize;
-    while i < content.len() {
-        let bs = match memchr(b'\\', &content[i..]) {
-            Some(j) => i + j,
-            None => {
-                out.extend_from_slice(&content[i..]);
-                return true;
-            }
-        };
-        out.extend_from_slice(&content[i..bs]);
-        let esc = match content.get(bs + 1) {
-            Some(&b) => b,
-            None => return false,
-        };
-        i = bs + 2;
-        let byte = match esc {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            b'/' => b'/',
-            b'b' => 0x08,
-            b'f' => 0x0c,
-            b'n' => b'\n',
-            b'r' => b'\r',
-            b't' => b'\t',
-            b'u' => {
-                let unit = match hex4(content, i) {
-                    Some(u) => u,
-                    None => return false,
-                };
-                i += 4;
-                let scalar = match unit {
-                    0xD800..=0xDBFF => {
-                        // A high surrogate must be followed by `\u` + a low surrogate.
-                        if content.get(i) != Some(&b'\\') || content.get(i + 1) != Some(&b'u') {
-                            return false;
-                        }
-                        let low = match hex4(content, i + 2) {
-                            Some(l @ 0xDC00..=0xDFFF) => l,
-                            _ => return false,
-                        };
-                        i += 6;
-                        0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
-                    }
-                    0xDC00..=0xDFFF => return false,
-                    u => u,
-                };
-                match char::from_u32(scalar) {
-                    Some(c) => {
-                        let mut buf = [0u8; 4];
-                        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-                    }
-                    None => return false,
-                }
-                continue;
-            }
-            _ => return false,
-        };
-        out.push(byte);
-    }
-    true
-}
-
-fn hex4(s: &[u8], at: usize) -> Option<u32> {
-    let digits = s.get(at..at.checked_add(4)?)?;
-    let mut v = 0u32;
-    for &d in digits {
-        let n = match d {
-            b'0'..=b'9' => d - b'0',
-            b'a'..=b'f' => d - b'a' + 10,
-            b'A'..=b'F' => d - b'A' + 10,
-            _ => return None,
-        };
-        v = (v << 4) | u32::from(n);
-    }
-    Some(v)
 }
 
 #[cfg(test)]

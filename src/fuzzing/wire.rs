@@ -290,6 +290,15 @@ impl<'d> Gen<'d> {
         }
     }
 
+    /// `Some` when `required`, else as [`Self::opt`].
+    fn opt_or_required<T>(&mut self, required: bool, f: impl FnOnce(&mut Self) -> T) -> Option<T> {
+        if required {
+            Some(f(self))
+        } else {
+            self.opt(f)
+        }
+    }
+
     fn list<T>(&mut self, max: usize, mut f: impl FnMut(&mut Self) -> T) -> Vec<T> {
         (0..self.below(max + 1)).map(|_| f(self)).collect()
     }
@@ -592,7 +601,7 @@ impl<'d> Gen<'d> {
             .collect();
         let default_effort = efforts.first().cloned();
         InitEvent {
-            api_key_source: self.opt(|_| Cow::Borrowed("user")),
+            api_key_source: self.opt(|_| crate::wire::ApiKeySource::User),
             claude_code_version: self.opt(Self::text),
             cwd: self.text(),
             tools: self.list(3, Self::text),
@@ -601,8 +610,9 @@ impl<'d> Gen<'d> {
                 status: g.text(),
             }),
             model: self.text(),
-            provider: self.opt(Self::text),
-            provider_type: self.opt(Self::text),
+            // WIRE-023: required on decode.
+            provider: Some(self.text()),
+            provider_type: Some(self.text()),
             reasoning_capabilities: self
                 .opt(|_| ReasoningCapabilities::new(efforts, default_effort)),
             permission_mode: self.text(),
@@ -636,7 +646,8 @@ impl<'d> Gen<'d> {
             stop_reason: self.opt(Self::text),
             total_cost_usd: self.opt(Self::f64),
             usage: self.raw_object(),
-            model_usage: self.opt(|g| {
+            // A success result requires `modelUsage` (PROFILE §8).
+            model_usage: self.opt_or_required(success, |g| {
                 ModelUsageMap(g.list(2, |g| {
                     let usage = ModelUsage {
                         input_tokens: g.u64(),
@@ -671,12 +682,19 @@ impl<'d> Gen<'d> {
 
     fn import_result(&mut self) -> ImportResult<'static> {
         let status = ImportStatus::ALL[self.below(ImportStatus::ALL.len())];
+        let upload_id = self.upload_id();
+        let attachment_id = self.attachment_id();
         ImportResult {
-            upload_id: self.upload_id(),
-            attachment_id: self.attachment_id(),
+            upload_id,
+            attachment_id: attachment_id.clone(),
             status,
             prompt_uuid: self.uuid(),
-            attachment: (status == ImportStatus::Committed).then(|| self.manifest()),
+            // WIRE-019: the manifest carries the record's own attachment id.
+            attachment: (status == ImportStatus::Committed).then(|| {
+                let mut m = self.manifest();
+                m.attachment_id = attachment_id.as_str().to_owned();
+                m
+            }),
             reason: matches!(
                 status,
                 ImportStatus::Aborted | ImportStatus::Expired | ImportStatus::Failed

@@ -5,6 +5,8 @@
 //! canonical form differs (whitespace outside strings, `\/`, `\u` escapes, raw U+2028/U+2029).
 //! It never validates: fed bytes that are not one validated JSON value it may return `false`.
 
+use super::escape;
+
 /// Bytes inside a string that need a look: the quote, the backslash, and the lead byte of
 /// U+2028/U+2029 (E2 80 A8/A9), which the writer always escapes.
 const fn in_string_table() -> [bool; 256] {
@@ -46,8 +48,8 @@ fn find_in_string(s: &[u8]) -> Option<usize> {
 
 /// Writes validated JSON in `json::write_value`'s canonical compact form in one pass:
 /// whitespace outside strings dropped, runs of plain string bytes copied whole, short escapes
-/// kept, and every other escaped or separator character re-written through `json::write_str`
-/// (`write::write_char`, so the escaping policy is the writer's, not a copy of it). Returns `false`, having
+/// kept, and every other escaped or separator character decoded and re-written by `escape`
+/// (the writer's one table, not a copy of it). Returns `false`, having
 /// written nothing, only for bytes that are not one validated JSON value.
 pub fn copy_canonical(b: &[u8], out: &mut Vec<u8>) -> bool {
     let start = out.len();
@@ -85,28 +87,26 @@ pub fn copy_canonical(b: &[u8], out: &mut Vec<u8>) -> bool {
                     break;
                 }
                 b'\\' => match rest.get(j + 1).copied() {
-                    // Canonical short escapes stay as they are.
-                    Some(b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f') => i += 2,
+                    // The writer's own short escapes stay as they are.
+                    Some(l) if escape::is_canonical_short(l) => i += 2,
                     Some(b'/') => {
                         out.extend_from_slice(b.get(flushed..i).unwrap_or_default());
                         out.push(b'/');
                         i += 2;
                         flushed = i;
                     }
-                    Some(b'u') => {
-                        match super::unescape::unicode_escape(rest.get(j..).unwrap_or_default()) {
-                            Some((ch, len)) => {
-                                out.extend_from_slice(b.get(flushed..i).unwrap_or_default());
-                                super::write::write_char(out, ch);
-                                i += len;
-                                flushed = i;
-                            }
-                            None => {
-                                out.truncate(start);
-                                return false;
-                            }
+                    Some(b'u') => match escape::decode_escape(rest, j) {
+                        Some((ch, len)) => {
+                            out.extend_from_slice(b.get(flushed..i).unwrap_or_default());
+                            escape::write_char(out, ch);
+                            i += len;
+                            flushed = i;
                         }
-                    }
+                        None => {
+                            out.truncate(start);
+                            return false;
+                        }
+                    },
                     _ => {
                         out.truncate(start);
                         return false;
@@ -116,10 +116,7 @@ pub fn copy_canonical(b: &[u8], out: &mut Vec<u8>) -> bool {
                     // U+2028 / U+2029 are always written as escapes.
                     (Some(0x80), Some(&l @ (0xA8 | 0xA9))) => {
                         out.extend_from_slice(b.get(flushed..i).unwrap_or_default());
-                        super::write::write_char(
-                            out,
-                            if l == 0xA8 { '\u{2028}' } else { '\u{2029}' },
-                        );
+                        escape::write_char(out, if l == 0xA8 { '\u{2028}' } else { '\u{2029}' });
                         i += 3;
                         flushed = i;
                     }

@@ -7,9 +7,25 @@
 //! the same pass (WIRE-014, WIRE-021). Strings are slices of the input until a caller asks for
 //! the decoded value. This module knows nothing of records, lines or I/O, and never echoes
 //! input bytes in an error.
+//!
+//! ```
+//! use agentx_wire::json::{self, Parser};
+//!
+//! let mut parser = Parser::new(); // reuse it: its tape is kept between lines
+//! let v = parser.parse(br#"{"type":"user","text":"caf\u00e9","n":1.50}"#).unwrap();
+//! let text = v.as_object().and_then(|o| o.get("text")).and_then(|t| t.as_str()).unwrap();
+//! assert_eq!(text.decode(), "café"); // borrowed until an escape forces a copy
+//! // Canonical re-encoding: escapes normalized, number lexemes kept.
+//! let mut out = Vec::new();
+//! json::write_value(&mut out, v);
+//! assert_eq!(out, "{\"type\":\"user\",\"text\":\"café\",\"n\":1.50}".as_bytes());
+//! // Strict: duplicate members (even escape-equivalent ones) are errors (WIRE-014).
+//! assert!(json::parse(br#"{"a":1,"\u0061":2}"#).unwrap_err().is_duplicate_member());
+//! ```
 
 mod canonical;
 mod error;
+pub(crate) mod escape;
 mod members;
 mod parse;
 mod scan;

@@ -9,8 +9,8 @@
 //! branchy step per escape. This module never decodes.
 
 use super::error::{Error, Malformed};
+use super::escape::hex4;
 use super::scan;
-use super::unescape::hex4;
 
 /// Validates a string body starting at `b[i]` (just after the opening quote). Returns the
 /// offset of the closing quote and whether the body has escapes.

@@ -1,72 +1,10 @@
 //! Decoding of already-validated JSON string bodies (the bytes between the quotes).
 //!
-//! Owns the mapping from escape sequences to UTF-8. The parser validated every escape, so
-//! these functions never fail; fed bytes the parser never accepted (a caller bug) they emit
+//! Owns the decoded value of a validated string (bytes, `String`, comparison); the escape rules
+//! themselves are `escape`'s. The parser validated every escape, so these functions never fail; fed bytes the parser never accepted (a caller bug) they emit
 //! U+FFFD instead of panicking. This module never validates or scans for string ends.
 
-/// The character an escape at `raw[i]` (a backslash) stands for, and the escape's length.
-#[inline]
-pub(crate) fn escape_at(raw: &[u8], i: usize) -> (char, usize) {
-    let simple = |c| (c, 2);
-    match raw.get(i + 1) {
-        Some(b'"') => simple('"'),
-        Some(b'\\') => simple('\\'),
-        Some(b'/') => simple('/'),
-        Some(b'b') => simple('\u{8}'),
-        Some(b'f') => simple('\u{c}'),
-        Some(b'n') => simple('\n'),
-        Some(b'r') => simple('\r'),
-        Some(b't') => simple('\t'),
-        Some(b'u') => {
-            let Some(hi) = hex4(raw, i + 2) else {
-                return ('\u{fffd}', 2);
-            };
-            if (0xD800..0xDC00).contains(&hi) {
-                if raw.get(i + 6) == Some(&b'\\') && raw.get(i + 7) == Some(&b'u') {
-                    if let Some(lo) = hex4(raw, i + 8).filter(|lo| (0xDC00..0xE000).contains(lo)) {
-                        let cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
-                        return (char::from_u32(cp).unwrap_or('\u{fffd}'), 12);
-                    }
-                }
-                return ('\u{fffd}', 6);
-            }
-            (char::from_u32(hi).unwrap_or('\u{fffd}'), 6)
-        }
-        _ => ('\u{fffd}', 1),
-    }
-}
-
-/// Decodes the `\uXXXX` escape (or `\uD8xx\uDCxx` surrogate pair) at the start of `s`: the
-/// character and the escape's length; `None` when it is not one valid escape.
-pub(crate) fn unicode_escape(s: &[u8]) -> Option<(char, usize)> {
-    let first = hex4(s, 2)?;
-    if (0xD800..0xDC00).contains(&first) {
-        if s.get(6..8)? != b"\\u" {
-            return None;
-        }
-        let low = hex4(s, 8).filter(|low| (0xDC00..0xE000).contains(low))?;
-        let code = 0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00);
-        return char::from_u32(code).map(|c| (c, 12));
-    }
-    char::from_u32(first).map(|c| (c, 6))
-}
-
-/// Four hex digits at `raw[at..at + 4]`.
-#[inline]
-pub(crate) fn hex4(raw: &[u8], at: usize) -> Option<u32> {
-    let digits = raw.get(at..at + 4)?;
-    let mut v = 0u32;
-    for &d in digits {
-        let x = match d {
-            b'0'..=b'9' => d - b'0',
-            b'a'..=b'f' => d - b'a' + 10,
-            b'A'..=b'F' => d - b'A' + 10,
-            _ => return None,
-        };
-        v = (v << 4) | x as u32;
-    }
-    Some(v)
-}
+use super::escape::decode_escape_lossy as escape_at;
 
 /// Appends the decoded bytes of `raw` to `out`.
 pub(crate) fn decode_into(raw: &[u8], out: &mut Vec<u8>) {

@@ -1,15 +1,15 @@
 //! The JSON writer: strings, numbers and re-encoding of parsed values, compact and canonical.
 //!
-//! Owns escaping. Strings escape `"`, `\` and every control character (short forms where JSON
-//! has them, `\u00XX` otherwise), and always escape U+2028 and U+2029 as `\u2028`/`\u2029`, so
-//! a consumer that splits on Unicode line boundaries cannot cut a record in two (Framing and
-//! envelopes; acceptance scenario 2). Integers go through `itoa`, floats through `ryu`, and a
+//! Strings are spelled by `escape`'s one table: `"`, `\` and every control character (short
+//! forms where JSON has them, `\u00XX` otherwise), and always U+2028 and U+2029 as
+//! `\u2028`/`\u2029`, so a consumer that splits on Unicode line boundaries cannot cut a record
+//! in two (Framing and envelopes; acceptance scenario 2). Integers go through `itoa`, floats through `ryu`, and a
 //! non-finite float is refused. This module never writes a newline outside a string escape and
 //! never performs I/O.
 
 use smallvec::SmallVec;
 
-use super::scan;
+use super::escape::{self, write_char, write_plain_run};
 use super::tape::{Tag, Value};
 
 /// A float that JSON cannot represent (NaN or an infinity) was refused.
@@ -30,63 +30,11 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     write_str_bytes(out, s.as_bytes());
 }
 
-const HEX: &[u8; 16] = b"0123456789abcdef";
-
-#[inline]
-fn escape_byte(out: &mut Vec<u8>, c: u8) {
-    match c {
-        b'"' => out.extend_from_slice(b"\\\""),
-        b'\\' => out.extend_from_slice(b"\\\\"),
-        b'\n' => out.extend_from_slice(b"\\n"),
-        b'\r' => out.extend_from_slice(b"\\r"),
-        b'\t' => out.extend_from_slice(b"\\t"),
-        0x08 => out.extend_from_slice(b"\\b"),
-        0x0c => out.extend_from_slice(b"\\f"),
-        _ => out.extend_from_slice(&[
-            b'\\',
-            b'u',
-            b'0',
-            b'0',
-            HEX[(c >> 4) as usize],
-            HEX[(c & 0xf) as usize],
-        ]),
-    }
-}
-
 /// Writes UTF-8 bytes `s` as a quoted JSON string. The caller guarantees `s` is UTF-8.
 pub fn write_str_bytes(out: &mut Vec<u8>, s: &[u8]) {
     out.reserve(s.len() + 2);
     out.push(b'"');
-    let mut flushed = 0;
-    let mut i = 0;
-    loop {
-        let j = scan::find_special(s, i);
-        // U+2028 / U+2029 (E2 80 A8 / E2 80 A9) inside the run [i, j).
-        let run = s.get(i..j).unwrap_or(&[]);
-        let mut k = 0;
-        while let Some(off) = memchr::memchr(0xE2, run.get(k..).unwrap_or(&[])) {
-            let p = k + off;
-            if run.get(p + 1) == Some(&0x80) {
-                let sep = match run.get(p + 2) {
-                    Some(0xA8) => Some(&b"\\u2028"[..]),
-                    Some(0xA9) => Some(&b"\\u2029"[..]),
-                    _ => None,
-                };
-                if let Some(sep) = sep {
-                    out.extend_from_slice(s.get(flushed..i + p).unwrap_or(&[]));
-                    out.extend_from_slice(sep);
-                    flushed = i + p + 3;
-                }
-            }
-            k = p + 1;
-        }
-        let Some(&c) = s.get(j) else { break };
-        out.extend_from_slice(s.get(flushed..j).unwrap_or(&[]));
-        escape_byte(out, c);
-        flushed = j + 1;
-        i = j + 1;
-    }
-    out.extend_from_slice(s.get(flushed..).unwrap_or(&[]));
+    escape::write_body(out, s);
     out.push(b'"');
 }
 
@@ -199,46 +147,10 @@ fn write_parsed_str(out: &mut Vec<u8>, raw: &[u8], escaped: bool) {
     let mut i = 0;
     while let Some(off) = raw.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
         write_plain_run(out, raw.get(i..i + off).unwrap_or(&[]));
-        let (c, len) = super::unescape::escape_at(raw, i + off);
+        let (c, len) = escape::decode_escape_lossy(raw, i + off);
         write_char(out, c);
         i += off + len;
     }
     write_plain_run(out, raw.get(i..).unwrap_or(&[]));
     out.push(b'"');
-}
-
-/// A run of a validated string body between escapes: it holds no quote, backslash or control
-/// byte, but may hold a raw U+2028/U+2029, which is always escaped.
-#[inline]
-fn write_plain_run(out: &mut Vec<u8>, run: &[u8]) {
-    let mut flushed = 0;
-    let mut k = 0;
-    while let Some(off) = memchr::memchr(0xE2, run.get(k..).unwrap_or(&[])) {
-        let p = k + off;
-        if run.get(p + 1) == Some(&0x80) && matches!(run.get(p + 2), Some(0xA8 | 0xA9)) {
-            out.extend_from_slice(run.get(flushed..p).unwrap_or(&[]));
-            out.extend_from_slice(if run[p + 2] == 0xA8 {
-                b"\\u2028"
-            } else {
-                b"\\u2029"
-            });
-            flushed = p + 3;
-        }
-        k = p + 1;
-    }
-    out.extend_from_slice(run.get(flushed..).unwrap_or(&[]));
-}
-
-/// One decoded character in canonical form (no quotes).
-#[inline]
-pub(super) fn write_char(out: &mut Vec<u8>, c: char) {
-    match c {
-        '\u{2028}' => out.extend_from_slice(b"\\u2028"),
-        '\u{2029}' => out.extend_from_slice(b"\\u2029"),
-        c if (c as u32) < 0x20 || c == '"' || c == '\\' => escape_byte(out, c as u8),
-        c => {
-            let mut buf = [0u8; 4];
-            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-        }
-    }
 }

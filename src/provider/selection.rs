@@ -12,9 +12,10 @@
 
 use std::borrow::Cow;
 
-use crate::encode::{ApiKeySource, CredentialSet, Provenance};
+use crate::encode::CredentialSet;
 use crate::wire::init::{InitEvent, ReasoningCapabilities};
 use crate::wire::initialize::{InitializeResponse, ModelDescriptor, ProviderDescriptor};
+use crate::wire::{ApiKeySource, Provenance};
 
 use super::binding::ProviderBinding;
 use super::catalog::{model_descriptor, reasoning_capabilities, Catalog};
@@ -142,7 +143,7 @@ impl Selection {
     /// carries no unselected descriptor.
     pub fn apply_to_init(&self, init: &mut InitEvent<'_>) {
         let f = self.init_provider();
-        init.api_key_source = Some(Cow::Borrowed(f.api_key_source.as_str()));
+        init.api_key_source = Some(f.api_key_source);
         init.model = Cow::Owned(f.model);
         init.provider = Some(Cow::Owned(f.provider));
         init.provider_type = Some(Cow::Borrowed(f.provider_type.as_str()));
@@ -154,7 +155,7 @@ impl Selection {
     pub fn apply_to_initialize(&self, response: &mut InitializeResponse<'_>) {
         response.models = self.models();
         response.providers = self.providers();
-        response.account.api_key_source = Some(Cow::Borrowed(self.api_key_source().as_str()));
+        response.account.api_key_source = Some(self.api_key_source());
         response.account.provider = Some(Cow::Owned(self.provider().id.clone()));
     }
 }

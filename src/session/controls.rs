@@ -96,7 +96,7 @@ impl Session {
             models: p.models.clone(),
             providers: p.providers.clone(),
             account: Account {
-                api_key_source: Some(Cow::Borrowed(p.init.api_key_source.as_str())),
+                api_key_source: Some(p.init.api_key_source),
                 provider: Some(Cow::Owned(p.init.provider.clone())),
                 email: None,
                 organization: None,

@@ -221,7 +221,7 @@ impl Session {
         let c = &self.config;
         let p = &c.projection.init;
         let init = InitEvent {
-            api_key_source: Some(Cow::Borrowed(p.api_key_source.as_str())),
+            api_key_source: Some(p.api_key_source),
             claude_code_version: Some(Cow::Owned(c.version.clone())),
             cwd: Cow::Owned(c.cwd.clone()),
             tools: c.tools.iter().map(|t| Cow::Owned(t.name.clone())).collect(),

@@ -280,7 +280,8 @@ wire_enum! {
 /// `attachment_import_result` (WIRE-019). Canonical order: `type, version, upload_id,
 /// attachment_id, status, terminal, prompt_uuid, attachment, reason`. Invariants checked on
 /// decode: `accepted` is not terminal and has neither attachment nor reason; `committed` is
-/// terminal with the complete manifest; `aborted|expired|failed` are terminal with a reason.
+/// terminal with the complete manifest, whose `attachment_id` is the record's; `aborted|expired|failed`
+/// are terminal with a reason.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ImportResult<'a> {
     pub upload_id: UploadId<'a>,
@@ -340,6 +341,16 @@ impl<'a> ImportResult<'a> {
                 "a manifest exactly when committed",
                 "WIRE-019",
             ));
+        }
+        if let Some(m) = &r.attachment {
+            // WIRE-019 "the same correlations": the manifest is the record's attachment.
+            if m.attachment_id != r.attachment_id.as_str() {
+                return Err(Error::invalid(
+                    &at.key("attachment").key("attachment_id"),
+                    "the record's attachment_id",
+                    "WIRE-019",
+                ));
+            }
         }
         let ended = matches!(
             r.status,

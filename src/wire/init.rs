@@ -6,13 +6,15 @@
 //! invariants (`supported` exactly when `efforts` is nonempty, `defaultEffort` a member of
 //! `efforts`, `null` when unsupported), and `input_capabilities` closed at every level with
 //! the native profile's values available as [`InputCapabilities::native`]. The init record
-//! itself is open (unknown members ignored); members the protocol lists but Claude-CLI
-//! captures omit (`apiKeySource`, `provider`, `skills`, ...) are optional on decode and
-//! written when present — the agent always sets them. Never projects the registry (that is
+//! itself is open (unknown members ignored). `provider` and `provider_type` are required on
+//! decode (WIRE-023, so Claude-CLI captures without them are rejected); `apiKeySource` is the
+//! closed pair of WIRE-016 when present; other members Claude-CLI captures omit (`skills`,
+//! ...) are optional on decode and written when present — the agent always sets them. Never projects the registry (that is
 //! `provider`).
 
 use crate::json::Object;
 
+use super::api_key_source::ApiKeySource;
 use super::decode::{wire_struct, Closed, Path, Text};
 use super::error::Error;
 use super::grammar::Uuid;
@@ -256,8 +258,8 @@ wire_struct! {
         closed: Closed::No,
         rule: "Initialization system event",
         skip: ["type", "subtype"],
-        /// WIRE-016: `user` or `temporary` from this agent; other CLIs write e.g. `none`.
-        api_key_source: Option<Text<'a>> = "apiKeySource" => opt,
+        /// WIRE-016: the closed pair `user | temporary` (other CLIs' `none` is rejected).
+        api_key_source: Option<ApiKeySource> = "apiKeySource" => opt,
         /// The product version.
         claude_code_version: Option<Text<'a>> = "claude_code_version" => opt,
         cwd: Text<'a> = "cwd" => req,
@@ -285,6 +287,13 @@ wire_struct! {
 impl<'a> InitEvent<'a> {
     pub(crate) fn decode_checked(obj: Object<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
         let init = InitEvent::decode_members(obj, at)?;
+        // WIRE-023: every model-backed init names the frozen selection.
+        if init.provider.is_none() {
+            return Err(Error::missing(&at.key("provider"), "WIRE-023"));
+        }
+        if init.provider_type.is_none() {
+            return Err(Error::missing(&at.key("provider_type"), "WIRE-023"));
+        }
         if let Some(r) = &init.reasoning_capabilities {
             r.check(&at.key("reasoning_capabilities"))?;
         }

@@ -10,6 +10,7 @@
 
 use crate::json::{Object, Value};
 
+use super::api_key_source::ApiKeySource;
 use super::decode::{wire_struct, Closed, Path, Text, WireValue};
 use super::error::Error;
 use super::init::{InputCapabilities, ReasoningCapabilities};
@@ -126,7 +127,7 @@ wire_struct! {
         closed: Closed::No,
         rule: "WIRE-016",
         skip: [],
-        api_key_source: Option<Text<'a>> = "apiKeySource" => opt,
+        api_key_source: Option<ApiKeySource> = "apiKeySource" => opt,
         /// The selected provider's id (PROFILE §8 `account`).
         provider: Option<Text<'a>> = "provider" => opt,
         email: Option<Text<'a>> = "email" => opt,
@@ -156,10 +157,32 @@ wire_struct! {
 }
 
 impl<'a> InitializeResponse<'a> {
-    /// Decodes and checks WIRE-024 (one selected descriptor, agreeing fields).
+    /// Decodes and checks WIRE-024 (one selected descriptor, agreeing fields, at most one
+    /// effective default, a one-element `models` naming the selected provider).
     pub fn decode_checked(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
         let r = <InitializeResponse<'a> as WireValue<'a>>::decode(v, at)?;
-        check_catalog(&r.providers, &at.key("providers"), 1)?;
+        let providers_at = at.key("providers");
+        check_catalog(&r.providers, &providers_at, 1)?;
+        if r.providers.iter().filter(|p| p.default).count() > 1 {
+            return Err(Error::invalid(
+                &providers_at,
+                "at most one effective default descriptor",
+                "WIRE-024",
+            ));
+        }
+        // `models` is the one-element compatibility array of the selected logical model.
+        let selected = r.providers.iter().find(|p| p.selected);
+        let names_selection = match (r.models.as_slice(), selected) {
+            ([m], Some(p)) => m.provider.as_ref() == Some(&p.id),
+            _ => false,
+        };
+        if !names_selection {
+            return Err(Error::invalid(
+                &at.key("models"),
+                "one element whose provider is the selected descriptor's id",
+                "WIRE-024",
+            ));
+        }
         Ok(r)
     }
 }

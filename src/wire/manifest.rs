@@ -21,6 +21,9 @@ pub const MAX_MIME_TYPE_BYTES: usize = 64;
 
 const RULE: &str = "WIRE-017";
 
+/// The prefix of the opaque content-addressed storage id (`attach::Sha256Digest::storage_id`).
+pub const STORAGE_PREFIX: &str = "blob_sha256_";
+
 /// Decodes the members of a manifest object. `with_type`: the object is a content block and
 /// carries `"type":"attachment_ref"` (already checked by the caller); the WIRE-019
 /// `attachment` object of a committed result is the same manifest, and the block `type`
@@ -77,8 +80,17 @@ pub(crate) fn decode_manifest(obj: Object<'_, '_>, at: &Path<'_>) -> Result<Atta
     let sha256: Sha256Hex<'_> = req(sha, &at.key("sha256"), RULE)?;
     let storage_at = at.key("storage_id");
     let storage_id: Text<'_> = req(storage, &storage_at, RULE)?;
-    if storage_id.is_empty() {
-        return Err(Error::invalid(&storage_at, "a nonempty storage id", RULE));
+    // WIRE-022: the opaque content-addressed form, `blob_sha256_` + the manifest's digest
+    // (never a path or another store's name).
+    let addressed = storage_id
+        .strip_prefix(STORAGE_PREFIX)
+        .is_some_and(|hex| hex == sha256.as_str());
+    if !addressed {
+        return Err(Error::invalid(
+            &storage_at,
+            "blob_sha256_ followed by the manifest's sha256",
+            "WIRE-022",
+        ));
     }
     Ok(AttachmentRef {
         attachment_id: attachment_id.as_str().to_owned(),

@@ -16,7 +16,29 @@
 //!
 //! This module does no I/O and imports only `json`: never `encode`, `control`, `attach`,
 //! `provider` or `cli`.
+//!
+//! ```
+//! use agentx_wire::json::Parser;
+//! use agentx_wire::wire::{Encode, InputRecord, UserContent, UserMessage};
+//!
+//! let line = br#"{"type":"user","message":{"role":"user","content":"hi"},"parent_tool_use_id":null}"#;
+//! let mut parser = Parser::new();
+//! let record = InputRecord::decode_line(line, &mut parser).unwrap();
+//! let InputRecord::User(user) = &record else { panic!("a user record") };
+//! assert!(matches!(
+//!     &user.message,
+//!     UserMessage::Object { content: UserContent::Text(t), .. } if t == "hi"
+//! ));
+//! // decode(encode(r)) == r, and the encoding is canonical.
+//! let mut out = Vec::new();
+//! record.encode(&mut out);
+//! assert_eq!(out, line);
+//! // Unknown top-level types are preserved with a warning (WIRE-002), not errors.
+//! let other = InputRecord::decode_line(br#"{"type":"future_thing"}"#, &mut parser).unwrap();
+//! assert_eq!(other.warning(), Some("unknown_type"));
+//! ```
 
+mod api_key_source;
 pub mod attachment_ref;
 pub mod control;
 pub(crate) mod decode;
@@ -31,14 +53,17 @@ pub mod lifecycle;
 mod manifest;
 pub mod output;
 pub mod permission;
+mod privacy;
 mod raw;
 pub mod record;
+mod rejected;
 pub mod responses;
 pub mod subtypes;
 pub mod system;
 mod table;
 pub mod user;
 
+pub use api_key_source::{ApiKeySource, Provenance};
 pub use attachment_ref::AttachmentRef;
 pub use control::{ControlCancelRequest, ControlOutcome, ControlRequest, ControlResponse};
 pub use decode::{IntoOwned, Path, Text, WireValue};
@@ -50,6 +75,7 @@ pub use output::{AssistantRecord, ResultRecord, ResultSubtype, StreamEvent};
 pub use permission::{CanUseTool, PermissionDecision, PermissionUpdate};
 pub use raw::{RawJson, RawObject};
 pub use record::{InputRecord, OutputRecord, UnknownRecord, UNKNOWN_TYPE_WARNING};
+pub use rejected::{classify_rejected_line, RejectedLineClass};
 pub use subtypes::{ControlRequestBody, ControlSubtype};
 pub use system::{SystemEvent, SystemSubtype};
 pub use user::{ContentBlock, Priority, UserContent, UserMessage, UserRecord};

@@ -9,8 +9,9 @@
 //! borrowed JSON, not re-modelled. These records are open: members the protocol does not
 //! list (other CLIs add `timestamp`, `request_id`, ...) are ignored on decode and not
 //! written back. Members that Claude-CLI captures omit although the protocol lists them
-//! (`parent_tool_use_id`, `stop_reason`, `permission_denials`) are tolerated when absent and
-//! written canonically (`null`, `[]`). Never does I/O.
+//! (`parent_tool_use_id`, `stop_reason`; `permission_denials` on an error result) are
+//! tolerated when absent and written canonically (`null`, `[]`); a success result requires
+//! `modelUsage` and `permission_denials` (PROFILE §8). Never does I/O.
 
 use crate::json::{Object, Value};
 
@@ -177,11 +178,16 @@ impl<'a> ResultRecord<'a> {
     pub(crate) fn decode_checked(obj: Object<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
         let r = ResultRecord::decode_members(obj, at)?;
         if r.subtype == ResultSubtype::Success {
+            const SUCCESS: &str = "Core output records: success result";
             if r.result.is_none() {
-                return Err(Error::missing(
-                    &at.key("result"),
-                    "Core output records: success result",
-                ));
+                return Err(Error::missing(&at.key("result"), SUCCESS));
+            }
+            // PROFILE §8: a success result carries `modelUsage` and `permission_denials`.
+            if r.model_usage.is_none() {
+                return Err(Error::missing(&at.key("modelUsage"), SUCCESS));
+            }
+            if obj.get("permission_denials").is_none() {
+                return Err(Error::missing(&at.key("permission_denials"), SUCCESS));
             }
         } else if r.errors.is_none() {
             return Err(Error::missing(

@@ -83,12 +83,26 @@ impl<'a> Payload<'a> for CanUseTool<'a> {
 }
 
 wire_struct! {
-    /// `set_permission_mode`: any payload; `mode` kept when it is a string.
+    /// `set_permission_mode`: any payload (PROFILE §8); `mode` kept when it is a string.
     pub struct SetPermissionMode<'a> {
         closed: Closed::No,
         rule: "control operations",
         skip: ["subtype"],
         mode: Option<Text<'a>> = "mode" => opt,
+    }
+}
+
+impl<'a> Payload<'a> for SetPermissionMode<'a> {
+    /// PROFILE §8 "any payload": whatever the request holds decodes (the dispatcher answers
+    /// PROFILE §5's fixed error); `mode` is kept only when it is a string.
+    fn decode_payload(obj: Object<'_, 'a>, _at: &Path<'_>) -> Result<Self, Error> {
+        let mode = super::decode::member(obj, "mode")
+            .and_then(|v| v.as_str())
+            .map(|s| s.decode());
+        Ok(SetPermissionMode { mode })
+    }
+    fn encode_payload(&self, w: &mut Obj<'_>) {
+        self.encode_members(w)
     }
 }
 
@@ -253,7 +267,6 @@ wire_struct! {
 }
 
 struct_payloads!(
-    SetPermissionMode,
     SetModel,
     RewindFiles,
     CancelAsyncMessage,

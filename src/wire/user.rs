@@ -7,7 +7,8 @@
 //! replay form (`uuid`, `session_id`, `isReplay: true`). The record, its message and its
 //! blocks are closed (WIRE-021); a failure is record-level (an input-error result, the stream
 //! goes on). On output, API content blocks the protocol does not define (`tool_result`,
-//! `tool_use`, images) are kept as validated [`RawJson`]; on input they are rejected.
+//! `tool_use`, images by URL) are kept as validated [`RawJson`], except that inline media
+//! bytes or `data:` URLs are rejected (WIRE-022, `privacy`); on input they are rejected.
 //! Never does I/O and never resolves attachments (WIRE-020 belongs to `attach`).
 
 use crate::json::{Object, Value};
@@ -362,7 +363,11 @@ impl<'a> ContentBlock<'a> {
             return decode_manifest(obj, at).map(ContentBlock::AttachmentRef);
         }
         match dir {
-            Direction::Output => Ok(ContentBlock::Other(RawJson::from_value(v))),
+            Direction::Output => {
+                // WIRE-022: media leaves the agent as a manifest, never as bytes.
+                super::privacy::check_block(v, at)?;
+                Ok(ContentBlock::Other(RawJson::from_value(v)))
+            }
             Direction::Input => Err(Error::invalid(
                 &ty_at,
                 "\"text\", \"input_text\" or \"attachment_ref\"",

@@ -46,5 +46,11 @@ pub fn run_session(args: &SessionArgs) -> i32 {
         }
     };
     let mut sink = run::StdoutSink::new();
-    run::run_loop(startup, Box::new(std::io::stdin()), &mut sink, attachments)
+    run::run_loop(
+        startup,
+        Box::new(std::io::stdin()),
+        &mut sink,
+        attachments,
+        false,
+    )
 }

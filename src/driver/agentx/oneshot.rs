@@ -61,6 +61,7 @@ pub fn run_one_shot(args: &OneShotArgs) -> i32 {
         Box::new(io::Cursor::new(line)),
         &mut sink,
         attachments,
+        true,
     );
     let Some(result) = sink.result.take() else {
         return 1;

@@ -59,12 +59,16 @@ fn output_failed(e: &io::Error) -> i32 {
     1
 }
 
-/// Runs a session over `input` until it exits; returns the exit status.
+/// Runs a session over `input` until it exits; returns the exit status. With `defer_eof`
+/// (one-shot mode, whose input is only the prompt) the input's EOF is handed to the session
+/// only once it is idle, so the turn runs as without a host (PROFILE §13: ask = deny
+/// `no permission prompt available`) rather than as after a closed control stream.
 pub fn run_loop(
     startup: Startup,
     input: Box<dyn Read + Send>,
     sink: &mut dyn FrameSink,
     attachments: Option<Box<dyn Attachments>>,
+    defer_eof: bool,
 ) -> i32 {
     let Startup {
         config,
@@ -93,8 +97,13 @@ pub fn run_loop(
     let mut calls: Vec<(TurnId, Box<dyn ModelCall>)> = Vec::new();
     let mut store_failed = false;
     let mut input_closed = false;
+    let mut eof_pending = false;
 
     loop {
+        if eof_pending && !session.turn_active() && session.queued_user_records() == 0 {
+            eof_pending = false;
+            session.handle_eof(Instant::now());
+        }
         while let Some(d) = session.poll_diagnostic() {
             eprintln!("{d}");
         }
@@ -212,9 +221,14 @@ pub fn run_loop(
                     session.handle_frame_error(&e, now);
                 }
             }
+            Event::Eof if defer_eof && !input_closed => {
+                input_closed = true;
+                eof_pending = true;
+            }
             Event::Eof | Event::StdinFailed | Event::Terminate => {
-                if !input_closed {
+                if !input_closed || eof_pending {
                     input_closed = true;
+                    eof_pending = false;
                     session.handle_eof(now);
                 }
             }

@@ -4,13 +4,12 @@
 //! Must never: carry the credential path, the field name or the value: the type has two
 //! unit variants and nothing else, so source metadata cannot leak through it.
 //!
-//! WIRE-022 is made structural the same way elsewhere: the output attachment types
-//! (`src/wire/attachment_ref.rs`, owned by the wire layer) have fields for the type, stable
-//! attachment ID, kind, bounded name, MIME, decoded size, digest and opaque storage ID only;
-//! there is no field that could hold bytes, base64, a source/temporary/storage path or a data
-//! URL, so no encoder path can emit one.
+//! It lives in `wire` because records carry it (`system/init`, the `initialize` account);
+//! `encode` re-exports it for older callers.
 
 use std::fmt;
+
+use super::decode::wire_enum;
 
 /// Where the API key in use came from.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -24,13 +23,15 @@ pub enum Provenance {
     Flag,
 }
 
-/// The closed `apiKeySource` vocabulary (WIRE-016).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum ApiKeySource {
-    /// `"user"`: file-backed or absent provenance.
-    User,
-    /// `"temporary"`: transient process or flag provenance.
-    Temporary,
+wire_enum! {
+    /// The closed `apiKeySource` vocabulary (WIRE-016): decoding anything else (`none`, other
+    /// CLIs' values) is an error.
+    pub enum ApiKeySource : "\"user\" or \"temporary\"", "WIRE-016" {
+        /// `"user"`: file-backed or absent provenance.
+        User = "user",
+        /// `"temporary"`: transient process or flag provenance.
+        Temporary = "temporary",
+    }
 }
 
 impl ApiKeySource {
@@ -39,14 +40,6 @@ impl ApiKeySource {
         match provenance {
             Some(Provenance::File) | None => ApiKeySource::User,
             Some(Provenance::ProcessEnvironment | Provenance::Flag) => ApiKeySource::Temporary,
-        }
-    }
-
-    /// The wire spelling.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            ApiKeySource::User => "user",
-            ApiKeySource::Temporary => "temporary",
         }
     }
 }
