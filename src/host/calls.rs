@@ -14,7 +14,8 @@ use super::error::HostError;
 use crate::control::broker::{
     Broker, Dispatch, Emission, Emitter, Outcome, Payload, Refused, Resolved, Started,
 };
-use crate::wire::{ControlRequestBody, ControlResponse, InputRecord, RawJson};
+use crate::wire::initialize::InitializeResponse;
+use crate::wire::{ControlRequestBody, ControlResponse, InputRecord, Path, RawJson};
 
 /// What a call's caller receives.
 pub(crate) type Reply = Result<Option<RawJson<'static>>, HostError>;
@@ -149,4 +150,20 @@ fn reply(outcome: Outcome, subtype: &'static str) -> Reply {
         Outcome::Aborted => Err(HostError::Timeout { subtype }),
         Outcome::StreamClosed | Outcome::Shutdown => Err(HostError::StreamClosed),
     }
+}
+
+/// Decodes an `initialize` success payload and checks WIRE-024 (one selected descriptor,
+/// agreeing flat and nested fields).
+pub(crate) fn initialize_response(
+    payload: Option<RawJson<'static>>,
+) -> Result<InitializeResponse<'static>, HostError> {
+    let invalid = |reason: String| HostError::InvalidResponse {
+        subtype: "initialize",
+        reason,
+    };
+    let raw = payload.ok_or_else(|| invalid("no payload".into()))?;
+    let doc = raw.document().map_err(|e| invalid(e.to_string()))?;
+    Ok(InitializeResponse::decode_checked(doc.root(), &Path::ROOT)
+        .map_err(|e| invalid(e.to_string()))?
+        .into_owned())
 }

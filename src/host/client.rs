@@ -10,21 +10,19 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use super::calls::{Calls, Reply};
+use super::calls::{initialize_response, Calls, Reply};
 use super::command::AgentCommand;
 use super::error::HostError;
-use super::permission::{decide, decision, CanUseToolHandler, ToolPermissionRequest};
+use super::permission::{decide, CanUseToolHandler};
+use super::stream::{answer, classify, AgentRequest, Decoder};
 use crate::encode::FrameEncoder;
-use crate::frame::{Reader, DEFAULT_MAX_LINE};
-use crate::json::Parser;
-use crate::wire::grammar::NonEmpty;
+use crate::frame::DEFAULT_MAX_LINE;
 use crate::wire::import::{ImportRejected, ImportResult};
 use crate::wire::init::AttachmentCapabilities;
 use crate::wire::initialize::InitializeResponse;
 use crate::wire::subtypes::{Initialize, Interrupt};
 use crate::wire::{
-    ControlOutcome, ControlRequest, ControlRequestBody, ControlResponse, InputRecord, OutputRecord,
-    Path, RawJson, UserRecord,
+    ControlRequest, ControlRequestBody, InputRecord, OutputRecord, RawJson, UserRecord,
 };
 
 /// One item of the record stream: a decoded record, or why a line could not be decoded.
@@ -245,15 +243,7 @@ impl Client {
     /// (checked against WIRE-024). Remembers `input_capabilities` for [`Client::upload`].
     pub fn initialize(&self, timeout: Duration) -> Result<InitializeResponse<'static>, HostError> {
         let payload = self.control(ControlRequestBody::Initialize(Initialize), timeout)?;
-        let invalid = |reason: String| HostError::InvalidResponse {
-            subtype: "initialize",
-            reason,
-        };
-        let raw = payload.ok_or_else(|| invalid("no payload".into()))?;
-        let doc = raw.document().map_err(|e| invalid(e.to_string()))?;
-        let response = InitializeResponse::decode_checked(doc.root(), &Path::ROOT)
-            .map_err(|e| invalid(e.to_string()))?
-            .into_owned();
+        let response = initialize_response(payload)?;
         *lock(&self.shared.capabilities) = response
             .input_capabilities
             .as_ref()
@@ -396,26 +386,30 @@ fn read_loop(
     shared: &Arc<Shared>,
     tx: &Sender<RecordItem>,
 ) {
-    let mut reader = Reader::with_max_line(max_line);
-    let mut parser = Parser::new();
+    let mut decoder = Decoder::new(max_line);
     let mut buf = vec![0u8; 256 << 10];
+    let mut deliver = |item: RecordItem| {
+        if let Some(item) = route(item, shared) {
+            let _ = tx.send(item);
+        }
+    };
     loop {
         match output.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
-                reader.push_slice(&buf[..n]);
-                drain(&mut reader, &mut parser, shared, tx);
+                decoder.push(&buf[..n]);
+                decoder.drain(&mut deliver);
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                let _ = tx.send(Err(HostError::Io(e)));
+                deliver(Err(HostError::Io(e)));
                 break;
             }
         }
     }
     // WIRE-EOF-001: the unterminated tail is dispatched before pending requests are rejected.
-    reader.finish();
-    drain(&mut reader, &mut parser, shared, tx);
+    decoder.finish();
+    decoder.drain(&mut deliver);
     let mut p = shared.pending();
     p.closed = true;
     // WIRE-008: every call still pending is rejected.
@@ -423,30 +417,12 @@ fn read_loop(
     p.uploads.clear();
 }
 
-fn drain(reader: &mut Reader, parser: &mut Parser, shared: &Arc<Shared>, tx: &Sender<RecordItem>) {
-    while let Some(item) = reader.next_line() {
-        let item = match item {
-            Err(e) => Err(HostError::Decode {
-                line: e.line(),
-                reason: e.to_string(),
-            }),
-            Ok(line) => match OutputRecord::decode_line(line.as_bytes(), parser) {
-                Err(e) => Err(HostError::Decode {
-                    line: line.number(),
-                    reason: e.to_string(),
-                }),
-                Ok(record) => match route(record.into_owned(), shared) {
-                    Some(r) => Ok(r),
-                    None => continue,
-                },
-            },
-        };
-        let _ = tx.send(item);
-    }
-}
-
 /// Consumes what the client itself answers; returns what goes to the record stream.
-fn route(record: OutputRecord<'static>, shared: &Arc<Shared>) -> Option<OutputRecord<'static>> {
+fn route(item: RecordItem, shared: &Arc<Shared>) -> Option<RecordItem> {
+    let record = match item {
+        Ok(record) => record,
+        Err(e) => return Some(Err(e)),
+    };
     match record {
         OutputRecord::ControlResponse(r) => {
             // Known-late after a timeout (WIRE-007), duplicate or orphan (PERM-050): ignored.
@@ -467,57 +443,50 @@ fn route(record: OutputRecord<'static>, shared: &Arc<Shared>) -> Option<OutputRe
             if let Some(w) = shared.pending().uploads.get(r.upload_id.as_str()) {
                 let _ = w.send(Ok(r.clone()));
             }
-            Some(record)
+            Some(Ok(record))
         }
         OutputRecord::AttachmentImportRejected(ref r) => {
             if let Some(w) = shared.pending().uploads.get(r.upload_id.as_str()) {
                 let _ = w.send(Err(r.clone()));
             }
-            Some(record)
+            Some(Ok(record))
         }
-        other => Some(other),
+        other => Some(Ok(other)),
     }
 }
 
 /// An agent → host control request: `can_use_tool` goes to the callback on its own thread;
 /// anything else gets the generic unsupported-control error.
 fn on_agent_request(r: ControlRequest<'static>, shared: &Arc<Shared>) {
-    let id = r.request_id.as_str().to_owned();
-    match r.request {
-        ControlRequestBody::CanUseTool(c) => {
-            let cancelled = Arc::new(AtomicBool::new(false));
-            {
-                let mut p = shared.pending();
-                if p.closed {
-                    return;
-                }
-                p.permissions.insert(id.clone(), Arc::clone(&cancelled));
-            }
-            let shared = Arc::clone(shared);
-            thread::spawn(move || {
-                let request = ToolPermissionRequest::new(&id, c);
-                let answer = decide(shared.handler.as_deref(), &request);
-                let still_wanted = shared.pending().permissions.remove(&id).is_some();
-                if !still_wanted || cancelled.load(Ordering::SeqCst) {
-                    return;
-                }
-                let Some(rid) = NonEmpty::new(id) else { return };
-                let d = decision(answer, &request.tool_use_id);
-                let response = ControlResponse::success_with(rid, &d);
-                let _ = shared.write(&InputRecord::ControlResponse(response));
-            });
+    let request = match classify(r) {
+        AgentRequest::Answer(record) => {
+            let _ = shared.write(&record);
+            return;
         }
-        other => {
-            let Some(rid) = NonEmpty::new(id) else { return };
-            let response = ControlResponse {
-                request_id: rid,
-                outcome: ControlOutcome::Error {
-                    error: format!("unsupported control request \"{}\"", other.subtype_name())
-                        .into(),
-                    pending_permission_requests: None,
-                },
-            };
-            let _ = shared.write(&InputRecord::ControlResponse(response));
+        AgentRequest::Permission(request) => request,
+    };
+    let cancelled = Arc::new(AtomicBool::new(false));
+    {
+        let mut p = shared.pending();
+        if p.closed {
+            return;
         }
+        p.permissions
+            .insert(request.request_id.clone(), Arc::clone(&cancelled));
     }
+    let shared = Arc::clone(shared);
+    thread::spawn(move || {
+        let decided = decide(shared.handler.as_deref(), &request);
+        let still_wanted = shared
+            .pending()
+            .permissions
+            .remove(&request.request_id)
+            .is_some();
+        if !still_wanted || cancelled.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Some(record) = answer(&request, decided) {
+            let _ = shared.write(&record);
+        }
+    });
 }

@@ -39,6 +39,7 @@ mod command;
 mod error;
 mod permission;
 mod query;
+mod stream;
 #[cfg(feature = "tokio")]
 mod tokio_client;
 mod upload;

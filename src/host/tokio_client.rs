@@ -14,22 +14,20 @@ use ::tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use ::tokio::process::Child;
 use ::tokio::sync::{mpsc, oneshot};
 
-use super::calls::{Calls, Reply};
+use super::calls::{initialize_response, Calls, Reply};
 use super::client::{ExitReport, RecordItem};
 use super::command::AgentCommand;
 use super::error::HostError;
 use super::permission::{
-    decision, CallbackError, PermissionAnswer, ToolPermissionRequest, CALLBACK_FAILED, NO_CALLBACK,
+    CallbackError, PermissionAnswer, ToolPermissionRequest, CALLBACK_FAILED, NO_CALLBACK,
 };
+use super::stream::{answer, classify, AgentRequest, Decoder};
 use crate::encode::FrameEncoder;
-use crate::frame::{Reader, DEFAULT_MAX_LINE};
-use crate::json::Parser;
-use crate::wire::grammar::NonEmpty;
+use crate::frame::DEFAULT_MAX_LINE;
 use crate::wire::initialize::InitializeResponse;
 use crate::wire::subtypes::{Initialize, Interrupt};
 use crate::wire::{
-    ControlOutcome, ControlRequest, ControlRequestBody, ControlResponse, InputRecord, OutputRecord,
-    Path, RawJson, UserRecord,
+    ControlRequest, ControlRequestBody, InputRecord, OutputRecord, RawJson, UserRecord,
 };
 
 /// A boxed future of a permission answer.
@@ -231,15 +229,7 @@ impl AsyncClient {
         let raw = self
             .control(ControlRequestBody::Initialize(Initialize), timeout)
             .await?;
-        let invalid = |reason: String| HostError::InvalidResponse {
-            subtype: "initialize",
-            reason,
-        };
-        let raw = raw.ok_or_else(|| invalid("no payload".into()))?;
-        let doc = raw.document().map_err(|e| invalid(e.to_string()))?;
-        Ok(InitializeResponse::decode_checked(doc.root(), &Path::ROOT)
-            .map_err(|e| invalid(e.to_string()))?
-            .into_owned())
+        initialize_response(raw)
     }
 
     /// `interrupt` (WIRE-010).
@@ -331,58 +321,40 @@ async fn read_loop(
     shared: Arc<Shared>,
     tx: mpsc::UnboundedSender<RecordItem>,
 ) {
-    let mut reader = Reader::with_max_line(max_line);
-    let mut parser = Parser::new();
+    let mut decoder = Decoder::new(max_line);
     let mut buf = vec![0u8; 256 << 10];
+    let mut deliver = |item: RecordItem| {
+        if let Some(item) = route(item, &shared) {
+            let _ = tx.send(item);
+        }
+    };
     loop {
         match output.read(&mut buf).await {
             Ok(0) => break,
             Ok(n) => {
-                reader.push_slice(&buf[..n]);
-                drain(&mut reader, &mut parser, &shared, &tx);
+                decoder.push(&buf[..n]);
+                decoder.drain(&mut deliver);
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                let _ = tx.send(Err(HostError::Io(e)));
+                deliver(Err(HostError::Io(e)));
                 break;
             }
         }
     }
-    reader.finish();
-    drain(&mut reader, &mut parser, &shared, &tx);
+    // WIRE-EOF-001 first, then WIRE-008.
+    decoder.finish();
+    decoder.drain(&mut deliver);
     let mut p = lock(&shared.pending);
     p.closed = true;
     p.calls.on_eof(std::time::Instant::now());
 }
 
-fn drain(
-    reader: &mut Reader,
-    parser: &mut Parser,
-    shared: &Arc<Shared>,
-    tx: &mpsc::UnboundedSender<RecordItem>,
-) {
-    while let Some(item) = reader.next_line() {
-        let item = match item {
-            Err(e) => Err(HostError::Decode {
-                line: e.line(),
-                reason: e.to_string(),
-            }),
-            Ok(line) => match OutputRecord::decode_line(line.as_bytes(), parser) {
-                Err(e) => Err(HostError::Decode {
-                    line: line.number(),
-                    reason: e.to_string(),
-                }),
-                Ok(record) => match route(record.into_owned(), shared) {
-                    Some(r) => Ok(r),
-                    None => continue,
-                },
-            },
-        };
-        let _ = tx.send(item);
-    }
-}
-
-fn route(record: OutputRecord<'static>, shared: &Arc<Shared>) -> Option<OutputRecord<'static>> {
+fn route(item: RecordItem, shared: &Arc<Shared>) -> Option<RecordItem> {
+    let record = match item {
+        Ok(record) => record,
+        Err(e) => return Some(Err(e)),
+    };
     match record {
         OutputRecord::ControlResponse(r) => {
             lock(&shared.pending)
@@ -400,64 +372,56 @@ fn route(record: OutputRecord<'static>, shared: &Arc<Shared>) -> Option<OutputRe
             on_agent_request(r, shared);
             None
         }
-        other => Some(other),
+        other => Some(Ok(other)),
     }
 }
 
 fn on_agent_request(r: ControlRequest<'static>, shared: &Arc<Shared>) {
-    let id = r.request_id.as_str().to_owned();
-    match r.request {
-        ControlRequestBody::CanUseTool(c) => {
-            let cancelled = Arc::new(AtomicBool::new(false));
-            {
-                let mut p = lock(&shared.pending);
-                if p.closed {
-                    return;
-                }
-                p.permissions.insert(id.clone(), Arc::clone(&cancelled));
-            }
-            let shared = Arc::clone(shared);
-            ::tokio::spawn(async move {
-                let request = ToolPermissionRequest::new(&id, c);
-                let tool_use_id = request.tool_use_id.clone();
-                let answer = match shared.handler.clone() {
-                    None => PermissionAnswer::deny(NO_CALLBACK),
-                    // A panic inside the callback's future ends its task: a deny
-                    // (WIRE-PERM-002); its payload is never formatted.
-                    Some(h) => match ::tokio::spawn(h.can_use_tool(request)).await {
-                        Ok(Ok(answer)) => answer,
-                        Ok(Err(e)) => {
-                            crate::encode::discard_foreign(e);
-                            PermissionAnswer::deny(CALLBACK_FAILED)
-                        }
-                        Err(join) => {
-                            if let Ok(p) = join.try_into_panic() {
-                                crate::encode::discard_foreign(p);
-                            }
-                            PermissionAnswer::deny(CALLBACK_FAILED)
-                        }
-                    },
-                };
-                let wanted = lock(&shared.pending).permissions.remove(&id).is_some();
-                if !wanted || cancelled.load(Ordering::SeqCst) {
-                    return;
-                }
-                let Some(rid) = NonEmpty::new(id) else { return };
-                let response = ControlResponse::success_with(rid, &decision(answer, &tool_use_id));
-                let _ = shared.send(&InputRecord::ControlResponse(response));
-            });
+    let request = match classify(r) {
+        AgentRequest::Answer(record) => {
+            let _ = shared.send(&record);
+            return;
         }
-        other => {
-            let Some(rid) = NonEmpty::new(id) else { return };
-            let response = ControlResponse {
-                request_id: rid,
-                outcome: ControlOutcome::Error {
-                    error: format!("unsupported control request \"{}\"", other.subtype_name())
-                        .into(),
-                    pending_permission_requests: None,
-                },
-            };
-            let _ = shared.send(&InputRecord::ControlResponse(response));
+        AgentRequest::Permission(request) => request,
+    };
+    let cancelled = Arc::new(AtomicBool::new(false));
+    {
+        let mut p = lock(&shared.pending);
+        if p.closed {
+            return;
         }
+        p.permissions
+            .insert(request.request_id.clone(), Arc::clone(&cancelled));
     }
+    let shared = Arc::clone(shared);
+    ::tokio::spawn(async move {
+        let decided = match shared.handler.clone() {
+            None => PermissionAnswer::deny(NO_CALLBACK),
+            // A panic inside the callback's future ends its task: a deny (WIRE-PERM-002); its
+            // payload is never formatted.
+            Some(h) => match ::tokio::spawn(h.can_use_tool((*request).clone())).await {
+                Ok(Ok(answer)) => answer,
+                Ok(Err(e)) => {
+                    crate::encode::discard_foreign(e);
+                    PermissionAnswer::deny(CALLBACK_FAILED)
+                }
+                Err(join) => {
+                    if let Ok(p) = join.try_into_panic() {
+                        crate::encode::discard_foreign(p);
+                    }
+                    PermissionAnswer::deny(CALLBACK_FAILED)
+                }
+            },
+        };
+        let wanted = lock(&shared.pending)
+            .permissions
+            .remove(&request.request_id)
+            .is_some();
+        if !wanted || cancelled.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Some(record) = answer(&request, decided) {
+            let _ = shared.send(&record);
+        }
+    });
 }
