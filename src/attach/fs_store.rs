@@ -5,11 +5,20 @@
 //! committed manifest per line. A blob is written to `blobs/.tmp-<hex>-<pid>-<n>`, fsynced and
 //! renamed into place, then the directory is fsynced: a reader sees a complete blob or none.
 //! A failed write removes its temporary file; temporaries left by a crash are swept when the
-//! backend opens. A torn last manifest line (crash mid-append) is cut off at open. Never
-//! writes outside the directory it was opened on; paths never leave this file (WIRE-022).
+//! backend opens. A torn last manifest line (crash mid-append) is cut off at open. The
+//! directory is fsynced after `manifests.ndjson` is created, so the ledger's directory entry
+//! is as durable as its first line. Never writes outside the directory it was opened on;
+//! paths never leave this file (WIRE-022).
+//!
+//! Several processes may share one AgentX home: every sweep, inventory and commit runs under
+//! an exclusive `flock`-style lock on `blobs/.lock` (`std::fs::File::lock`), and `lock`
+//! reports the manifest lines other processes appended since this one last read the ledger
+//! (it remembers the byte offset it has read up to), with their blobs' sizes, so the store
+//! counts them before it checks its bounds. The sweep only removes temporaries under the
+//! lock, when no other process can be writing one.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -20,6 +29,7 @@ use super::store::{BlobBackend, Inventory};
 const BLOB_PREFIX: &str = "blob_sha256_";
 const TMP_PREFIX: &str = ".tmp-";
 const MANIFESTS: &str = "manifests.ndjson";
+const LOCK: &str = ".lock";
 
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -27,6 +37,10 @@ static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 #[derive(Debug)]
 pub struct FsBackend {
     dir: PathBuf,
+    /// `blobs/.lock`, held exclusively while this process sweeps, reads or commits.
+    lock: File,
+    /// Bytes of `manifests.ndjson` already counted (complete lines only).
+    read_to: u64,
 }
 
 #[cold]
@@ -42,13 +56,84 @@ impl FsBackend {
     pub fn open(home: &Path) -> Result<FsBackend, ReasonCode> {
         let dir = home.join("blobs");
         fs::create_dir_all(&dir).map_err(io_reason)?;
-        for entry in fs::read_dir(&dir).map_err(io_reason)? {
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(LOCK))
+            .map_err(io_reason)?;
+        let backend = FsBackend {
+            dir,
+            lock,
+            read_to: 0,
+        };
+        backend.lock.lock().map_err(io_reason)?;
+        let swept = backend.sweep();
+        let _ = backend.lock.unlock();
+        swept?;
+        Ok(backend)
+    }
+
+    /// Removes temporaries left by a crash (under the lock: no process is writing one).
+    fn sweep(&self) -> Result<(), ReasonCode> {
+        for entry in fs::read_dir(&self.dir).map_err(io_reason)? {
             let entry = entry.map_err(io_reason)?;
             if entry.file_name().to_string_lossy().starts_with(TMP_PREFIX) {
                 let _ = fs::remove_file(entry.path());
             }
         }
-        Ok(FsBackend { dir })
+        Ok(())
+    }
+
+    /// Reads the manifest lines appended after `read_to`: their digests, and the size of
+    /// each one's blob (the last member of a canonical line is
+    /// `"storage_id":"blob_sha256_<hex>"`). A torn last line (a crash mid-append) is cut
+    /// off; the caller holds the lock.
+    fn read_new_manifests(
+        &mut self,
+        inventory: &mut Inventory,
+        with_blobs: bool,
+    ) -> io::Result<()> {
+        let path = self.dir.join(MANIFESTS);
+        let mut file = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let len = file.metadata()?.len();
+        if len <= self.read_to {
+            return Ok(());
+        }
+        file.seek(SeekFrom::Start(self.read_to))?;
+        let mut reader = BufReader::new(file);
+        let mut line = Vec::new();
+        let mut complete = self.read_to;
+        loop {
+            line.clear();
+            let n = reader.read_until(b'\n', &mut line)?;
+            if n == 0 {
+                break;
+            }
+            if line.last() != Some(&b'\n') {
+                // Torn final append: cut it off so the next append starts a clean line.
+                let f = OpenOptions::new().write(true).open(&path)?;
+                f.set_len(complete)?;
+                f.sync_all()?;
+                break;
+            }
+            complete += n as u64;
+            let body = &line[..line.len() - 1];
+            inventory.manifests.push(Sha256Digest::of(body));
+            if with_blobs {
+                if let Some(digest) = manifest_blob(body) {
+                    if let Ok(meta) = fs::metadata(self.blob_path(&digest)) {
+                        inventory.blobs.push((digest, meta.len()));
+                    }
+                }
+            }
+        }
+        self.read_to = complete;
+        Ok(())
     }
 
     fn blob_path(&self, digest: &Sha256Digest) -> PathBuf {
@@ -66,13 +151,7 @@ impl FsBackend {
             .unwrap_or(0)
     }
 
-    fn sync_dir(&self) -> io::Result<()> {
-        File::open(&self.dir)?.sync_all()
-    }
-}
-
-impl BlobBackend for FsBackend {
-    fn inventory(&mut self) -> Result<Inventory, ReasonCode> {
+    fn inventory_locked(&mut self) -> Result<Inventory, ReasonCode> {
         let mut inventory = Inventory::default();
         for entry in fs::read_dir(&self.dir).map_err(io_reason)? {
             let entry = entry.map_err(io_reason)?;
@@ -88,37 +167,37 @@ impl BlobBackend for FsBackend {
                 inventory.blobs.push((digest, meta.len()));
             }
         }
-        let path = self.dir.join(MANIFESTS);
-        let file = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(inventory),
-            Err(e) => return Err(io_reason(e)),
-        };
-        let mut reader = BufReader::new(file);
-        let mut line = Vec::new();
-        let mut complete_len = 0u64;
-        loop {
-            line.clear();
-            let n = reader.read_until(b'\n', &mut line).map_err(io_reason)?;
-            if n == 0 {
-                break;
-            }
-            if line.last() != Some(&b'\n') {
-                // Torn final append: cut it off so the next append starts a clean line.
-                let f = OpenOptions::new()
-                    .write(true)
-                    .open(&path)
-                    .map_err(io_reason)?;
-                f.set_len(complete_len).map_err(io_reason)?;
-                f.sync_all().map_err(io_reason)?;
-                break;
-            }
-            complete_len += n as u64;
-            inventory
-                .manifests
-                .push(Sha256Digest::of(&line[..line.len() - 1]));
-        }
+        self.read_to = 0;
+        self.read_new_manifests(&mut inventory, false)
+            .map_err(io_reason)?;
         Ok(inventory)
+    }
+
+    fn sync_dir(&self) -> io::Result<()> {
+        File::open(&self.dir)?.sync_all()
+    }
+}
+
+impl BlobBackend for FsBackend {
+    fn inventory(&mut self) -> Result<Inventory, ReasonCode> {
+        self.lock.lock().map_err(io_reason)?;
+        let result = self.inventory_locked();
+        let _ = self.lock.unlock();
+        result
+    }
+
+    fn lock(&mut self) -> Result<Inventory, ReasonCode> {
+        self.lock.lock().map_err(io_reason)?;
+        let mut delta = Inventory::default();
+        if let Err(e) = self.read_new_manifests(&mut delta, true) {
+            let _ = self.lock.unlock();
+            return Err(io_reason(e));
+        }
+        Ok(delta)
+    }
+
+    fn unlock(&mut self) {
+        let _ = self.lock.unlock();
     }
 
     fn write_blob(&mut self, digest: &Sha256Digest, bytes: &[u8]) -> Result<(), ReasonCode> {
@@ -150,6 +229,7 @@ impl BlobBackend for FsBackend {
 
     fn append_manifest(&mut self, line: &[u8]) -> Result<(), ReasonCode> {
         let path = self.dir.join(MANIFESTS);
+        let created = !path.exists();
         let mut f = OpenOptions::new()
             .create(true)
             .append(true)
@@ -164,6 +244,26 @@ impl BlobBackend for FsBackend {
             let _ = f.set_len(before);
             return Err(io_reason(e));
         }
+        if created {
+            // The new ledger's directory entry must be as durable as its first line.
+            self.sync_dir().map_err(io_reason)?;
+        }
+        if before == self.read_to {
+            // Our own line: counted by the store already (the caller holds the lock).
+            self.read_to = before + record.len() as u64;
+        }
         Ok(())
     }
+}
+
+/// The blob digest of a canonical manifest line: its last member is
+/// `"storage_id":"blob_sha256_<64 hex>"` (WIRE-017 order).
+fn manifest_blob(line: &[u8]) -> Option<Sha256Digest> {
+    let body = line.strip_suffix(b"\"}")?;
+    let hex = body.get(body.len().checked_sub(64)?..)?;
+    let prefix = body.get(..body.len() - 64)?;
+    if !prefix.ends_with(b"\"storage_id\":\"blob_sha256_") {
+        return None;
+    }
+    Sha256Digest::from_hex(std::str::from_utf8(hex).ok()?)
 }

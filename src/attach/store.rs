@@ -36,6 +36,14 @@ pub trait BlobBackend {
     fn remove_blob(&mut self, digest: &Sha256Digest) -> Result<(), ReasonCode>;
     /// Durably appends one manifest line (canonical JSON, no newline).
     fn append_manifest(&mut self, line: &[u8]) -> Result<(), ReasonCode>;
+    /// Takes the backend's inter-process lock for one commit and reports what other
+    /// processes committed since `inventory` or the last `lock` (the default: a backend no
+    /// other process shares, nothing new). Every write happens between `lock` and `unlock`.
+    fn lock(&mut self) -> Result<Inventory, ReasonCode> {
+        Ok(Inventory::default())
+    }
+    /// Releases the lock `lock` took.
+    fn unlock(&mut self) {}
 }
 
 /// A claim on a manifest slot and on the bytes of one blob, settled by value exactly once.
@@ -224,13 +232,57 @@ impl<B: BlobBackend> BlobStore<B> {
         })
     }
 
+    /// Counts what another process sharing the backend committed (under its lock).
+    fn absorb(&mut self, delta: Inventory) {
+        for (digest, size) in delta.blobs {
+            if self.blobs.insert(digest, size).is_none() {
+                self.used_bytes = self.used_bytes.saturating_add(size);
+                if let Some(p) = self.pending.get_mut(&digest) {
+                    self.reserved_bytes -= p.reserved;
+                    p.reserved = 0;
+                }
+            }
+        }
+        self.manifests.extend(delta.manifests);
+    }
+
     /// Settles `reservation` by storing `bytes` (whose SHA-256 and length must be the
-    /// manifest's) and appending the manifest line durably. On failure everything this
-    /// commit wrote is removed and the reservation is released.
+    /// manifest's) and appending the manifest line durably, under the backend's
+    /// inter-process lock: what other processes committed meanwhile is counted first and the
+    /// bounds are checked again against it, so two processes sharing one AgentX home never
+    /// pass them together or count one blob twice. On failure everything this commit wrote is
+    /// removed and the reservation is released.
     pub fn commit(&mut self, reservation: Reservation, bytes: &[u8]) -> Result<(), ReasonCode> {
         if bytes.len() as u64 != reservation.size || Sha256Digest::of(bytes) != reservation.blob {
             self.release(reservation);
             return Err(ReasonCode::ProcessFailure);
+        }
+        let delta = match self.backend.lock() {
+            Ok(delta) => delta,
+            Err(e) => {
+                self.release(reservation);
+                return Err(e);
+            }
+        };
+        self.absorb(delta);
+        let result = self.commit_locked(reservation, bytes);
+        self.backend.unlock();
+        result
+    }
+
+    fn commit_locked(&mut self, reservation: Reservation, bytes: &[u8]) -> Result<(), ReasonCode> {
+        // The bounds again, against what every process has stored (WIRE-018).
+        if !self.manifests.contains(&reservation.line_digest)
+            && self.manifest_count() + 1 > self.max_manifests
+        {
+            self.release(reservation);
+            return Err(ReasonCode::ManifestStoreFull);
+        }
+        if !self.blobs.contains_key(&reservation.blob)
+            && self.used_bytes.saturating_add(reservation.size) > self.max_storage_bytes
+        {
+            self.release(reservation);
+            return Err(ReasonCode::StorageFull);
         }
         let mut wrote_blob = false;
         if !self.blobs.contains_key(&reservation.blob) {

@@ -12,4 +12,5 @@ pub mod frame;
 pub mod json;
 pub mod provider;
 pub mod session;
+pub mod upload;
 pub mod wire;

@@ -164,27 +164,25 @@ impl Session {
     /// An accepted `user` record: WIRE-020 admission, replay echo, then the queue (a `now`
     /// record first interrupts the active turn without an acknowledgement).
     fn accept_user(&mut self, user: UserRecord<'static>, bytes: usize, line_no: u64, now: Instant) {
-        let refs: Vec<crate::wire::AttachmentRef> = user.attachments().cloned().collect();
+        let has_refs = user.attachments().next().is_some();
         let prompt_uuid = user.uuid.clone();
-        if !refs.is_empty() {
-            // WIRE-020 / PROFILE §12: validated before a `now` record interrupts anything.
-            let admitted = match self.attachments.as_mut() {
-                Some(a) if self.config.attachments_enabled => {
-                    a.admit_prompt(prompt_uuid.as_ref().map(|u| u.as_str()), &refs)
-                }
-                _ => Err("attachments are not available in this session".to_string()),
-            };
-            if let Err(reason) = admitted {
-                self.out
-                    .diagnostic(format!("agentx: input line {line_no}: {reason}"));
-                return self.input_error(&reason, prompt_uuid, now);
-            }
-        }
         if !self.queue.has_room(bytes) {
             let reason = "the user-record queue is full (WIRE-020)";
             self.out
                 .diagnostic(format!("agentx: input line {line_no}: {reason}"));
             return self.input_error(reason, prompt_uuid, now);
+        }
+        // WIRE-020 / PROFILE §12: validated (after the queue's room, so an admitted prompt
+        // is always queued) before a `now` record interrupts anything.
+        let admitted = match self.attachments.as_mut() {
+            Some(a) if self.config.attachments_enabled => a.admit_prompt(&user),
+            _ if has_refs => Err("attachments are not available in this session".to_string()),
+            _ => Ok(()),
+        };
+        if let Err(reason) = admitted {
+            self.out
+                .diagnostic(format!("agentx: input line {line_no}: {reason}"));
+            return self.input_error(&reason, prompt_uuid, now);
         }
         // PROFILE §8 Replay: echoed before anything it causes.
         let replay = self.stamp.replay(user.clone());

@@ -52,6 +52,7 @@ mod queue;
 mod records;
 mod scan;
 mod turn;
+mod upload;
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -91,13 +92,11 @@ pub trait Attachments: Send {
     ) -> Vec<crate::wire::OutputRecord<'static>>;
 
     /// WIRE-020: checks that a user record refers only to committed attachments of its
-    /// prompt UUID and to all of them; `Err(reason)` rejects the record with an input-error
-    /// result. Called before a priority-`now` record interrupts anything.
-    fn admit_prompt(
-        &mut self,
-        prompt_uuid: Option<&str>,
-        refs: &[crate::wire::AttachmentRef],
-    ) -> Result<(), String>;
+    /// prompt UUID (the record's `uuid`) and to all of them, and on success marks them
+    /// submitted; `Err(reason)` rejects the record with an input-error result. Called for
+    /// every user record (a text-only record may omit committed attachments), after the
+    /// queue's room is checked and before a priority-`now` record interrupts anything.
+    fn admit_prompt(&mut self, user: &crate::wire::UserRecord<'_>) -> Result<(), String>;
 
     /// A record-level failure of an `attachment_import` line whose `upload_id` was
     /// recoverable (`reason` is the PROFILE §6 code the decoder found): the upload's terminal
@@ -117,6 +116,12 @@ pub trait Attachments: Send {
 
     /// Input EOF: every active upload ends `aborted` with `input_eof`; returns the records.
     fn handle_eof(&mut self, now: Instant) -> Vec<crate::wire::OutputRecord<'static>>;
+
+    /// A fatal session failure: every active upload ends `failed` with `process_failure`
+    /// (WIRE-019); returns the records.
+    fn handle_failure(&mut self) -> Vec<crate::wire::OutputRecord<'static>> {
+        Vec::new()
+    }
 }
 
 /// One agent session (PROFILE §8), sans-IO.
@@ -363,6 +368,11 @@ impl Session {
             return;
         }
         self.out.diagnostic(diagnostic);
+        if let Some(a) = self.attachments.as_mut() {
+            for r in a.handle_failure() {
+                self.out.push(&r, false);
+            }
+        }
         self.stop_everything();
         self.finish(1);
     }

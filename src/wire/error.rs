@@ -131,12 +131,13 @@ impl Error {
         self
     }
 
-    /// Attaches a recoverable correlation id (`request_id`, `upload_id`), at most 64 bytes
+    /// Attaches a recoverable correlation id (`request_id`, `upload_id`), at most 128 bytes
     /// kept. The outermost record's id wins (it is attached last), so an error inside a
     /// nested pending request still correlates with the enclosing response.
     #[cold]
     pub(crate) fn correlated(mut self, id: &str) -> Error {
-        self.0.correlation = Some(truncate(id, 64).into());
+        // 128, not 64: a full `upl_` ID is 67 bytes and must correlate exactly.
+        self.0.correlation = Some(truncate(id, 128).into());
         self
     }
 

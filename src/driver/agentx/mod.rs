@@ -29,6 +29,28 @@ pub fn run_session(args: &SessionArgs) -> i32 {
             return 1;
         }
     };
+    // PROFILE §12: the upload lifecycle over the blob store under AgentX home, unless
+    // `--no-attachments`. A store that cannot open leaves the session without uploads (every
+    // import is then rejected `capability_absent`), with one stderr line.
+    let attachments: Option<Box<dyn crate::session::Attachments>> = if args.common.no_attachments {
+        None
+    } else {
+        use crate::attach::{BlobStore, FsBackend, Limits, Uploads};
+        let limits = Limits::default();
+        match FsBackend::open(&startup.home).and_then(|b| BlobStore::open(b, &limits)) {
+            Ok(store) => Some(Box::new(Uploads::new(store, limits))),
+            Err(code) => {
+                eprintln!("agentx: attachment store unavailable: {code}");
+                None
+            }
+        }
+    };
     let mut sink = run::StdoutSink::new();
-    run::run_loop(startup, Box::new(std::io::stdin()), &mut sink, None, false)
+    run::run_loop(
+        startup,
+        Box::new(std::io::stdin()),
+        &mut sink,
+        attachments,
+        false,
+    )
 }

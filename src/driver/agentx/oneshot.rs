@@ -173,12 +173,9 @@ impl Attachments for CliAttachments {
         Vec::new()
     }
 
-    fn admit_prompt(
-        &mut self,
-        _prompt_uuid: Option<&str>,
-        refs: &[AttachmentRef],
-    ) -> Result<(), String> {
-        if refs == self.refs.as_slice() {
+    fn admit_prompt(&mut self, user: &crate::wire::UserRecord<'_>) -> Result<(), String> {
+        let refs: Vec<&AttachmentRef> = user.attachments().collect();
+        if refs.len() == self.refs.len() && refs.iter().zip(&self.refs).all(|(a, b)| *a == b) {
             Ok(())
         } else {
             Err("attachments differ from the committed --attach files".into())
