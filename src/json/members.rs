@@ -82,23 +82,26 @@ fn word_at(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(w)
 }
 
+/// The key of a 9- to 16-byte name from its first and last 8 bytes.
+#[inline(always)]
+fn mix16(first: u64, last: u64, len: usize) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    ((first.wrapping_mul(K).rotate_left(29) ^ last).wrapping_mul(K) ^ len as u64) | (1 << 63)
+}
+
 /// The duplicate-detection key of decoded name bytes: names of at most 8 bytes are their own
 /// zero-padded word (exact: a raw name holds no NUL, and a decoded `\u0000` only makes a
 /// false collision, which the exact check settles); longer names a 64-bit mix. Equal names
 /// have equal keys, so unequal keys prove unequal names.
 #[inline]
 fn key_of(bytes: &[u8]) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
     match bytes.len() {
         0..=8 => {
             let mut w = [0u8; 8];
             w[..bytes.len()].copy_from_slice(bytes);
             u64::from_le_bytes(w)
         }
-        n @ 9..=16 => {
-            let (a, b) = (word_at(bytes, 0), word_at(bytes, n - 8));
-            ((a.wrapping_mul(K).rotate_left(29) ^ b).wrapping_mul(K) ^ n as u64) | (1 << 63)
-        }
+        n @ 9..=16 => mix16(word_at(bytes, 0), word_at(bytes, n - 8), n),
         _ => fingerprint(bytes) | (1 << 63),
     }
 }
@@ -114,12 +117,12 @@ pub(crate) fn key(
     scratch: &mut Scratch,
 ) -> u64 {
     let len = end.wrapping_sub(start);
-    if !escaped && len <= 8 {
-        if let Some(chunk) = input.get(start..start + 8) {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(chunk);
-            return low_bytes(u64::from_le_bytes(w), len);
+    if !escaped && len <= 16 && start + 16 <= input.len() {
+        let first = word_at(input, start);
+        if len <= 8 {
+            return low_bytes(first, len);
         }
+        return mix16(first, word_at(input, end - 8), len);
     }
     key_slow(input, start, end, escaped, scratch)
 }

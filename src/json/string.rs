@@ -11,7 +11,7 @@
 //! pass (non-ASCII bytes are only legal inside strings). This module never decodes.
 
 use super::error::{Error, ErrorKind, Malformed};
-use super::scan::{self, Kernel, StringMasks};
+use super::scan::{Kernel, StringMasks};
 use super::unescape::hex4;
 
 /// Validates a string body starting at `b[i]` (just after the opening quote). Returns the
@@ -22,11 +22,9 @@ pub(crate) fn string_body<K: Kernel>(
     b: &[u8],
     i: usize,
 ) -> Result<(usize, bool), Error> {
-    // Short ASCII strings end within one SWAR word: no call into the vector code.
-    if let Some(at) = scan::find_special_short(b, i) {
-        if b.get(at) == Some(&b'"') {
-            return Ok((at, false));
-        }
+    // Short plain strings end within one step: no call into the block walk.
+    if let Some(at) = kernel.string_short(b, i) {
+        return Ok((at, false));
     }
     kernel.string_blocks(b, i)
 }
@@ -183,6 +181,7 @@ fn escape_error(b: &[u8], at: usize, len: usize) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::scan;
 
     /// A byte-at-a-time reference for `string_body`: the end quote and whether escapes were
     /// seen, or `None` for any invalid body.

@@ -40,8 +40,25 @@ pub(crate) struct StringMasks {
 
 /// One backend's string walk (`super::string::walk` compiled for its CPU features).
 pub(crate) trait Kernel: Copy {
+    /// The string walk's fast path, inlined into the grammar: the offset of the closing quote
+    /// when the string body at `b[i..]` ends with no `\`, control or non-ASCII byte before it
+    /// within the bytes one step looks at (8 for the SWAR step, 64 for a vector backend);
+    /// `None` sends the body to [`Kernel::string_blocks`].
+    #[inline(always)]
+    fn string_short(self, b: &[u8], i: usize) -> Option<usize> {
+        find_special_short(b, i).filter(|&at| b.get(at) == Some(&b'"'))
+    }
+
     /// See `super::string::walk`.
     fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error>;
+}
+
+/// The closing quote among `m`'s bytes when nothing special comes before it.
+#[inline(always)]
+pub(crate) fn plain_end(m: StringMasks) -> Option<u32> {
+    let stop = m.quote | m.backslash | m.control | m.high;
+    let at = stop.trailing_zeros();
+    (at < 64 && (m.quote >> at) & 1 == 1).then_some(at)
 }
 
 /// A computation that [`dispatch`] runs with one backend's [`Kernel`], compiled (inlined)

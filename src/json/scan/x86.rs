@@ -74,6 +74,13 @@ struct Sse2Kernel(());
 
 impl Kernel for Avx512Kernel {
     #[inline(always)]
+    fn string_short(self, b: &[u8], i: usize) -> Option<usize> {
+        // SAFETY: an `Avx512Kernel` exists only inside `run_avx512`, entered after detection.
+        let m = unsafe { avx512_masks(b, i) };
+        super::plain_end(m).map(|at| i + at as usize)
+    }
+
+    #[inline(always)]
     fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error> {
         // SAFETY: an `Avx512Kernel` exists only inside `run_avx512`, entered after detection.
         unsafe { blocks_avx512(b, start) }
