@@ -11,10 +11,13 @@ pub mod cli;
 pub mod control;
 pub mod encode;
 pub mod frame;
+pub mod host;
 pub mod json;
 pub mod model;
 pub mod provider;
 pub mod sample;
+pub mod session;
+pub mod store;
 pub mod wire;
 
 #[doc(hidden)]

@@ -416,16 +416,13 @@ fn version_help_and_the_unimplemented_session_mode() {
     assert_eq!(out.status.code(), Some(0));
     assert!(text(&out.stdout).contains("agentx --list-providers [--output-format text|json] [--]"));
     for args in [
-        &[][..],
         &[
             "--input-format",
             "stream-json",
             "--output-format",
             "stream-json",
         ],
-        &["-p", "hello"],
-        &["--version", "--help"],
-        &["--", "--list-providers"],
+        &["-p", "hello"][..],
     ] {
         let out = agentx(&home, args);
         assert_eq!(out.status.code(), Some(1), "{args:?}");
@@ -434,5 +431,17 @@ fn version_help_and_the_unimplemented_session_mode() {
             text(&out.stderr),
             "agentx: the stream-json session mode is not implemented yet\n"
         );
+    }
+    // PROFILE §2: no mode, a combined --version/--help, an operand: usage errors (status 2).
+    for (args, first_line) in [
+        (&[][..], "agentx: no mode given: use --list-providers, --input-format stream-json --output-format stream-json, -p PROMPT, --version or --help"),
+        (&["--version", "--help"], "agentx: --version takes no other arguments (argument 1)"),
+        (&["--", "--list-providers"], "agentx: nothing may follow the final -- (argument 2)"),
+    ] {
+        let out = agentx(&home, args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty());
+        let err = text(&out.stderr);
+        assert_eq!(err.lines().next(), Some(first_line), "{args:?}");
     }
 }

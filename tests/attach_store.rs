@@ -312,11 +312,16 @@ fn mime_claims_and_identity() {
 
 #[test]
 fn cli_admits_prints_and_rejects() {
-    use agentx_wire::cli::attach::run;
+    use agentx_wire::cli::run;
     let home = temp_home("cli");
     let file = home.join("shot.png");
     std::fs::write(&file, samples::png_rgb(3, 2)).unwrap();
-    let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let args = |v: &[&str]| {
+        std::iter::once("attach")
+            .chain(v.iter().copied())
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
     let h = home.to_str().unwrap();
     let f = file.to_str().unwrap();
     assert_eq!(run(&args(&["--home", h, f])), 0);

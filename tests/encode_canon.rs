@@ -5,7 +5,14 @@
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
-use agentx_wire::cli::canon::{canon_stream, run};
+use agentx_wire::cli::canon::canon_stream;
+
+/// `agentx-wire canon ARGS…` through the tool's own dispatch; returns the exit status.
+fn run(args: &[String]) -> i32 {
+    let mut all = vec!["canon".to_string()];
+    all.extend_from_slice(args);
+    agentx_wire::cli::run(&all)
+}
 use agentx_wire::encode::{CredentialSet, VALIDATION_FAILURE_TEXT};
 use agentx_wire::wire::Direction;
 

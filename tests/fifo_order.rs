@@ -297,5 +297,5 @@ fn latched_failure_empties_the_queue_and_refuses_later_pushes() {
 fn fifo_is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<OutputFifo<Vec<u8>>>();
-    assert_send_sync::<OutputFifo<Box<dyn agentx_wire::control::Outbound>>>();
+    assert_send_sync::<OutputFifo<Box<dyn agentx_wire::wire::Encode + Send>>>();
 }

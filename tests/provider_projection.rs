@@ -144,6 +144,7 @@ fn initialize_response() -> InitializeResponse<'static> {
         providers: vec![],
         account: Account {
             api_key_source: None,
+            provider: None,
             email: None,
             organization: None,
             subscription_type: None,

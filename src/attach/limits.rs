@@ -28,6 +28,14 @@ pub const MAX_PDF_PAGES: usize = 100;
 pub const MAX_DISPLAY_NAME_BYTES: usize = 255;
 /// `max_mime_type_bytes`.
 pub const MAX_MIME_TYPE_BYTES: usize = 64;
+/// `max_concurrent_uploads`: active upload lifecycles (WIRE-018).
+pub const MAX_ACTIVE_UPLOADS: usize = 8;
+/// Accepted upload lifecycle IDs the in-process ledger retains (WIRE-018).
+pub const MAX_UPLOAD_LEDGER: usize = 100_000;
+/// `upload_timeout_ms`: from `begin` to the terminal result (PROFILE §12).
+pub const UPLOAD_TIMEOUT: Duration = Duration::from_millis(120_000);
+/// `max_attachments_per_message`.
+pub const MAX_ATTACHMENTS_PER_MESSAGE: usize = 8;
 /// Wall-clock budget for validating one PDF with lopdf (not advertised; ours).
 pub const PDF_TIME_LIMIT: Duration = Duration::from_secs(10);
 
@@ -44,6 +52,10 @@ pub struct Limits {
     pub max_image_pixels: u64,
     pub max_pdf_pages: usize,
     pub pdf_time_limit: Duration,
+    pub max_active_uploads: usize,
+    pub max_upload_ledger: usize,
+    pub upload_timeout: Duration,
+    pub max_attachments_per_message: usize,
 }
 
 impl Default for Limits {
@@ -59,6 +71,10 @@ impl Default for Limits {
             max_image_pixels: MAX_IMAGE_PIXELS,
             max_pdf_pages: MAX_PDF_PAGES,
             pdf_time_limit: PDF_TIME_LIMIT,
+            max_active_uploads: MAX_ACTIVE_UPLOADS,
+            max_upload_ledger: MAX_UPLOAD_LEDGER,
+            upload_timeout: UPLOAD_TIMEOUT,
+            max_attachments_per_message: MAX_ATTACHMENTS_PER_MESSAGE,
         }
     }
 }

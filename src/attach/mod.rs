@@ -9,7 +9,8 @@
 //! a clock or spawns, except `pdf_contain`, which runs lopdf on a thread with a wall-clock
 //! budget. It never writes outside AgentX home, and never lets bytes, base64 or paths reach a
 //! manifest, a reason or a `Debug` string (WIRE-022). The upload state machine
-//! (begin/chunk/commit/abort, acknowledgements, prompt correlation) builds on this.
+//! (begin/chunk/commit/abort, acknowledgements, timeout, prompt correlation) is `upload`,
+//! `upload_lifecycle` and `upload_prompt`: sans-IO, time passed in as `now`.
 //!
 //! Typical flow for one stream upload:
 //! `ChunkedPayload::new` at begin → `admit_chunk` per chunk → `finish` at commit →
@@ -29,6 +30,9 @@ pub mod png;
 mod png_write;
 pub mod reason;
 pub mod store;
+pub mod upload;
+pub mod upload_lifecycle;
+pub mod upload_prompt;
 
 pub use admit::{admit_file, commit, normalize, AggregateBudget, Normalized};
 pub use chunk::ChunkedPayload;
@@ -37,4 +41,7 @@ pub use fs_store::FsBackend;
 pub use limits::Limits;
 pub use media::MediaType;
 pub use reason::ReasonCode;
-pub use store::{BlobBackend, BlobStore, MemoryBackend, Reservation};
+pub use store::{BlobBackend, BlobStore, ByteClaim, MemoryBackend, Reservation};
+pub use upload::Uploads;
+pub use upload_lifecycle::ImportAck;
+pub use upload_prompt::{AttachmentRefError, PromptAdmission};

@@ -52,6 +52,22 @@ pub struct Reservation {
     holds_slot: bool,
 }
 
+/// A claim on storage bytes for an upload still receiving its chunks: the declared raw size,
+/// claimed at `begin` (WIRE-019) before the digest of what will be stored is known. Consumed
+/// by value by `release_claim`, so it is settled exactly once.
+#[must_use = "a byte claim must be released"]
+#[derive(Debug, PartialEq, Eq)]
+pub struct ByteClaim {
+    size: u64,
+}
+
+impl ByteClaim {
+    /// The bytes claimed.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+}
+
 #[derive(Debug)]
 struct PendingBlob {
     holders: u32,
@@ -70,6 +86,7 @@ pub struct BlobStore<B: BlobBackend> {
     reserved_bytes: u64,
     manifests: HashSet<Sha256Digest>,
     reserved_manifests: u64,
+    claimed_bytes: u64,
 }
 
 impl<B: BlobBackend> BlobStore<B> {
@@ -93,6 +110,7 @@ impl<B: BlobBackend> BlobStore<B> {
             reserved_bytes: 0,
             manifests: inventory.manifests.into_iter().collect(),
             reserved_manifests: 0,
+            claimed_bytes: 0,
         })
     }
 
@@ -104,6 +122,35 @@ impl<B: BlobBackend> BlobStore<B> {
     /// Bytes claimed by outstanding reservations for blobs not yet stored.
     pub fn reserved_bytes(&self) -> u64 {
         self.reserved_bytes
+    }
+
+    /// Bytes claimed by uploads still receiving chunks (`claim`).
+    pub fn claimed_bytes(&self) -> u64 {
+        self.claimed_bytes
+    }
+
+    /// Bytes stored, reserved and claimed: what the 512 MiB bound is checked against.
+    fn committed_or_promised(&self) -> u64 {
+        self.used_bytes
+            .saturating_add(self.reserved_bytes)
+            .saturating_add(self.claimed_bytes)
+    }
+
+    /// Claims `size` bytes of storage for an upload that has not yet delivered them
+    /// (`storage_full` when stored + reserved + claimed bytes would pass the unique-blob
+    /// bound; at the bound exactly is accepted).
+    pub fn claim(&mut self, size: u64) -> Result<ByteClaim, ReasonCode> {
+        if self.committed_or_promised().saturating_add(size) > self.max_storage_bytes {
+            return Err(ReasonCode::StorageFull);
+        }
+        self.claimed_bytes += size;
+        Ok(ByteClaim { size })
+    }
+
+    /// Gives back a claim (at commit, before the normalized blob is reserved, or when the
+    /// upload ends without a commit).
+    pub fn release_claim(&mut self, claim: ByteClaim) {
+        self.claimed_bytes -= claim.size;
     }
 
     /// Committed manifests.
@@ -150,10 +197,7 @@ impl<B: BlobBackend> BlobStore<B> {
             if let Some(p) = self.pending.get_mut(&blob) {
                 p.holders += 1;
             } else {
-                let total = self
-                    .used_bytes
-                    .saturating_add(self.reserved_bytes)
-                    .saturating_add(size);
+                let total = self.committed_or_promised().saturating_add(size);
                 if total > self.max_storage_bytes {
                     return Err(ReasonCode::StorageFull);
                 }

@@ -1,5 +1,6 @@
 //! `agentx`: the headless agent endpoint (PROFILE §2). This binary is argument dispatch and
-//! I/O only; every rule lives in `agentx_wire::provider`.
+//! I/O only; the command line is `agentx_wire::cli::agentx_args`, every other rule lives in
+//! `agentx_wire::provider`.
 //!
 //! Implemented: `--list-providers [--output-format text|json] [--]` (WIRE-026), `--version`
 //! and `--help`. The stream-json session mode is not implemented yet.
@@ -12,22 +13,11 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
+use agentx_wire::cli::agentx_args::{self, AgentxArgs};
 use agentx_wire::provider::{
-    agentx_home, discovery, load_registry, Error, AUTH_JSON, BUILT_IN_NOTICE, MAX_AUTH_JSON_LEN,
+    agentx_home, discovery, load_registry, Error, Format, AUTH_JSON, BUILT_IN_NOTICE,
+    MAX_AUTH_JSON_LEN,
 };
-
-const HELP: &str = "\
-usage:
-  agentx --list-providers [--output-format text|json] [--]
-  agentx [--provider ID] --input-format stream-json --output-format stream-json
-         [--replay-user-messages] [--include-partial-messages]
-         [--permission-mode default|acceptEdits|plan|bypassPermissions]
-         [--resume SESSION_ID] [--cwd DIR]
-  agentx [--provider ID] -p PROMPT [--attach PATH]... [--output-format text|json|stream-json]
-  agentx --version | --help
-
-Providers come from auth.json (version 2) in the AgentX home: $AGENTX_HOME, else $HOME/.agentx.
-";
 
 fn main() {
     std::process::exit(run());
@@ -45,31 +35,26 @@ fn run() -> i32 {
             return 2;
         }
     };
-    if discovery::is_discovery(&args) {
-        return list_providers(&args);
-    }
-    match args.as_slice() {
-        [one] if one == "--version" => {
+    match agentx_args::parse(&args) {
+        Ok(AgentxArgs::ListProviders { format }) => list_providers(format),
+        Ok(AgentxArgs::Version) => {
             print_stdout(format!("agentx {}\n", env!("CARGO_PKG_VERSION")).as_bytes())
         }
-        [one] if one == "--help" => print_stdout(HELP.as_bytes()),
-        _ => {
+        Ok(AgentxArgs::Help) => print_stdout(agentx_args::HELP.as_bytes()),
+        Ok(AgentxArgs::Session(_) | AgentxArgs::OneShot(_)) => {
             eprintln!("agentx: the stream-json session mode is not implemented yet");
             1
+        }
+        Err(e) => {
+            eprintln!("agentx: {e}\n{}", agentx_args::USAGE);
+            2
         }
     }
 }
 
 /// WIRE-026: registry → catalog → exact validated bytes → one write. Any failure before the
 /// write leaves stdout empty.
-fn list_providers(args: &[String]) -> i32 {
-    let format = match discovery::parse_args(args) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("agentx: {e}\n{}", discovery::USAGE);
-            return 2;
-        }
-    };
+fn list_providers(format: Format) -> i32 {
     let bytes = match discovery_bytes(format) {
         Ok(b) => b,
         Err(e) => {
@@ -80,7 +65,7 @@ fn list_providers(args: &[String]) -> i32 {
     print_stdout(&bytes)
 }
 
-fn discovery_bytes(format: agentx_wire::provider::Format) -> Result<Vec<u8>, Error> {
+fn discovery_bytes(format: Format) -> Result<Vec<u8>, Error> {
     let home = agentx_home(
         std::env::var_os("AGENTX_HOME").as_deref(),
         std::env::var_os("HOME").as_deref(),

@@ -8,7 +8,7 @@
 //! name is the file's last path component (never the path: WIRE-022), cut to 255 bytes.
 //! The attachment ID is `admit::derive_attachment_id` of the normalized digest and the name.
 //!
-//! Owns argument parsing, reading the file (at most one byte past the item limit) and
+//! Owns reading the file (at most one byte past the item limit) and
 //! resolving AgentX home (`--home`, else `$AGENTX_HOME`, else `$HOME/.agentx`, PROFILE §3).
 
 use std::io::{Read, Write};
@@ -17,59 +17,7 @@ use std::path::{Path, PathBuf};
 use crate::attach::limits::MAX_DISPLAY_NAME_BYTES;
 use crate::attach::{admit_file, BlobStore, FsBackend, Limits, ReasonCode};
 
-const USAGE: &str = "usage: agentx-wire attach [--home DIR] [--mime TYPE] [--name NAME] FILE";
-
-struct Args {
-    home: Option<PathBuf>,
-    mime: Option<String>,
-    name: Option<String>,
-    file: PathBuf,
-}
-
-fn parse(args: &[String]) -> Result<Args, String> {
-    let mut home = None;
-    let mut mime = None;
-    let mut name = None;
-    let mut file = None;
-    let mut it = args.iter();
-    let mut options_done = false;
-    while let Some(arg) = it.next() {
-        if !options_done && arg.starts_with("--") {
-            let (flag, inline) = match arg.split_once('=') {
-                Some((f, v)) => (f, Some(v.to_owned())),
-                None => (arg.as_str(), None),
-            };
-            if flag == "--" && inline.is_none() {
-                options_done = true;
-                continue;
-            }
-            let slot = match flag {
-                "--home" => &mut home,
-                "--mime" => &mut mime,
-                "--name" => &mut name,
-                _ => return Err(format!("unknown option {}", truncate(flag, 64))),
-            };
-            if slot.is_some() {
-                return Err(format!("{flag} given twice"));
-            }
-            let value = match inline {
-                Some(v) => v,
-                None => it.next().cloned().ok_or(format!("{flag} needs a value"))?,
-            };
-            *slot = Some(value);
-        } else if file.is_none() {
-            file = Some(PathBuf::from(arg));
-        } else {
-            return Err("exactly one FILE is expected".to_owned());
-        }
-    }
-    Ok(Args {
-        home: home.map(PathBuf::from),
-        mime,
-        name,
-        file: file.ok_or("FILE is required")?,
-    })
-}
+use super::wire_args::AttachArgs;
 
 fn truncate(s: &str, max: usize) -> &str {
     let mut end = s.len().min(max);
@@ -109,15 +57,8 @@ fn reject(code: ReasonCode) -> i32 {
     1
 }
 
-/// Runs `agentx-wire attach` with the arguments after `attach`; returns the exit status.
-pub fn run(args: &[String]) -> i32 {
-    let args = match parse(args) {
-        Ok(a) => a,
-        Err(msg) => {
-            eprintln!("agentx-wire: attach: {msg}\n{USAGE}");
-            return 2;
-        }
-    };
+/// Runs `agentx-wire attach` with its parsed arguments; returns the exit status.
+pub fn run(args: AttachArgs) -> i32 {
     let limits = Limits::default();
     let Some(home) = args.home.clone().or_else(default_home) else {
         eprintln!("agentx-wire: attach: no AgentX home (set --home, AGENTX_HOME or HOME)");
@@ -162,36 +103,6 @@ pub fn run(args: &[String]) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn strings(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn parses_the_profile_command_line() {
-        let a = parse(&strings(&[
-            "--home",
-            "/h",
-            "--mime=image/png",
-            "--name",
-            "n",
-            "f",
-        ]))
-        .unwrap();
-        assert_eq!(a.home, Some(PathBuf::from("/h")));
-        assert_eq!(a.mime.as_deref(), Some("image/png"));
-        assert_eq!(a.name.as_deref(), Some("n"));
-        assert_eq!(a.file, PathBuf::from("f"));
-        assert!(parse(&strings(&[])).is_err());
-        assert!(parse(&strings(&["a", "b"])).is_err());
-        assert!(parse(&strings(&["--bogus", "a"])).is_err());
-        assert!(parse(&strings(&["--home"])).is_err());
-        assert!(parse(&strings(&["--name", "a", "--name", "b", "f"])).is_err());
-        assert_eq!(
-            parse(&strings(&["--", "--f"])).unwrap().file,
-            PathBuf::from("--f")
-        );
-    }
 
     #[test]
     fn default_name_is_the_base_name_only() {

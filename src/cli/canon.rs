@@ -20,12 +20,12 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
+use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::BytesMut;
 
-use super::args::{Args, UsageError};
-use super::USAGE;
+use super::wire_args::CanonArgs;
 use crate::encode::{CredentialSet, Encoder, RecordWriter, MAX_CREDENTIALS, MAX_CREDENTIAL_LEN};
 use crate::frame::{self, Reader};
 use crate::json::Parser;
@@ -179,33 +179,8 @@ impl<'a> Decoded<'a> {
     }
 }
 
-/// Parsed `canon` arguments.
-struct Options {
-    direction: Direction,
-    credentials: Option<String>,
-    file: Option<String>,
-}
-
-fn parse_args(args: &[String]) -> Result<Options, UsageError> {
-    let a = Args::scan(args, &["--direction", "--credentials"], &[])?;
-    let direction = match a.value("--direction") {
-        None | Some("output") => Direction::Output,
-        Some("input") => Direction::Input,
-        Some(_) => return Err(UsageError::new("--direction takes input or output")),
-    };
-    let file = a
-        .single_operand()?
-        .filter(|f| *f != "-")
-        .map(str::to_string);
-    Ok(Options {
-        direction,
-        credentials: a.value("--credentials").map(str::to_string),
-        file,
-    })
-}
-
 /// Reads and parses a credentials file (PROFILE §2). Diagnostics name neither path nor value.
-fn load_credentials(path: &str) -> Result<CredentialSet, String> {
+fn load_credentials(path: &Path) -> Result<CredentialSet, String> {
     let file = File::open(path)
         .map_err(|e| format!("agentx-wire: cannot open credentials file: {}", e.kind()))?;
     let mut bytes = Vec::new();
@@ -218,15 +193,8 @@ fn load_credentials(path: &str) -> Result<CredentialSet, String> {
     CredentialSet::from_file_bytes(&bytes).map_err(|e| format!("agentx-wire: {e}"))
 }
 
-/// `agentx-wire canon …`; `args` excludes the subcommand name.
-pub fn run(args: &[String]) -> i32 {
-    let options = match parse_args(args) {
-        Ok(o) => o,
-        Err(UsageError(msg)) => {
-            eprintln!("agentx-wire: {msg}\n{USAGE}");
-            return 2;
-        }
-    };
+/// `agentx-wire canon …` with its parsed arguments.
+pub fn run(options: CanonArgs) -> i32 {
     let credentials = match options.credentials.as_deref().map(load_credentials) {
         None => CredentialSet::empty(),
         Some(Ok(set)) => set,

@@ -12,12 +12,9 @@ use std::io::{self, Read, Write};
 
 use bytes::BytesMut;
 
-use super::args::{Args, UsageError};
+use super::wire_args::CheckArgs;
 use crate::frame::{self, Reader};
 use crate::json::{self, Parser};
-
-pub const USAGE: &str =
-    "usage: agentx-wire check [--level json|records] [--direction input|output] [--json] [FILE|-]";
 
 /// How deep a line is checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -220,34 +217,14 @@ enum Failure {
     Output,
 }
 
-fn parse_args(args: &[String]) -> Result<(Level, Direction, bool, Option<String>), UsageError> {
-    let a = Args::scan(args, &["--level", "--direction"], &["--json"])?;
-    let level = match a.value("--level") {
-        None | Some("records") => Level::Records,
-        Some("json") => Level::Json,
-        Some(_) => return Err(UsageError::new("--level takes json or records")),
-    };
-    let direction = match a.value("--direction") {
-        None | Some("output") => Direction::Output,
-        Some("input") => Direction::Input,
-        Some(_) => return Err(UsageError::new("--direction takes input or output")),
-    };
-    let file = a
-        .single_operand()?
-        .filter(|f| *f != "-")
-        .map(str::to_string);
-    Ok((level, direction, a.flag("--json"), file))
-}
-
-/// `agentx-wire check …`; `args` excludes the subcommand name.
-pub fn run(args: &[String]) -> i32 {
-    let (level, direction, summary, file) = match parse_args(args) {
-        Ok(parsed) => parsed,
-        Err(UsageError(msg)) => {
-            eprintln!("agentx-wire: {msg}\n{USAGE}");
-            return 2;
-        }
-    };
+/// `agentx-wire check …` with its parsed arguments.
+pub fn run(args: CheckArgs) -> i32 {
+    let CheckArgs {
+        level,
+        direction,
+        json: summary,
+        file,
+    } = args;
     let stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
     let stderr = io::BufWriter::with_capacity(16 * 1024, io::stderr().lock());
     match file {

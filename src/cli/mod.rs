@@ -1,36 +1,33 @@
-//! The `agentx-wire` tool (PROFILE §2): `check`, `canon` and `attach`. Argument parsing and
-//! I/O around the codec; every protocol rule lives in the layers below.
+//! The command lines (PROFILE §2): one typed argument module per binary (`wire_args` for
+//! `agentx-wire`, `agentx_args` for `agentx`), and the `agentx-wire` tool itself (`check`,
+//! `canon`, `attach`): I/O around the codec; every protocol rule lives in the layers below.
 //!
 //! Exit status: 0 success; 1 a fatal stream or startup error or an invalid record; 2 a usage
 //! error. A broken stdout pipe ends quietly with status 1.
 
-pub mod args;
+pub mod agentx_args;
 pub mod attach;
 pub mod canon;
 pub mod check;
 pub mod records;
+pub mod wire_args;
 
-pub const USAGE: &str = "usage: agentx-wire <check|canon|attach> [options] [FILE|-]\n  \
-agentx-wire check [--level json|records] [--direction input|output] [--json] [FILE|-]\n  \
-agentx-wire canon [--direction input|output] [--credentials FILE] [FILE|-]\n  \
-agentx-wire attach [--home DIR] [--mime TYPE] [--name NAME] FILE";
+use wire_args::WireArgs;
+
+pub use wire_args::USAGE;
 
 /// Runs the tool with `args` (without the program name); returns the exit status.
 pub fn run(args: &[String]) -> i32 {
-    let Some((command, rest)) = args.split_first() else {
-        eprintln!("{USAGE}");
-        return 2;
-    };
-    match command.as_str() {
-        "check" => check::run(rest),
-        "canon" => canon::run(rest),
-        "attach" => attach::run(rest),
-        "--help" | "-h" | "help" => {
+    match wire_args::parse(args) {
+        Ok(WireArgs::Check(a)) => check::run(a),
+        Ok(WireArgs::Canon(a)) => canon::run(a),
+        Ok(WireArgs::Attach(a)) => attach::run(a),
+        Ok(WireArgs::Help) => {
             println!("{USAGE}");
             0
         }
-        _ => {
-            eprintln!("agentx-wire: unknown command\n{USAGE}");
+        Err(e) => {
+            eprintln!("agentx-wire: {}\n{}", e.message, e.usage);
             2
         }
     }

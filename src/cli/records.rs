@@ -1,5 +1,4 @@
-//! `check --level records` and `canon` at the record level: one line in, the record layer's
-//! verdict (or canonical bytes) out.
+//! `check --level records`: one line in, the record layer's verdict out.
 //!
 //! Owns the mapping from `wire` decoding to PROFILE §2's `check` vocabulary: a valid record,
 //! a warning of kind `unknown_type` (a preserved unknown top-level type or `system` subtype,
@@ -70,28 +69,6 @@ pub fn check_record(line: &[u8], direction: Direction, parser: &mut Parser) -> R
     }
 }
 
-/// Decodes `line` as a record of `direction` and appends its canonical compact encoding (no
-/// newline) to `out`. Returns whether the record is a preserved unknown (the caller warns).
-pub fn canon_record(
-    line: &[u8],
-    direction: Direction,
-    parser: &mut Parser,
-    out: &mut Vec<u8>,
-) -> Result<bool, wire::Error> {
-    match direction {
-        Direction::Input => {
-            let r = InputRecord::decode_line(line, parser)?;
-            r.encode(out);
-            Ok(r.warning().is_some())
-        }
-        Direction::Output => {
-            let r = OutputRecord::decode_line(line, parser)?;
-            r.encode(out);
-            Ok(r.warning().is_some())
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,19 +130,5 @@ mod tests {
             RecordCheck::Warning { .. }
         ));
         assert_eq!(check(a, Direction::Output), RecordCheck::Valid);
-    }
-
-    #[test]
-    fn canon_writes_the_canonical_record() {
-        let mut out = Vec::new();
-        let unknown = canon_record(
-            br#"{ "type" : "keep_alive", "x": 1 }"#,
-            Direction::Input,
-            &mut Parser::new(),
-            &mut out,
-        )
-        .unwrap();
-        assert!(!unknown);
-        assert_eq!(out, br#"{"type":"keep_alive"}"#);
     }
 }

@@ -34,34 +34,9 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread::ThreadId;
 
 use crate::encode::{current_thread, discard_foreign, Encoder, EncoderFailure};
+use crate::wire::Encode;
 
-/// Default queue capacity, in records.
-pub const DEFAULT_CAPACITY: usize = 4096;
-
-/// A record that can enter the FIFO: it appends its complete JSON (no terminator) to `out`.
-/// Typed wire records implement this; pre-marshaled bytes (`Vec<u8>`, `&[u8]`) do too.
-pub trait Outbound: Send {
-    /// Appends the record's JSON text to `out`.
-    fn encode(&self, out: &mut Vec<u8>);
-}
-
-impl Outbound for Vec<u8> {
-    fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(self);
-    }
-}
-
-impl Outbound for &[u8] {
-    fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(self);
-    }
-}
-
-impl<T: Outbound + ?Sized> Outbound for Box<T> {
-    fn encode(&self, out: &mut Vec<u8>) {
-        (**self).encode(out)
-    }
-}
+use super::DEFAULT_CAPACITY;
 
 /// What a successful push did.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -112,7 +87,7 @@ struct Queue<R> {
     failure: Option<EncoderFailure>,
 }
 
-impl<R: Outbound> OutputFifo<R> {
+impl<R: Encode + Send> OutputFifo<R> {
     /// A FIFO writing through `encoder`, with [`DEFAULT_CAPACITY`].
     pub fn new(encoder: Encoder) -> Self {
         Self::with_capacity(encoder, DEFAULT_CAPACITY)

@@ -1,10 +1,23 @@
 //! The `control` layer: protocol state on the output side.
 //!
 //! Owns: the shared output FIFO (WIRE-003) through which every outbound record (events,
-//! control requests, cancellations, keepalives) reaches the encoder in order. The correlation
-//! map of pending requests, abort, cancellation and EOF rejection will live here too.
-//! Must never: know what a tool is, parse bytes, or write around the encoder.
+//! control requests, cancellations, keepalives) reaches the encoder in order; the control
+//! [`Broker`] (the correlation map of pending requests, abort, cancellation, EOF rejection,
+//! response validation by the waiter's schema, orphan routing: WIRE-006..009, WIRE-015); and
+//! duplicate suppression by resolved tool-use ID (`resolved`, PERM-050).
+//! Must never: know what a tool does, parse bytes of its own, read a clock, or write around the
+//! encoder.
 
+pub mod broker;
 pub mod fifo;
+mod outbox;
+pub mod resolved;
 
-pub use fifo::{Outbound, OutputFifo, PushError, Pushed, DEFAULT_CAPACITY};
+pub use broker::{
+    AfterCancellation, Broker, Cancelled, Dispatch, Emission, EmissionFailure, Emitter,
+    InvalidResponse, NotPending, Outcome, Payload, Refused, RequestError, Resolved, Started,
+    StateChange, EMISSION_FAILURE_TEXT,
+};
+pub use fifo::{OutputFifo, PushError, Pushed};
+pub use outbox::{Full, Outbox, DEFAULT_CAPACITY, DEFAULT_CAPACITY_BYTES};
+pub use resolved::{ResolvedToolUses, RESOLVED_CAPACITY};

@@ -33,16 +33,7 @@ use std::thread::{self, ThreadId};
 use super::callbacks::{contained, discard, FrameValidator, RecordWriter};
 use super::credentials::CredentialSet;
 use super::error::{classify_io, EncoderFailure, Error, OutputFault, RecordFault};
-use super::line::{finish_frame, LineFault};
-
-/// Default limit of one marshaled record, the terminating `\n` excluded: PROFILE §2a's line
-/// limit, so that nothing we write is a framing error for a conforming reader.
-pub const DEFAULT_MAX_RECORD_LEN: usize = 8_388_608;
-
-/// A buffer grown past this by an unusually large record is shrunk back afterwards.
-const SHRINK_ABOVE: usize = 1 << 20;
-/// What a shrunk buffer keeps.
-const KEEP_CAPACITY: usize = 64 << 10;
+use super::frame_encoder::FrameEncoder;
 
 /// Where an encoder is in its life.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -79,13 +70,8 @@ struct Shared {
 
 /// Everything the writing thread works with, unlocked.
 struct Output {
-    buf: Vec<u8>,
-    spare: Vec<u8>,
-    scratch: Vec<u8>,
-    credentials: CredentialSet,
-    validator: Option<Box<dyn FrameValidator>>,
+    frame: FrameEncoder,
     writer: Box<dyn RecordWriter>,
-    max_record_len: usize,
 }
 
 impl Encoder {
@@ -99,13 +85,8 @@ impl Encoder {
                 writing: None,
                 waiting: 0,
                 output: Some(Box::new(Output {
-                    buf: Vec::new(),
-                    spare: Vec::new(),
-                    scratch: Vec::new(),
-                    credentials: CredentialSet::empty(),
-                    validator: None,
+                    frame: FrameEncoder::new(),
                     writer: Box::new(writer),
-                    max_record_len: DEFAULT_MAX_RECORD_LEN,
                 })),
                 records: 0,
             }),
@@ -115,31 +96,27 @@ impl Encoder {
 
     /// Installs the credential union (WIRE-013). Only before the first record.
     pub fn set_credentials(&self, credentials: CredentialSet) -> Result<(), Error> {
-        self.configure(|o| o.credentials = credentials)
+        self.configure(|o| o.frame.set_credentials(credentials))
     }
 
     /// Installs an additional whole-frame validator, run after the credential scan on its own
     /// copy of the frame. Only before the first record.
     pub fn set_validator(&self, validator: impl FrameValidator + 'static) -> Result<(), Error> {
-        let boxed: Box<dyn FrameValidator> = Box::new(validator);
-        self.configure(move |o| o.validator = Some(boxed))
+        self.configure(move |o| o.frame.set_validator(validator))
     }
 
     /// Sets the longest marshaled record (terminator excluded). Only before the first record.
     pub fn set_max_record_len(&self, max: usize) -> Result<(), Error> {
-        self.configure(|o| o.max_record_len = max)
+        self.configure(|o| o.frame.set_max_record_len(max))
     }
 
-    fn configure(&self, f: impl FnOnce(&mut Output)) -> Result<(), Error> {
+    fn configure(&self, f: impl FnOnce(&mut Output) -> Result<(), Error>) -> Result<(), Error> {
         let mut shared = self.lock();
         if shared.started {
             return Err(already_started());
         }
         match shared.output.as_deref_mut() {
-            Some(o) => {
-                f(o);
-                Ok(())
-            }
+            Some(o) => f(o),
             // Not started implies nobody writes, so the output is home; be safe anyway.
             None => Err(already_started()),
         }
@@ -255,89 +232,30 @@ impl Drop for Turn<'_> {
 
 impl Output {
     fn write_one(&mut self, marshal: impl FnOnce(&mut Vec<u8>)) -> Result<(), EncoderFailure> {
-        let outcome = self.write_one_inner(marshal);
-        if outcome.is_err() {
-            // A refused frame may hold a credential: do not keep it around.
-            for b in [&mut self.buf, &mut self.spare, &mut self.scratch] {
-                b.clear();
+        let frame = self.frame.encode_with(marshal)?;
+        let outcome = write(&mut *self.writer, frame);
+        match outcome {
+            Ok(()) => {
+                self.frame.shrink();
+                Ok(())
             }
-        }
-        outcome
-    }
-
-    fn write_one_inner(
-        &mut self,
-        marshal: impl FnOnce(&mut Vec<u8>),
-    ) -> Result<(), EncoderFailure> {
-        self.buf.clear();
-        let buf = &mut self.buf;
-        if contained(move || marshal(buf)).is_err() {
-            return Err(EncoderFailure::record(RecordFault::Panicked));
-        }
-        if self.buf.len() > self.max_record_len {
-            return Err(EncoderFailure::record(RecordFault::TooLarge));
-        }
-        match finish_frame(&mut self.buf, &mut self.spare) {
-            Ok(()) => {}
-            Err(LineFault::RawLineFeed) => {
-                return Err(EncoderFailure::record(RecordFault::RawLineFeed))
-            }
-        }
-        if self.buf.len() > self.max_record_len.saturating_add(1) {
-            // Separator escaping grew it past the limit.
-            return Err(EncoderFailure::record(RecordFault::TooLarge));
-        }
-        self.validate()?;
-        self.write()?;
-        self.shrink();
-        Ok(())
-    }
-
-    fn validate(&mut self) -> Result<(), EncoderFailure> {
-        let (credentials, frame, scratch) = (&self.credentials, &self.buf, &mut self.scratch);
-        match contained(|| credentials.matches(frame, scratch)) {
-            Ok(false) => {}
-            Ok(true) | Err(()) => return Err(EncoderFailure::validation()),
-        }
-        if let Some(validator) = self.validator.as_mut() {
-            // The validator's own copy: it cannot change what is written.
-            self.spare.clear();
-            self.spare.extend_from_slice(&self.buf);
-            let copy = &mut self.spare;
-            match contained(|| validator.validate(copy)) {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    discard(e);
-                    return Err(EncoderFailure::validation());
-                }
-                Err(()) => return Err(EncoderFailure::validation()),
-            }
-        }
-        Ok(())
-    }
-
-    fn write(&mut self) -> Result<(), EncoderFailure> {
-        let (writer, frame) = (&mut self.writer, &self.buf);
-        match contained(|| writer.write_record(frame)) {
-            Ok(Ok(n)) if n == frame.len() => Ok(()),
-            Ok(Ok(_)) => Err(EncoderFailure::output(OutputFault::ShortWrite)),
-            Ok(Err(e)) => {
-                // `kind()` reads the stored kind; it never calls into a wrapped error.
-                let fault = classify_io(e.kind());
-                discard(e);
-                Err(EncoderFailure::output(fault))
-            }
-            Err(()) => Err(EncoderFailure::output(OutputFault::Panicked)),
+            Err(f) => Err(self.frame.latch(f)),
         }
     }
+}
 
-    fn shrink(&mut self) {
-        for b in [&mut self.buf, &mut self.spare, &mut self.scratch] {
-            if b.capacity() > SHRINK_ABOVE {
-                b.clear();
-                b.shrink_to(KEEP_CAPACITY);
-            }
+/// Hands one frame to the writer, contained (WIRE-015).
+fn write(writer: &mut dyn RecordWriter, frame: &[u8]) -> Result<(), EncoderFailure> {
+    match contained(|| writer.write_record(frame)) {
+        Ok(Ok(n)) if n == frame.len() => Ok(()),
+        Ok(Ok(_)) => Err(EncoderFailure::output(OutputFault::ShortWrite)),
+        Ok(Err(e)) => {
+            // `kind()` reads the stored kind; it never calls into a wrapped error.
+            let fault = classify_io(e.kind());
+            discard(e);
+            Err(EncoderFailure::output(fault))
         }
+        Err(()) => Err(EncoderFailure::output(OutputFault::Panicked)),
     }
 }
 
@@ -362,7 +280,7 @@ fn reentrant() -> Error {
 impl fmt::Debug for Encoder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let shared = self.lock();
-        let credentials = shared.output.as_ref().map(|o| o.credentials.len());
+        let credentials = shared.output.as_ref().map(|o| o.frame.credential_count());
         f.debug_struct("Encoder")
             .field("started", &shared.started)
             .field("failure", &shared.failure)

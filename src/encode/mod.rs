@@ -34,6 +34,7 @@ mod callbacks;
 mod credentials;
 mod encoder;
 mod error;
+mod frame_encoder;
 mod line;
 mod scan;
 
@@ -42,8 +43,9 @@ pub(crate) use callbacks::discard as discard_foreign;
 pub use callbacks::{FrameValidator, RecordWriter, ValidatorError, WriteAll};
 pub use credentials::{escaped_spelling, CredentialSet, MAX_CREDENTIALS, MAX_CREDENTIAL_LEN};
 pub(crate) use encoder::current_thread;
-pub use encoder::{Encoder, State, DEFAULT_MAX_RECORD_LEN};
+pub use encoder::{Encoder, State};
 pub use error::{
     CredentialError, EncoderFailure, Error, FailureKind, OutputFault, RecordFault,
     OUTPUT_FAILURE_TEXT, RECORD_FAILURE_TEXT, VALIDATION_FAILURE_TEXT,
 };
+pub use frame_encoder::{FrameEncoder, DEFAULT_MAX_RECORD_LEN};

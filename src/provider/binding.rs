@@ -113,6 +113,12 @@ pub struct ProviderBinding {
     route: RouteFingerprint,
 }
 
+impl crate::wire::Encode for ProviderBinding {
+    fn encode(&self, out: &mut Vec<u8>) {
+        ProviderBinding::encode(self, out)
+    }
+}
+
 impl ProviderBinding {
     /// The binding of a selected provider.
     pub fn of(p: &Provider) -> ProviderBinding {

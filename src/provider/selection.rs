@@ -155,5 +155,6 @@ impl Selection {
         response.models = self.models();
         response.providers = self.providers();
         response.account.api_key_source = Some(Cow::Borrowed(self.api_key_source().as_str()));
+        response.account.provider = Some(Cow::Owned(self.provider().id.clone()));
     }
 }

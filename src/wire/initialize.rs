@@ -127,6 +127,8 @@ wire_struct! {
         rule: "WIRE-016",
         skip: [],
         api_key_source: Option<Text<'a>> = "apiKeySource" => opt,
+        /// The selected provider's id (PROFILE §8 `account`).
+        provider: Option<Text<'a>> = "provider" => opt,
         email: Option<Text<'a>> = "email" => opt,
         organization: Option<Text<'a>> = "organization" => opt,
         subscription_type: Option<Text<'a>> = "subscriptionType" => opt,

@@ -20,6 +20,7 @@
 pub mod attachment_ref;
 pub mod control;
 pub(crate) mod decode;
+mod encoding;
 pub mod env;
 mod error;
 pub mod grammar;
@@ -41,6 +42,7 @@ pub mod user;
 pub use attachment_ref::AttachmentRef;
 pub use control::{ControlCancelRequest, ControlOutcome, ControlRequest, ControlResponse};
 pub use decode::{IntoOwned, Path, Text, WireValue};
+pub use encoding::Encode;
 pub use env::EnvironmentUpdate;
 pub use error::{Error, ErrorKind, Severity};
 pub use import::{ImportOperation, ImportRejected, ImportResult, ImportStatus, ReasonCode};

@@ -1,0 +1,350 @@
+//! [`FrameEncoder`]: one record in, its exact validated frame out (WIRE-013), sans-IO.
+//!
+//! Owns: marshaling one complete record into a reused buffer, the physical transformations
+//! (separators escaped, one physical line, the `\n`), the credential scan and the optional
+//! validator over those exact final bytes, and the one latched failure (WIRE-013, WIRE-015).
+//! Must never: lock, write, spawn or read a clock; hand out a frame that failed; call the
+//! validator after a failure latched; keep a refused frame's bytes; format anything a
+//! callback returned.
+//!
+//! It is `&mut self` throughout: who owns the encoder decides the order of frames (a session
+//! pushes them into its [`Outbox`](crate::control::Outbox); the blocking and tokio drivers
+//! write them). The validator is still foreign code and runs contained: its `Err` or panic
+//! latches [`FailureKind::Validation`](super::FailureKind::Validation).
+//!
+//! ```
+//! use agentx_wire::encode::{CredentialSet, FrameEncoder};
+//! use agentx_wire::wire::InputRecord;
+//!
+//! let mut encoder = FrameEncoder::new();
+//! encoder.set_credentials(CredentialSet::new(["sk-secret"]).unwrap()).unwrap();
+//! let frame = encoder.encode(&InputRecord::KeepAlive).unwrap();
+//! assert_eq!(frame, b"{\"type\":\"keep_alive\"}\n");
+//! // A frame carrying a credential is refused, and the failure latches (WIRE-013).
+//! let failure = encoder.encode(&br#"{"k":"sk-secret"}"#[..]).unwrap_err();
+//! assert!(failure.is_validation());
+//! assert_eq!(encoder.encode(&InputRecord::KeepAlive), Err(failure));
+//! ```
+
+use std::fmt;
+
+use crate::wire::Encode;
+
+use super::callbacks::{contained, discard, FrameValidator};
+use super::credentials::CredentialSet;
+use super::error::{EncoderFailure, Error, RecordFault};
+use super::line::{finish_frame, LineFault};
+
+/// Default limit of one marshaled record, the terminating `\n` excluded: PROFILE §2a's line
+/// limit, so that nothing we write is a framing error for a conforming reader.
+pub const DEFAULT_MAX_RECORD_LEN: usize = 8_388_608;
+
+/// A buffer grown past this by an unusually large record is shrunk back afterwards.
+const SHRINK_ABOVE: usize = 1 << 20;
+/// What a shrunk buffer keeps.
+const KEEP_CAPACITY: usize = 64 << 10;
+
+/// The sans-IO validating frame encoder. See the module docs.
+pub struct FrameEncoder {
+    buf: Vec<u8>,
+    spare: Vec<u8>,
+    scratch: Vec<u8>,
+    credentials: CredentialSet,
+    validator: Option<Box<dyn FrameValidator>>,
+    max_record_len: usize,
+    started: bool,
+    failure: Option<EncoderFailure>,
+    frames: u64,
+}
+
+impl Default for FrameEncoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FrameEncoder {
+    /// An encoder with no credentials and no validator: its frames are byte-identical to the
+    /// record's JSON plus `\n`.
+    pub fn new() -> Self {
+        FrameEncoder {
+            buf: Vec::new(),
+            spare: Vec::new(),
+            scratch: Vec::new(),
+            credentials: CredentialSet::empty(),
+            validator: None,
+            max_record_len: DEFAULT_MAX_RECORD_LEN,
+            started: false,
+            failure: None,
+            frames: 0,
+        }
+    }
+
+    /// Installs the credential union (WIRE-013). Only before the first record.
+    pub fn set_credentials(&mut self, credentials: CredentialSet) -> Result<(), Error> {
+        self.configurable()?;
+        self.credentials = credentials;
+        Ok(())
+    }
+
+    /// Installs an additional whole-frame validator, run after the credential scan on its own
+    /// copy of the frame. Only before the first record.
+    pub fn set_validator(&mut self, validator: impl FrameValidator + 'static) -> Result<(), Error> {
+        self.configurable()?;
+        self.validator = Some(Box::new(validator));
+        Ok(())
+    }
+
+    /// Sets the longest marshaled record (terminator excluded). Only before the first record.
+    pub fn set_max_record_len(&mut self, max: usize) -> Result<(), Error> {
+        self.configurable()?;
+        self.max_record_len = max;
+        Ok(())
+    }
+
+    fn configurable(&self) -> Result<(), Error> {
+        if self.started {
+            Err(already_started())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// True once the first record began: configuration is fixed (WIRE-013).
+    pub fn is_started(&self) -> bool {
+        self.started
+    }
+
+    /// The latched failure, if any.
+    pub fn failure(&self) -> Option<EncoderFailure> {
+        self.failure
+    }
+
+    /// How many frames this encoder handed out.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// The number of credentials in the installed set.
+    pub fn credential_count(&self) -> usize {
+        self.credentials.len()
+    }
+
+    /// Encodes one record: its JSON into the reused buffer, raw U+2028/U+2029 escaped, one
+    /// physical line checked, `\n` appended, the exact bytes validated. Returns the frame,
+    /// valid until the next call; or the latched failure (this record's or an earlier one's,
+    /// the same value every time: WIRE-013, WIRE-015).
+    #[inline]
+    pub fn encode<R: Encode + ?Sized>(&mut self, record: &R) -> Result<&[u8], EncoderFailure> {
+        self.encode_with(|out| record.encode(out))
+    }
+
+    /// [`encode`](Self::encode) for a closure that appends the record's JSON. A panic of
+    /// `marshal` latches [`RecordFault::Panicked`].
+    pub fn encode_with(
+        &mut self,
+        marshal: impl FnOnce(&mut Vec<u8>),
+    ) -> Result<&[u8], EncoderFailure> {
+        if let Some(f) = self.failure {
+            return Err(f);
+        }
+        self.started = true;
+        self.shrink();
+        match self.frame(marshal) {
+            Ok(()) => {
+                self.frames += 1;
+                Ok(&self.buf)
+            }
+            Err(f) => Err(self.latch(f)),
+        }
+    }
+
+    /// Latches `failure` unless one is latched already; returns the latched one. Drivers call
+    /// it when the frame could not be delivered (the writer failed, WIRE-015), so that every
+    /// later record sees the same failure. Refused bytes are forgotten.
+    pub fn latch(&mut self, failure: EncoderFailure) -> EncoderFailure {
+        self.started = true;
+        // A refused frame may hold a credential: do not keep it around.
+        for b in [&mut self.buf, &mut self.spare, &mut self.scratch] {
+            b.clear();
+        }
+        *self.failure.get_or_insert(failure)
+    }
+
+    /// Gives back the memory an unusually large record grew (a driver calls it once the frame
+    /// is written; `encode` does it before the next record anyway).
+    pub fn shrink(&mut self) {
+        for b in [&mut self.buf, &mut self.spare, &mut self.scratch] {
+            if b.capacity() > SHRINK_ABOVE {
+                b.clear();
+                b.shrink_to(KEEP_CAPACITY);
+            }
+        }
+    }
+
+    fn frame(&mut self, marshal: impl FnOnce(&mut Vec<u8>)) -> Result<(), EncoderFailure> {
+        self.buf.clear();
+        let buf = &mut self.buf;
+        if contained(move || marshal(buf)).is_err() {
+            return Err(EncoderFailure::record(RecordFault::Panicked));
+        }
+        if self.buf.len() > self.max_record_len {
+            return Err(EncoderFailure::record(RecordFault::TooLarge));
+        }
+        match finish_frame(&mut self.buf, &mut self.spare) {
+            Ok(()) => {}
+            Err(LineFault::RawLineFeed) => {
+                return Err(EncoderFailure::record(RecordFault::RawLineFeed))
+            }
+        }
+        if self.buf.len() > self.max_record_len.saturating_add(1) {
+            // Separator escaping grew it past the limit.
+            return Err(EncoderFailure::record(RecordFault::TooLarge));
+        }
+        self.validate()
+    }
+
+    fn validate(&mut self) -> Result<(), EncoderFailure> {
+        let (credentials, frame, scratch) = (&self.credentials, &self.buf, &mut self.scratch);
+        match contained(|| credentials.matches(frame, scratch)) {
+            Ok(false) => {}
+            Ok(true) | Err(()) => return Err(EncoderFailure::validation()),
+        }
+        if let Some(validator) = self.validator.as_mut() {
+            // The validator's own copy: it cannot change what is written.
+            self.spare.clear();
+            self.spare.extend_from_slice(&self.buf);
+            let copy = &mut self.spare;
+            match contained(|| validator.validate(copy)) {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    discard(e);
+                    return Err(EncoderFailure::validation());
+                }
+                Err(()) => return Err(EncoderFailure::validation()),
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cold]
+fn already_started() -> Error {
+    Error::AlreadyStarted
+}
+
+impl fmt::Debug for FrameEncoder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FrameEncoder")
+            .field("started", &self.started)
+            .field("failure", &self.failure)
+            .field("frames", &self.frames)
+            .field("credentials", &self.credentials.len())
+            .field("validator", &self.validator.is_some())
+            .field("max_record_len", &self.max_record_len)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode::{FailureKind, ValidatorError};
+    use crate::wire::{InputRecord, OutputRecord};
+
+    #[test]
+    fn exact_bytes_of_typed_and_raw_records() {
+        let mut e = FrameEncoder::new();
+        assert_eq!(
+            e.encode(&InputRecord::KeepAlive).unwrap(),
+            b"{\"type\":\"keep_alive\"}\n"
+        );
+        assert_eq!(
+            e.encode(&OutputRecord::KeepAlive).unwrap(),
+            b"{\"type\":\"keep_alive\"}\n"
+        );
+        // Raw separators become escapes; the frame is one physical line.
+        assert_eq!(
+            e.encode("[\"a\u{2028}b\"]".as_bytes()).unwrap(),
+            b"[\"a\\u2028b\"]\n"
+        );
+        assert_eq!(e.frames(), 3);
+        assert!(e.is_started());
+    }
+
+    #[test]
+    fn wire_013_credential_rejection_latches_one_fixed_failure() {
+        let mut e = FrameEncoder::new();
+        e.set_credentials(CredentialSet::new(["hunter2"]).unwrap())
+            .unwrap();
+        assert!(e.encode(&b"{\"a\":\"hunter\"}"[..]).is_ok());
+        // Escaped spelling of the credential.
+        let f = e.encode(&br#"{"a":"hunt\u0065r2"}"#[..]).unwrap_err();
+        assert_eq!(f.kind(), FailureKind::Validation);
+        assert_eq!(e.failure(), Some(f));
+        for _ in 0..3 {
+            assert_eq!(e.encode(&InputRecord::KeepAlive), Err(f));
+        }
+        assert_eq!(e.frames(), 1);
+        // The refused bytes are gone.
+        assert!(e.buf.is_empty() && e.spare.is_empty() && e.scratch.is_empty());
+    }
+
+    #[test]
+    fn wire_015_validator_gets_a_copy_and_its_panic_is_contained() {
+        let mut e = FrameEncoder::new();
+        e.set_validator(|frame: &mut [u8]| -> Result<(), ValidatorError> {
+            frame.fill(b'X');
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(e.encode(&b"{}"[..]).unwrap(), b"{}\n");
+        assert_eq!(
+            e.set_credentials(CredentialSet::empty()),
+            Err(Error::AlreadyStarted)
+        );
+
+        let mut e = FrameEncoder::new();
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let c = calls.clone();
+        e.set_validator(move |_: &mut [u8]| -> Result<(), ValidatorError> {
+            c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            panic!("validator panics")
+        })
+        .unwrap();
+        let f = e.encode(&b"{}"[..]).unwrap_err();
+        assert_eq!(f.kind(), FailureKind::Validation);
+        assert_eq!(e.encode(&b"{}"[..]), Err(f));
+        // Not called again after the failure latched.
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn record_faults_and_the_limit_at_its_edge() {
+        let mut e = FrameEncoder::new();
+        e.set_max_record_len(4).unwrap();
+        assert_eq!(e.encode(&b"\"ab\""[..]).unwrap(), b"\"ab\"\n"); // 4: at the limit
+        let f = e.encode(&b"\"abc\""[..]).unwrap_err(); // 5: one past
+        assert_eq!(f.kind(), FailureKind::Record(RecordFault::TooLarge));
+
+        let mut e = FrameEncoder::new();
+        let f = e.encode(&b"{\n}"[..]).unwrap_err();
+        assert_eq!(f.kind(), FailureKind::Record(RecordFault::RawLineFeed));
+
+        let mut e = FrameEncoder::new();
+        let f = e.encode_with(|_| panic!("marshal panics")).unwrap_err();
+        assert_eq!(f.kind(), FailureKind::Record(RecordFault::Panicked));
+        assert_eq!(e.encode(&b"{}"[..]), Err(f));
+    }
+
+    #[test]
+    fn a_driver_latches_a_delivery_failure() {
+        let mut e = FrameEncoder::new();
+        e.encode(&b"{}"[..]).unwrap();
+        let out = EncoderFailure::output(crate::encode::OutputFault::BrokenPipe);
+        assert_eq!(e.latch(out), out);
+        // The first latched failure stays.
+        assert_eq!(e.latch(EncoderFailure::validation()), out);
+        assert_eq!(e.encode(&b"{}"[..]), Err(out));
+    }
+}

@@ -1,0 +1,540 @@
+//! The blocking client: a child process (or any pipe pair), one read thread, correlated
+//! control calls with timeouts, the permission callback, and a typed record stream.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::process::{Child, ExitStatus};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use super::command::AgentCommand;
+use super::error::HostError;
+use super::permission::{decide, decision, CanUseToolHandler, ToolPermissionRequest};
+use crate::frame::{Reader, DEFAULT_MAX_LINE};
+use crate::json::Parser;
+use crate::wire::grammar::NonEmpty;
+use crate::wire::import::{ImportRejected, ImportResult};
+use crate::wire::init::AttachmentCapabilities;
+use crate::wire::initialize::InitializeResponse;
+use crate::wire::subtypes::{Initialize, Interrupt};
+use crate::wire::{
+    ControlCancelRequest, ControlOutcome, ControlRequest, ControlRequestBody, ControlResponse,
+    InputRecord, OutputRecord, Path, RawJson, UserRecord,
+};
+
+/// One item of the record stream: a decoded record, or why a line could not be decoded.
+pub type RecordItem = Result<OutputRecord<'static>, HostError>;
+
+type Reply = Result<ControlOutcome<'static>, HostError>;
+pub(crate) type ImportEvent = Result<ImportResult<'static>, ImportRejected<'static>>;
+
+/// How a [`Client`] behaves.
+#[derive(Clone)]
+pub struct ClientOptions {
+    handler: Option<Arc<dyn CanUseToolHandler>>,
+    max_line: usize,
+    stderr_cap: usize,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            handler: None,
+            max_line: DEFAULT_MAX_LINE,
+            stderr_cap: 1 << 20,
+        }
+    }
+}
+
+impl std::fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientOptions")
+            .field("can_use_tool", &self.handler.is_some())
+            .field("max_line", &self.max_line)
+            .finish()
+    }
+}
+
+impl ClientOptions {
+    /// Installs the `can_use_tool` callback. Without one, every permission request is denied
+    /// (fail closed, WIRE-PERM-002).
+    ///
+    /// ```
+    /// use agentx_wire::host::{ClientOptions, PermissionAnswer, ToolPermissionRequest};
+    /// let o = ClientOptions::default().can_use_tool(|_: &ToolPermissionRequest| Ok(PermissionAnswer::allow()));
+    /// # let _ = o;
+    /// ```
+    pub fn can_use_tool(mut self, handler: impl CanUseToolHandler) -> Self {
+        self.handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// The longest output line accepted (default 8 MiB, PROFILE §2a).
+    pub fn max_line(mut self, bytes: usize) -> Self {
+        self.max_line = bytes;
+        self
+    }
+}
+
+/// How the agent ended.
+#[derive(Debug)]
+pub struct ExitReport {
+    /// The exit status (`None` for a client attached to pipes rather than a child).
+    pub status: Option<ExitStatus>,
+    /// Everything the agent wrote on stderr (up to 1 MiB).
+    pub stderr: Vec<u8>,
+}
+
+impl ExitReport {
+    /// Exit status 0 (or attached pipes).
+    pub fn success(&self) -> bool {
+        self.status.is_none_or(|s| s.success())
+    }
+}
+
+pub(crate) struct Shared {
+    input: Mutex<Input>,
+    pending: Mutex<Pending>,
+    next_id: AtomicU64,
+    handler: Option<Arc<dyn CanUseToolHandler>>,
+    pub(crate) capabilities: Mutex<Option<AttachmentCapabilities<'static>>>,
+}
+
+struct Input {
+    writer: Option<Box<dyn Write + Send>>,
+    buf: Vec<u8>,
+}
+
+#[derive(Default)]
+pub(crate) struct Pending {
+    /// WIRE-006: the host's own requests, registered before their envelope is written.
+    waiters: HashMap<String, Sender<Reply>>,
+    /// Uploads in progress, by upload id.
+    pub(crate) uploads: HashMap<String, Sender<ImportEvent>>,
+    /// The agent's permission requests being decided, with their cancelled flags.
+    permissions: HashMap<String, Arc<AtomicBool>>,
+    /// The agent's output ended: nothing new can be answered.
+    closed: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic elsewhere never leaves these maps half-updated in a way that matters more than
+    // stopping the client would: keep going with the inner value.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    pub(crate) fn pending(&self) -> MutexGuard<'_, Pending> {
+        lock(&self.pending)
+    }
+
+    /// Encodes one input record as one line and writes it whole.
+    pub(crate) fn write(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
+        let mut input = lock(&self.input);
+        let Input { writer, buf } = &mut *input;
+        let w = writer.as_mut().ok_or(HostError::InputClosed)?;
+        buf.clear();
+        record.encode(buf);
+        buf.push(b'\n');
+        let r = w.write_all(buf).and_then(|()| w.flush());
+        if buf.capacity() > 1 << 20 {
+            *buf = Vec::new();
+        }
+        r.map_err(|e| {
+            *writer = None;
+            HostError::Io(e)
+        })
+    }
+
+    fn next_id(&self, prefix: &str) -> String {
+        format!(
+            "{prefix}_{}",
+            self.next_id.fetch_add(1, Ordering::Relaxed) + 1
+        )
+    }
+}
+
+/// A running agent session seen from the host.
+///
+/// `Send + Sync`: share it by reference between threads (calls are correlated; records go to
+/// whoever calls [`recv`](Client::recv)).
+pub struct Client {
+    pub(crate) shared: Arc<Shared>,
+    records: Mutex<Receiver<RecordItem>>,
+    child: Option<Child>,
+    stderr: Option<JoinHandle<Vec<u8>>>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("pid", &self.child.as_ref().map(Child::id))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// Starts `command` with piped stdio and begins reading its output.
+    pub fn spawn(command: &AgentCommand, options: ClientOptions) -> Result<Client, HostError> {
+        let mut child = command.to_command().spawn()?;
+        let stdin = child.stdin.take().ok_or(HostError::InputClosed)?;
+        let stdout = child.stdout.take().ok_or(HostError::StreamClosed)?;
+        let stderr = child.stderr.take();
+        let cap = options.stderr_cap;
+        let stderr = stderr.map(|mut e| {
+            thread::spawn(move || {
+                let mut kept = Vec::new();
+                let mut buf = [0u8; 8192];
+                loop {
+                    match e.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => {
+                            let room = cap.saturating_sub(kept.len());
+                            kept.extend_from_slice(&buf[..n.min(room)]);
+                        }
+                    }
+                }
+                kept
+            })
+        });
+        let mut client = Client::attach(stdout, stdin, options);
+        client.child = Some(child);
+        client.stderr = stderr;
+        Ok(client)
+    }
+
+    /// Drives an agent over existing pipes: `output` is what the agent writes, `input` what
+    /// it reads.
+    pub fn attach(
+        output: impl Read + Send + 'static,
+        input: impl Write + Send + 'static,
+        options: ClientOptions,
+    ) -> Client {
+        let shared = Arc::new(Shared {
+            input: Mutex::new(Input {
+                writer: Some(Box::new(input)),
+                buf: Vec::new(),
+            }),
+            pending: Mutex::new(Pending::default()),
+            next_id: AtomicU64::new(0),
+            handler: options.handler.clone(),
+            capabilities: Mutex::new(None),
+        });
+        let (tx, rx) = mpsc::channel();
+        let reader_shared = Arc::clone(&shared);
+        let max_line = options.max_line;
+        thread::spawn(move || read_loop(output, max_line, &reader_shared, &tx));
+        Client {
+            shared,
+            records: Mutex::new(rx),
+            child: None,
+            stderr: None,
+        }
+    }
+
+    /// The child's process id, when spawned.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// `initialize` (fieldless): the typed response with providers, models and capabilities
+    /// (checked against WIRE-024). Remembers `input_capabilities` for [`Client::upload`].
+    pub fn initialize(&self, timeout: Duration) -> Result<InitializeResponse<'static>, HostError> {
+        let payload = self.control(ControlRequestBody::Initialize(Initialize), timeout)?;
+        let invalid = |reason: String| HostError::InvalidResponse {
+            subtype: "initialize",
+            reason,
+        };
+        let raw = payload.ok_or_else(|| invalid("no payload".into()))?;
+        let doc = raw.document().map_err(|e| invalid(e.to_string()))?;
+        let response = InitializeResponse::decode_checked(doc.root(), &Path::ROOT)
+            .map_err(|e| invalid(e.to_string()))?
+            .into_owned();
+        *lock(&self.shared.capabilities) = response
+            .input_capabilities
+            .as_ref()
+            .map(|c| c.attachments.clone());
+        Ok(response)
+    }
+
+    /// `interrupt`: acknowledged at once (WIRE-010); the turn's own result follows later in
+    /// the record stream.
+    pub fn interrupt(&self, timeout: Duration) -> Result<(), HostError> {
+        self.control(ControlRequestBody::Interrupt(Interrupt), timeout)
+            .map(drop)
+    }
+
+    /// Any control request, correlated: the success payload (`None` when the response has
+    /// none). On timeout the pending request is removed and one `control_cancel_request` is
+    /// sent (WIRE-007); a late response is ignored.
+    pub fn control(
+        &self,
+        body: ControlRequestBody<'_>,
+        timeout: Duration,
+    ) -> Result<Option<RawJson<'static>>, HostError> {
+        let subtype = body.subtype().map_or("control", |s| s.as_str());
+        let id = self.shared.next_id("host_req");
+        let (tx, rx) = mpsc::channel();
+        {
+            let mut p = self.shared.pending();
+            if p.closed {
+                return Err(HostError::StreamClosed);
+            }
+            // WIRE-006: registered before the envelope can be written.
+            p.waiters.insert(id.clone(), tx);
+        }
+        let request = ControlRequest {
+            request_id: NonEmpty::new(id.clone()).ok_or(HostError::InputClosed)?,
+            request: body,
+        };
+        if let Err(e) = self.shared.write(&InputRecord::ControlRequest(request)) {
+            self.shared.pending().waiters.remove(&id);
+            return Err(e);
+        }
+        let reply = match rx.recv_timeout(timeout) {
+            Ok(reply) => reply,
+            Err(RecvTimeoutError::Disconnected) => Err(HostError::StreamClosed),
+            Err(RecvTimeoutError::Timeout) => {
+                let abandoned = self.shared.pending().waiters.remove(&id).is_some();
+                if abandoned {
+                    // WIRE-007: cancel on the wire; the known-late response finds no waiter.
+                    let cancel = ControlCancelRequest {
+                        request_id: NonEmpty::new(id).ok_or(HostError::InputClosed)?,
+                    };
+                    let _ = self
+                        .shared
+                        .write(&InputRecord::ControlCancelRequest(cancel));
+                    return Err(HostError::Timeout { subtype });
+                }
+                // Resolved while we timed out: take the answer.
+                rx.recv().unwrap_or(Err(HostError::StreamClosed))
+            }
+        };
+        match reply? {
+            ControlOutcome::Success { response } => Ok(response),
+            ControlOutcome::Error { error, .. } => Err(HostError::Control {
+                subtype,
+                error: error.into_owned(),
+            }),
+        }
+    }
+
+    /// Sends a plain text user message (legacy string form, priority `next`).
+    pub fn send_text(&self, text: &str) -> Result<(), HostError> {
+        self.send_user(UserRecord::text(text.to_owned()))
+    }
+
+    /// Sends any user record (text, priority, attachments, uuid).
+    pub fn send_user(&self, record: UserRecord<'_>) -> Result<(), HostError> {
+        self.shared.write(&InputRecord::User(record))
+    }
+
+    /// Sends any input record as it is.
+    pub fn send(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
+        self.shared.write(record)
+    }
+
+    /// The next output record, waiting for it; `None` once the agent's output ended and every
+    /// record was taken.
+    pub fn recv(&self) -> Option<RecordItem> {
+        lock(&self.records).recv().ok()
+    }
+
+    /// Like [`recv`](Client::recv) with a deadline: `Err(Timeout)` maps to `None` with
+    /// `timed_out` true.
+    pub fn recv_timeout(&self, timeout: Duration) -> Result<Option<RecordItem>, HostError> {
+        match lock(&self.records).recv_timeout(timeout) {
+            Ok(item) => Ok(Some(item)),
+            Err(RecvTimeoutError::Disconnected) => Ok(None),
+            Err(RecvTimeoutError::Timeout) => Err(HostError::Timeout { subtype: "recv" }),
+        }
+    }
+
+    /// Ends the agent's input (it sees EOF) while the record stream stays readable.
+    pub fn end_input(&self) {
+        lock(&self.shared.input).writer = None;
+    }
+
+    /// Ends input, waits up to `timeout` for the agent to exit (then kills it), and returns its
+    /// status and stderr. Records not yet received are dropped: drain [`recv`](Client::recv)
+    /// first to keep them.
+    pub fn close(mut self, timeout: Duration) -> Result<ExitReport, HostError> {
+        self.end_input();
+        let status = match self.child.take() {
+            None => None,
+            Some(mut child) => Some(wait_or_kill(&mut child, timeout)?),
+        };
+        let stderr = self
+            .stderr
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        Ok(ExitReport { status, stderr })
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        self.end_input();
+        if let Some(mut child) = self.child.take() {
+            if matches!(child.try_wait(), Ok(None)) {
+                let _ = child.kill();
+            }
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Waits for `child` up to `timeout`; kills it after that.
+fn wait_or_kill(child: &mut Child, timeout: Duration) -> io::Result<ExitStatus> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            return child.wait();
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The read thread: frames, decodes once, routes.
+fn read_loop(
+    mut output: impl Read,
+    max_line: usize,
+    shared: &Arc<Shared>,
+    tx: &Sender<RecordItem>,
+) {
+    let mut reader = Reader::with_max_line(max_line);
+    let mut parser = Parser::new();
+    let mut buf = vec![0u8; 256 << 10];
+    loop {
+        match output.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                reader.push_slice(&buf[..n]);
+                drain(&mut reader, &mut parser, shared, tx);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                let _ = tx.send(Err(HostError::Io(e)));
+                break;
+            }
+        }
+    }
+    // WIRE-EOF-001: the unterminated tail is dispatched before pending requests are rejected.
+    reader.finish();
+    drain(&mut reader, &mut parser, shared, tx);
+    let mut p = shared.pending();
+    p.closed = true;
+    // WIRE-008: every request still pending is rejected (dropping its sender does it).
+    p.waiters.clear();
+    p.uploads.clear();
+}
+
+fn drain(reader: &mut Reader, parser: &mut Parser, shared: &Arc<Shared>, tx: &Sender<RecordItem>) {
+    while let Some(item) = reader.next_line() {
+        let item = match item {
+            Err(e) => Err(HostError::Decode {
+                line: e.line(),
+                reason: e.to_string(),
+            }),
+            Ok(line) => match OutputRecord::decode_line(line.as_bytes(), parser) {
+                Err(e) => Err(HostError::Decode {
+                    line: line.number(),
+                    reason: e.to_string(),
+                }),
+                Ok(record) => match route(record.into_owned(), shared) {
+                    Some(r) => Ok(r),
+                    None => continue,
+                },
+            },
+        };
+        let _ = tx.send(item);
+    }
+}
+
+/// Consumes what the client itself answers; returns what goes to the record stream.
+fn route(record: OutputRecord<'static>, shared: &Arc<Shared>) -> Option<OutputRecord<'static>> {
+    match record {
+        OutputRecord::ControlResponse(r) => {
+            let waiter = shared.pending().waiters.remove(r.request_id.as_str());
+            // No waiter: known-late after a timeout (WIRE-007) or an orphan; either way ignored.
+            if let Some(w) = waiter {
+                let _ = w.send(Ok(r.outcome));
+            }
+            None
+        }
+        OutputRecord::ControlRequest(r) => {
+            on_agent_request(r, shared);
+            None
+        }
+        OutputRecord::ControlCancelRequest(c) => {
+            if let Some(flag) = shared.pending().permissions.get(c.request_id.as_str()) {
+                flag.store(true, Ordering::SeqCst);
+            }
+            None
+        }
+        OutputRecord::AttachmentImportResult(ref r) => {
+            if let Some(w) = shared.pending().uploads.get(r.upload_id.as_str()) {
+                let _ = w.send(Ok(r.clone()));
+            }
+            Some(record)
+        }
+        OutputRecord::AttachmentImportRejected(ref r) => {
+            if let Some(w) = shared.pending().uploads.get(r.upload_id.as_str()) {
+                let _ = w.send(Err(r.clone()));
+            }
+            Some(record)
+        }
+        other => Some(other),
+    }
+}
+
+/// An agent → host control request: `can_use_tool` goes to the callback on its own thread;
+/// anything else gets the generic unsupported-control error.
+fn on_agent_request(r: ControlRequest<'static>, shared: &Arc<Shared>) {
+    let id = r.request_id.as_str().to_owned();
+    match r.request {
+        ControlRequestBody::CanUseTool(c) => {
+            let cancelled = Arc::new(AtomicBool::new(false));
+            {
+                let mut p = shared.pending();
+                if p.closed {
+                    return;
+                }
+                p.permissions.insert(id.clone(), Arc::clone(&cancelled));
+            }
+            let shared = Arc::clone(shared);
+            thread::spawn(move || {
+                let request = ToolPermissionRequest::new(&id, c);
+                let answer = decide(shared.handler.as_deref(), &request);
+                let still_wanted = shared.pending().permissions.remove(&id).is_some();
+                if !still_wanted || cancelled.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Some(rid) = NonEmpty::new(id) else { return };
+                let d = decision(answer, &request.tool_use_id);
+                let response = ControlResponse::success_with(rid, &d);
+                let _ = shared.write(&InputRecord::ControlResponse(response));
+            });
+        }
+        other => {
+            let Some(rid) = NonEmpty::new(id) else { return };
+            let response = ControlResponse {
+                request_id: rid,
+                outcome: ControlOutcome::Error {
+                    error: format!("unsupported control request \"{}\"", other.subtype_name())
+                        .into(),
+                    pending_permission_requests: None,
+                },
+            };
+            let _ = shared.write(&InputRecord::ControlResponse(response));
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! The host client's one error type: what went wrong, classifiable without formatting.
+
+use std::fmt;
+use std::io;
+
+/// Why a host operation failed. `Display` never shows record payloads beyond the agent's own
+/// control error string (already credential-validated by the agent's encoder).
+#[derive(Debug)]
+pub enum HostError {
+    /// Spawning, reading or writing the agent's pipes failed.
+    Io(io::Error),
+    /// The agent answered a control request with an error response.
+    Control {
+        subtype: &'static str,
+        error: String,
+    },
+    /// No response within the call's timeout; a `control_cancel_request` was sent (WIRE-007).
+    Timeout { subtype: &'static str },
+    /// The agent's output ended (or the client was closed) with the request pending
+    /// (WIRE-008: `control stream closed`).
+    StreamClosed,
+    /// An output line could not be decoded; the line number and a bounded reason.
+    Decode { line: u64, reason: String },
+    /// A success response whose payload does not match its subtype's schema (WIRE-009).
+    InvalidResponse {
+        subtype: &'static str,
+        reason: String,
+    },
+    /// The agent did not advertise `input_capabilities` (text only): no upload is attempted.
+    AttachmentsUnavailable,
+    /// An upload ended without a committed manifest: the reason code of WIRE-019 / PROFILE §6.
+    Upload { status: String, reason: String },
+    /// The input side is closed (after `close()` began or a write failed).
+    InputClosed,
+}
+
+impl fmt::Display for HostError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HostError::Io(e) => write!(f, "agent pipe: {e}"),
+            HostError::Control { subtype, error } => write!(f, "{subtype}: {error}"),
+            HostError::Timeout { subtype } => write!(f, "{subtype}: no response in time"),
+            HostError::StreamClosed => f.write_str("control stream closed"),
+            HostError::Decode { line, reason } => write!(f, "agent output line {line}: {reason}"),
+            HostError::InvalidResponse { subtype, reason } => {
+                write!(f, "{subtype}: invalid response: {reason}")
+            }
+            HostError::AttachmentsUnavailable => {
+                f.write_str("the agent advertised no input_capabilities: attachments unavailable")
+            }
+            HostError::Upload { status, reason } => write!(f, "upload {status}: {reason}"),
+            HostError::InputClosed => f.write_str("agent input is closed"),
+        }
+    }
+}
+
+impl std::error::Error for HostError {}
+
+impl From<io::Error> for HostError {
+    fn from(e: io::Error) -> Self {
+        HostError::Io(e)
+    }
+}
+
+impl HostError {
+    /// A timeout (the request was cancelled on the wire).
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, HostError::Timeout { .. })
+    }
+    /// The stream closed with the request pending.
+    pub fn is_stream_closed(&self) -> bool {
+        matches!(self, HostError::StreamClosed)
+    }
+}

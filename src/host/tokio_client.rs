@@ -1,0 +1,477 @@
+//! The async client (feature `tokio`): the same protocol behaviour as [`super::Client`] on
+//! tokio — a reader task, a writer task fed in order, correlated calls whose abandonment
+//! (timeout, or the caller dropping the future) sends `control_cancel_request` (WIRE-007), and
+//! sync or async `can_use_tool` callbacks whose errors and panics deny (WIRE-PERM-002).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use ::tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use ::tokio::process::Child;
+use ::tokio::sync::{mpsc, oneshot};
+
+use super::client::{ExitReport, RecordItem};
+use super::command::AgentCommand;
+use super::error::HostError;
+use super::permission::{
+    decision, CallbackError, PermissionAnswer, ToolPermissionRequest, CALLBACK_FAILED, NO_CALLBACK,
+};
+use crate::frame::{Reader, DEFAULT_MAX_LINE};
+use crate::json::Parser;
+use crate::wire::grammar::NonEmpty;
+use crate::wire::initialize::InitializeResponse;
+use crate::wire::subtypes::{Initialize, Interrupt};
+use crate::wire::{
+    ControlCancelRequest, ControlOutcome, ControlRequest, ControlRequestBody, ControlResponse,
+    InputRecord, OutputRecord, Path, RawJson, UserRecord,
+};
+
+/// A boxed future of a permission answer.
+pub type AnswerFuture =
+    Pin<Box<dyn Future<Output = Result<PermissionAnswer, CallbackError>> + Send>>;
+
+/// An async `can_use_tool` callback; implemented for closures returning a `Send` future.
+pub trait AsyncCanUseTool: Send + Sync + 'static {
+    /// Decides one request.
+    fn can_use_tool(&self, request: ToolPermissionRequest) -> AnswerFuture;
+}
+
+impl<F, Fut> AsyncCanUseTool for F
+where
+    F: Fn(ToolPermissionRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<PermissionAnswer, CallbackError>> + Send + 'static,
+{
+    fn can_use_tool(&self, request: ToolPermissionRequest) -> AnswerFuture {
+        Box::pin(self(request))
+    }
+}
+
+/// How an [`AsyncClient`] behaves.
+#[derive(Clone, Default)]
+pub struct AsyncClientOptions {
+    handler: Option<Arc<dyn AsyncCanUseTool>>,
+    max_line: Option<usize>,
+}
+
+impl std::fmt::Debug for AsyncClientOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AsyncClientOptions")
+            .field("can_use_tool", &self.handler.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AsyncClientOptions {
+    /// Installs an async `can_use_tool` callback (without one, every request is denied).
+    ///
+    /// ```
+    /// use agentx_wire::host::{AsyncClientOptions, PermissionAnswer, ToolPermissionRequest};
+    /// let o = AsyncClientOptions::default()
+    ///     .can_use_tool(|_r: ToolPermissionRequest| async { Ok(PermissionAnswer::allow()) });
+    /// # let _ = o;
+    /// ```
+    pub fn can_use_tool(mut self, handler: impl AsyncCanUseTool) -> Self {
+        self.handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// The longest output line accepted (default 8 MiB, PROFILE §2a).
+    pub fn max_line(mut self, bytes: usize) -> Self {
+        self.max_line = Some(bytes);
+        self
+    }
+}
+
+type Reply = Result<ControlOutcome<'static>, HostError>;
+
+struct Shared {
+    /// Frames to write, in order; `None` once input is closed.
+    input: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
+    pending: Mutex<Pending>,
+    next_id: AtomicU64,
+    handler: Option<Arc<dyn AsyncCanUseTool>>,
+}
+
+#[derive(Default)]
+struct Pending {
+    waiters: HashMap<String, oneshot::Sender<Reply>>,
+    permissions: HashMap<String, Arc<AtomicBool>>,
+    closed: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    fn send(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
+        let mut frame = Vec::new();
+        record.encode(&mut frame);
+        frame.push(b'\n');
+        let input = lock(&self.input);
+        let tx = input.as_ref().ok_or(HostError::InputClosed)?;
+        tx.send(frame).map_err(|_| HostError::InputClosed)
+    }
+}
+
+/// A running agent session driven on tokio.
+pub struct AsyncClient {
+    shared: Arc<Shared>,
+    records: ::tokio::sync::Mutex<mpsc::UnboundedReceiver<RecordItem>>,
+    child: Option<Child>,
+    stderr: Option<::tokio::task::JoinHandle<Vec<u8>>>,
+    writer: Option<::tokio::task::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for AsyncClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AsyncClient")
+            .field("pid", &self.child.as_ref().and_then(Child::id))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Removes a pending request and cancels it on the wire unless it completed (WIRE-007): runs
+/// when a call times out *and* when its future is dropped.
+struct CallGuard<'c> {
+    shared: &'c Shared,
+    id: Option<String>,
+}
+
+impl Drop for CallGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            if lock(&self.shared.pending).waiters.remove(&id).is_some() {
+                if let Some(request_id) = NonEmpty::new(id) {
+                    let cancel = ControlCancelRequest { request_id };
+                    let _ = self.shared.send(&InputRecord::ControlCancelRequest(cancel));
+                }
+            }
+        }
+    }
+}
+
+impl AsyncClient {
+    /// Starts `command` with piped stdio (killed when the client is dropped).
+    pub async fn spawn(
+        command: &AgentCommand,
+        options: AsyncClientOptions,
+    ) -> Result<AsyncClient, HostError> {
+        let mut cmd = ::tokio::process::Command::from(command.to_command());
+        cmd.kill_on_drop(true);
+        let mut child = cmd.spawn()?;
+        let stdin = child.stdin.take().ok_or(HostError::InputClosed)?;
+        let stdout = child.stdout.take().ok_or(HostError::StreamClosed)?;
+        let stderr = child.stderr.take().map(|mut e| {
+            ::tokio::spawn(async move {
+                let mut kept = Vec::new();
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = e.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    let room = (1usize << 20).saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                }
+                kept
+            })
+        });
+        let mut client = AsyncClient::attach(stdout, stdin, options);
+        client.child = Some(child);
+        client.stderr = stderr;
+        Ok(client)
+    }
+
+    /// Drives an agent over existing async pipes. Must be called inside a tokio runtime.
+    pub fn attach(
+        output: impl AsyncRead + Unpin + Send + 'static,
+        mut input: impl AsyncWrite + Unpin + Send + 'static,
+        options: AsyncClientOptions,
+    ) -> AsyncClient {
+        let (in_tx, mut in_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let shared = Arc::new(Shared {
+            input: Mutex::new(Some(in_tx)),
+            pending: Mutex::new(Pending::default()),
+            next_id: AtomicU64::new(0),
+            handler: options.handler.clone(),
+        });
+        let writer = ::tokio::spawn(async move {
+            while let Some(frame) = in_rx.recv().await {
+                if input.write_all(&frame).await.is_err() || input.flush().await.is_err() {
+                    break;
+                }
+            }
+            let _ = input.shutdown().await;
+        });
+        let (tx, rx) = mpsc::unbounded_channel();
+        let reader_shared = Arc::clone(&shared);
+        let max_line = options.max_line.unwrap_or(DEFAULT_MAX_LINE);
+        ::tokio::spawn(read_loop(output, max_line, reader_shared, tx));
+        AsyncClient {
+            shared,
+            records: ::tokio::sync::Mutex::new(rx),
+            child: None,
+            stderr: None,
+            writer: Some(writer),
+        }
+    }
+
+    /// `initialize`: the typed response (WIRE-024 checked).
+    pub async fn initialize(
+        &self,
+        timeout: Duration,
+    ) -> Result<InitializeResponse<'static>, HostError> {
+        let raw = self
+            .control(ControlRequestBody::Initialize(Initialize), timeout)
+            .await?;
+        let invalid = |reason: String| HostError::InvalidResponse {
+            subtype: "initialize",
+            reason,
+        };
+        let raw = raw.ok_or_else(|| invalid("no payload".into()))?;
+        let doc = raw.document().map_err(|e| invalid(e.to_string()))?;
+        Ok(InitializeResponse::decode_checked(doc.root(), &Path::ROOT)
+            .map_err(|e| invalid(e.to_string()))?
+            .into_owned())
+    }
+
+    /// `interrupt` (WIRE-010).
+    pub async fn interrupt(&self, timeout: Duration) -> Result<(), HostError> {
+        self.control(ControlRequestBody::Interrupt(Interrupt), timeout)
+            .await
+            .map(drop)
+    }
+
+    /// Any control request, correlated (WIRE-006); abandoned by timeout or by dropping the
+    /// future, it is cancelled on the wire (WIRE-007).
+    pub async fn control(
+        &self,
+        body: ControlRequestBody<'_>,
+        timeout: Duration,
+    ) -> Result<Option<RawJson<'static>>, HostError> {
+        let subtype = body.subtype().map_or("control", |s| s.as_str());
+        let id = format!(
+            "host_req_{}",
+            self.shared.next_id.fetch_add(1, Ordering::Relaxed) + 1
+        );
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut p = lock(&self.shared.pending);
+            if p.closed {
+                return Err(HostError::StreamClosed);
+            }
+            p.waiters.insert(id.clone(), tx);
+        }
+        let mut guard = CallGuard {
+            shared: &self.shared,
+            id: Some(id.clone()),
+        };
+        let request = ControlRequest {
+            request_id: NonEmpty::new(id).ok_or(HostError::InputClosed)?,
+            request: body,
+        };
+        self.shared.send(&InputRecord::ControlRequest(request))?;
+        let reply = match ::tokio::time::timeout(timeout, rx).await {
+            Err(_) => return Err(HostError::Timeout { subtype }),
+            Ok(Err(_)) => {
+                guard.id = None;
+                return Err(HostError::StreamClosed);
+            }
+            Ok(Ok(reply)) => {
+                guard.id = None;
+                reply
+            }
+        };
+        match reply? {
+            ControlOutcome::Success { response } => Ok(response),
+            ControlOutcome::Error { error, .. } => Err(HostError::Control {
+                subtype,
+                error: error.into_owned(),
+            }),
+        }
+    }
+
+    /// Sends a plain text user message.
+    pub fn send_text(&self, text: &str) -> Result<(), HostError> {
+        self.send_user(UserRecord::text(text.to_owned()))
+    }
+
+    /// Sends any user record.
+    pub fn send_user(&self, record: UserRecord<'_>) -> Result<(), HostError> {
+        self.shared.send(&InputRecord::User(record))
+    }
+
+    /// The next output record; `None` once the output ended and every record was taken.
+    pub async fn recv(&self) -> Option<RecordItem> {
+        self.records.lock().await.recv().await
+    }
+
+    /// Ends the agent's input (EOF) after every queued frame was written.
+    pub fn end_input(&self) {
+        lock(&self.shared.input).take();
+    }
+
+    /// Ends input, waits up to `timeout` for the agent to exit (then kills it).
+    pub async fn close(mut self, timeout: Duration) -> Result<ExitReport, HostError> {
+        self.end_input();
+        if let Some(w) = self.writer.take() {
+            let _ = w.await;
+        }
+        let status = match self.child.take() {
+            None => None,
+            Some(mut child) => match ::tokio::time::timeout(timeout, child.wait()).await {
+                Ok(status) => Some(status?),
+                Err(_) => {
+                    let _ = child.kill().await;
+                    Some(child.wait().await?)
+                }
+            },
+        };
+        let stderr = match self.stderr.take() {
+            Some(h) => h.await.unwrap_or_default(),
+            None => Vec::new(),
+        };
+        Ok(ExitReport { status, stderr })
+    }
+}
+
+async fn read_loop(
+    mut output: impl AsyncRead + Unpin,
+    max_line: usize,
+    shared: Arc<Shared>,
+    tx: mpsc::UnboundedSender<RecordItem>,
+) {
+    let mut reader = Reader::with_max_line(max_line);
+    let mut parser = Parser::new();
+    let mut buf = vec![0u8; 256 << 10];
+    loop {
+        match output.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => {
+                reader.push_slice(&buf[..n]);
+                drain(&mut reader, &mut parser, &shared, &tx);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                let _ = tx.send(Err(HostError::Io(e)));
+                break;
+            }
+        }
+    }
+    reader.finish();
+    drain(&mut reader, &mut parser, &shared, &tx);
+    let mut p = lock(&shared.pending);
+    p.closed = true;
+    p.waiters.clear();
+}
+
+fn drain(
+    reader: &mut Reader,
+    parser: &mut Parser,
+    shared: &Arc<Shared>,
+    tx: &mpsc::UnboundedSender<RecordItem>,
+) {
+    while let Some(item) = reader.next_line() {
+        let item = match item {
+            Err(e) => Err(HostError::Decode {
+                line: e.line(),
+                reason: e.to_string(),
+            }),
+            Ok(line) => match OutputRecord::decode_line(line.as_bytes(), parser) {
+                Err(e) => Err(HostError::Decode {
+                    line: line.number(),
+                    reason: e.to_string(),
+                }),
+                Ok(record) => match route(record.into_owned(), shared) {
+                    Some(r) => Ok(r),
+                    None => continue,
+                },
+            },
+        };
+        let _ = tx.send(item);
+    }
+}
+
+fn route(record: OutputRecord<'static>, shared: &Arc<Shared>) -> Option<OutputRecord<'static>> {
+    match record {
+        OutputRecord::ControlResponse(r) => {
+            if let Some(w) = lock(&shared.pending).waiters.remove(r.request_id.as_str()) {
+                let _ = w.send(Ok(r.outcome));
+            }
+            None
+        }
+        OutputRecord::ControlCancelRequest(c) => {
+            if let Some(flag) = lock(&shared.pending).permissions.get(c.request_id.as_str()) {
+                flag.store(true, Ordering::SeqCst);
+            }
+            None
+        }
+        OutputRecord::ControlRequest(r) => {
+            on_agent_request(r, shared);
+            None
+        }
+        other => Some(other),
+    }
+}
+
+fn on_agent_request(r: ControlRequest<'static>, shared: &Arc<Shared>) {
+    let id = r.request_id.as_str().to_owned();
+    match r.request {
+        ControlRequestBody::CanUseTool(c) => {
+            let cancelled = Arc::new(AtomicBool::new(false));
+            {
+                let mut p = lock(&shared.pending);
+                if p.closed {
+                    return;
+                }
+                p.permissions.insert(id.clone(), Arc::clone(&cancelled));
+            }
+            let shared = Arc::clone(shared);
+            ::tokio::spawn(async move {
+                let request = ToolPermissionRequest::new(&id, c);
+                let tool_use_id = request.tool_use_id.clone();
+                let answer = match shared.handler.clone() {
+                    None => PermissionAnswer::deny(NO_CALLBACK),
+                    // A panic inside the callback's future ends its task: a deny
+                    // (WIRE-PERM-002); its payload is never formatted.
+                    Some(h) => match ::tokio::spawn(h.can_use_tool(request)).await {
+                        Ok(Ok(answer)) => answer,
+                        Ok(Err(e)) => {
+                            crate::encode::discard_foreign(e);
+                            PermissionAnswer::deny(CALLBACK_FAILED)
+                        }
+                        Err(join) => {
+                            if let Ok(p) = join.try_into_panic() {
+                                crate::encode::discard_foreign(p);
+                            }
+                            PermissionAnswer::deny(CALLBACK_FAILED)
+                        }
+                    },
+                };
+                let wanted = lock(&shared.pending).permissions.remove(&id).is_some();
+                if !wanted || cancelled.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Some(rid) = NonEmpty::new(id) else { return };
+                let response = ControlResponse::success_with(rid, &decision(answer, &tool_use_id));
+                let _ = shared.send(&InputRecord::ControlResponse(response));
+            });
+        }
+        other => {
+            let Some(rid) = NonEmpty::new(id) else { return };
+            let response = ControlResponse {
+                request_id: rid,
+                outcome: ControlOutcome::Error {
+                    error: format!("unsupported control request \"{}\"", other.subtype_name())
+                        .into(),
+                    pending_permission_requests: None,
+                },
+            };
+            let _ = shared.send(&InputRecord::ControlResponse(response));
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! What the session asks its driver to do ([`Action`]) and what the driver reports back about
+//! tools and hooks ([`ToolOutcome`], [`HookOutcome`]).
+//!
+//! Owns the vocabulary between the sans-IO session and whatever runs models, tools, hook
+//! processes and the session store. Must never: hold a handle, a process or a clock.
+
+use bytes::Bytes;
+
+use crate::model::{ModelRequest, NetworkDecision, TurnId};
+
+/// One thing the driver must do, in the order [`Session::poll_action`](super::Session::poll_action)
+/// yields them.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Start one model call; answer with `Session::handle_model(req.turn, ev, now)` events.
+    StartModel(ModelRequest),
+    /// Stop the model call of `turn` (interrupt, fatal input error). Events of that turn that
+    /// arrive later are ignored, so the driver need not drain them.
+    CancelModel { turn: TurnId },
+    /// The answer to a [`crate::model::ModelEvent::NetworkAccess`] of `turn`: the model goes on.
+    ResumeModel {
+        turn: TurnId,
+        decision: NetworkDecision,
+    },
+    /// Run a tool whose use was allowed (PROFILE §10); answer with
+    /// `Session::handle_tool_done(tool_use_id, outcome, now)`. `input_json` is the effective
+    /// input (the host's or hook's `updatedInput` when one was given), compact JSON.
+    RunTool {
+        tool_use_id: String,
+        name: String,
+        input_json: String,
+    },
+    /// Stop a running tool (interrupt); its late outcome is ignored.
+    CancelTool { tool_use_id: String },
+    /// Start the permission hook for one prompt (PROFILE §10); answer with
+    /// `Session::handle_hook_done(tool_use_id, outcome, now)`. The hook's stdin line is
+    /// `{"session_id","tool_name","tool_use_id","input"}` with these values.
+    StartHook {
+        tool_use_id: String,
+        session_id: String,
+        tool_name: String,
+        input_json: String,
+    },
+    /// Kill the hook of a prompt that was settled otherwise (the host won, interrupt, EOF);
+    /// its late outcome is ignored (WIRE-PERM-001).
+    KillHook { tool_use_id: String },
+    /// Apply a validated `update_environment_variables` record to the environment of later
+    /// tool and hook processes: `None` unsets the name (PROFILE §2b).
+    UpdateEnvironment {
+        variables: Vec<(String, Option<String>)>,
+    },
+    /// Connect a dynamic MCP server of an installed reference profile (scenario 8). Queued
+    /// only after the `mcp_set_servers` response frame.
+    ConnectMcpServer { name: String, config_json: String },
+    /// Append these transcript lines (complete frames, `\n` included) to the session store
+    /// and fsync (PROFILE §11). Queued once per finished turn, after the turn's result frame
+    /// and before its `idle`: it is the "remote internal/resume-event flush" of the
+    /// hard-interrupt order. It acknowledges nothing to the host (scenario 15).
+    Persist { lines: Vec<Bytes> },
+    /// The session is over: flush every frame from `poll_transmit`, then exit with `code`
+    /// (0 after EOF when all work finished, 1 after a fatal input or output error).
+    Exit { code: i32 },
+}
+
+/// What a finished tool reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolOutcome {
+    /// The `tool_result` content text.
+    pub content: String,
+    /// `is_error` of the `tool_result`.
+    pub is_error: bool,
+}
+
+impl ToolOutcome {
+    /// A successful result.
+    pub fn ok(content: impl Into<String>) -> ToolOutcome {
+        ToolOutcome {
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    /// A failed result (`is_error: true`).
+    pub fn error(content: impl Into<String>) -> ToolOutcome {
+        ToolOutcome {
+            content: content.into(),
+            is_error: true,
+        }
+    }
+}
+
+/// What the permission hook answered (PROFILE §10).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HookOutcome {
+    /// `{"decision":"allow","updatedInput"?:{…}}`; `updated_input` is compact JSON of an object.
+    Allow { updated_input: Option<String> },
+    /// `{"decision":"deny","message"?:s}`.
+    Deny { message: Option<String> },
+    /// `{"decision":"pass"}`: not decisive, the host decides (WIRE-PERM-001).
+    Pass,
+    /// Nonzero exit, malformed answer or timeout: a decisive deny `permission hook failed`
+    /// (WIRE-PERM-002).
+    Failed,
+}
+
+/// How the session ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExitStatus {
+    /// The process exit status (PROFILE §2): 0 or 1.
+    pub code: i32,
+}

@@ -1,0 +1,186 @@
+//! Everything a session is built from ([`SessionConfig`]): identity, command-line switches,
+//! the frozen provider projection (WIRE-023/024), the tools, the credential union (WIRE-013)
+//! and an optional installed reference profile ([`ReferenceProfile`]).
+//!
+//! Owns the checks done once at construction. Must never: read a file, the environment or a
+//! clock (the driver passes values in).
+
+use crate::encode::CredentialSet;
+use crate::model::ToolSpec;
+use crate::provider::{InitProvider, Selection};
+use crate::wire::initialize::{ModelDescriptor, ProviderDescriptor};
+use crate::wire::permission::PermissionMode;
+use crate::wire::RawJson;
+
+/// The public projection of the process-frozen provider selection (WIRE-023, WIRE-024,
+/// WIRE-025): what `system/init` and the `initialize` response say about it.
+#[derive(Clone, Debug)]
+pub struct Projection {
+    /// The selected provider's `system/init` members and `apiKeySource` (WIRE-016).
+    pub init: InitProvider,
+    /// `initialize.models`: one element.
+    pub models: Vec<ModelDescriptor<'static>>,
+    /// `initialize.providers`: the complete catalog, exactly one `selected`.
+    pub providers: Vec<ProviderDescriptor<'static>>,
+    /// The selected provider's declared `default_effort` (PROFILE §14).
+    pub effort: Option<String>,
+}
+
+impl Projection {
+    /// The projection of a selection.
+    pub fn of(selection: &Selection) -> Projection {
+        Projection {
+            init: selection.init_provider(),
+            models: selection.models(),
+            providers: selection.providers(),
+            effort: selection.provider().reasoning.default_effort.clone(),
+        }
+    }
+}
+
+/// A settings source of `get_settings`, low to high priority (Control operations).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SettingSource {
+    User,
+    Project,
+    Local,
+    Flag,
+    Policy,
+}
+
+impl SettingSource {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SettingSource::User => "user",
+            SettingSource::Project => "project",
+            SettingSource::Local => "local",
+            SettingSource::Flag => "flag",
+            SettingSource::Policy => "policy",
+        }
+    }
+}
+
+/// The reference operations a profile may install beside the standalone dispatcher
+/// (Control operations: "Other rows ... require a profile which explicitly installs
+/// them"). Enough for scenario 8 (`mcp_set_servers`) and scenario 10 (`get_settings`).
+#[derive(Clone, Debug, Default)]
+pub struct ReferenceProfile {
+    /// Raw settings objects by source; `get_settings` reports them low to high priority
+    /// whatever order they are given in, and merges them (later sources win, per top-level
+    /// member).
+    pub settings: Vec<(SettingSource, RawJson<'static>)>,
+    /// The dynamic MCP servers currently configured, by name (`mcp_set_servers` replaces
+    /// them).
+    pub mcp_servers: Vec<(String, RawJson<'static>)>,
+}
+
+/// How to build a [`Session`](super::Session).
+#[derive(Clone, Debug)]
+pub struct SessionConfig {
+    /// The canonical session UUID (fixed for the process, kept on `--resume`).
+    pub session_id: String,
+    /// Seed of the record UUIDs the session mints (the driver passes a random one; tests a
+    /// fixed one, so runs are reproducible).
+    pub uuid_seed: u64,
+    /// `--cwd` (absolute).
+    pub cwd: String,
+    /// `--permission-mode`.
+    pub permission_mode: PermissionMode,
+    /// `--replay-user-messages`.
+    pub replay_user_messages: bool,
+    /// `--include-partial-messages`.
+    pub include_partial_messages: bool,
+    /// `input_capabilities` advertised and `attachment_import` accepted (not
+    /// `--no-attachments`, PROFILE §12).
+    pub attachments_enabled: bool,
+    /// The provider projection (WIRE-023/024).
+    pub projection: Projection,
+    /// The tools offered to the model and listed in `system/init` (PROFILE §10).
+    pub tools: Vec<ToolSpec>,
+    /// The credential union, installed in the encoder before the first frame (WIRE-013).
+    pub credentials: CredentialSet,
+    /// A permission hook is configured in `settings.json` (PROFILE §10).
+    pub hook_configured: bool,
+    /// The host can answer permission requests (false in one-shot `-p` mode: ask = deny
+    /// without a hook).
+    pub host_permissions: bool,
+    /// `initialize.pid`.
+    pub pid: u32,
+    /// The product version (`system/init` `claude_code_version`).
+    pub version: String,
+    /// Prior conversation (a resumed transcript), oldest first.
+    pub history: Vec<crate::model::Message>,
+    /// Installed reference operations (none in the standalone profile).
+    pub reference: Option<ReferenceProfile>,
+}
+
+impl SessionConfig {
+    /// A configuration with the built-in `local` provider, the three tools of PROFILE §10,
+    /// `default` permissions and no credentials: what tests and examples start from.
+    pub fn local(session_id: impl Into<String>, cwd: impl Into<String>) -> SessionConfig {
+        let selection = Selection::select(crate::provider::Registry::built_in(), None)
+            .expect("the built-in registry has one provider");
+        SessionConfig {
+            session_id: session_id.into(),
+            uuid_seed: 0x5eed,
+            cwd: cwd.into(),
+            permission_mode: PermissionMode::Default,
+            replay_user_messages: false,
+            include_partial_messages: false,
+            attachments_enabled: true,
+            projection: Projection::of(&selection),
+            tools: default_tools(),
+            credentials: selection.credentials().clone(),
+            hook_configured: false,
+            host_permissions: true,
+            pid: 0,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            history: Vec::new(),
+            reference: None,
+        }
+    }
+}
+
+/// The tools of PROFILE §10 with their input schemas.
+pub fn default_tools() -> Vec<ToolSpec> {
+    let tool = |name: &str, description: &str, schema: &str| ToolSpec {
+        name: name.to_string(),
+        description: description.to_string(),
+        input_schema: schema.to_string(),
+    };
+    vec![
+        tool(
+            "Read",
+            "Read a UTF-8 text file; lines are numbered.",
+            r#"{"type":"object","properties":{"file_path":{"type":"string"},"offset":{"type":"integer"},"limit":{"type":"integer"}},"required":["file_path"],"additionalProperties":false}"#,
+        ),
+        tool(
+            "Write",
+            "Write a file.",
+            r#"{"type":"object","properties":{"file_path":{"type":"string"},"content":{"type":"string"}},"required":["file_path","content"],"additionalProperties":false}"#,
+        ),
+        tool(
+            "Bash",
+            "Run a shell command in the working directory.",
+            r#"{"type":"object","properties":{"command":{"type":"string"},"timeout_ms":{"type":"integer"}},"required":["command"],"additionalProperties":false}"#,
+        ),
+    ]
+}
+
+/// Why a session cannot be built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigError {
+    /// `session_id` is not a canonical UUID (PROFILE §2b).
+    SessionId,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConfigError::SessionId => f.write_str("session id is not a canonical UUID"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}

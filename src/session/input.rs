@@ -1,0 +1,297 @@
+//! Input dispatch (PROFILE §8): one complete line in, classified and routed.
+//!
+//! Owns the error classification of PROFILE §2b and §5: malformed JSON, a non-object and an
+//! import-schema violation are fatal (WIRE-001, WIRE-021: `agentx: input line N: …`, exit 1
+//! after the accepted output); a duplicate member rejects only its record, classified by its
+//! top-level `type` (a `control_request` with an unambiguous `request_id` also gets the
+//! ambiguity text as its correlated error; a `user` record gets an input-error result); an
+//! unknown type is a warning (WIRE-002); a schema-invalid user record is an input-error
+//! result; an invalid environment update is a diagnostic only. Must never: start a turn from
+//! an invalid record, or answer a control without a recoverable `request_id`.
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+use crate::model::Usage;
+use crate::wire::grammar::Uuid;
+use crate::wire::import::{ImportRejected, ReasonCode};
+use crate::wire::{
+    ControlResponse, Error, ErrorKind, ImportOperation, InputRecord, IntoOwned, OutputRecord,
+    ResultSubtype, UserRecord,
+};
+
+use super::queue::Queued;
+use super::records::ResultFields;
+use super::scan;
+use super::{Action, Session};
+
+/// PROFILE §5: the unknown-type warning.
+fn unknown_type_warning(line_no: u64) -> String {
+    format!("agentx: warning: input line {line_no}: ignored record of unknown type")
+}
+
+impl Session {
+    pub(crate) fn dispatch_line(&mut self, line: &[u8], line_no: u64, now: Instant) {
+        if self.done.is_some() {
+            return;
+        }
+        // PROFILE §2a: a blank line (only JSON whitespace) is ignored.
+        if line
+            .iter()
+            .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+        {
+            return;
+        }
+        let mut parser = std::mem::take(&mut self.parser);
+        let decoded = InputRecord::decode_line(line, &mut parser).map(InputRecord::into_owned);
+        self.parser = parser;
+        match decoded {
+            Ok(record) => self.dispatch(record, line.len(), line_no, now),
+            Err(e) => self.decode_error(&e, line, line_no, now),
+        }
+        self.after_step(now);
+    }
+
+    fn dispatch(&mut self, record: InputRecord<'static>, bytes: usize, line_no: u64, now: Instant) {
+        match record {
+            InputRecord::User(user) => self.accept_user(user, bytes, line_no, now),
+            InputRecord::ControlRequest(req) => self.control_request(req, now),
+            InputRecord::ControlResponse(resp) => self.control_response(resp, now),
+            InputRecord::ControlCancelRequest(_) => {
+                // The standalone dispatcher answers synchronously: nothing inbound is ever
+                // pending, so a host cancellation has nothing to cancel.
+            }
+            InputRecord::KeepAlive => {}
+            InputRecord::UpdateEnvironmentVariables(update) => {
+                let variables = update
+                    .variables
+                    .into_iter()
+                    .map(|(k, v)| (k.into_owned(), v.map(Cow::into_owned)))
+                    .collect();
+                self.actions
+                    .push_back(Action::UpdateEnvironment { variables });
+            }
+            InputRecord::AttachmentImport(op) => self.attachment_import(&op, now),
+            InputRecord::Unknown(_) => {
+                // WIRE-002: warn and ignore.
+                self.out.diagnostic(unknown_type_warning(line_no));
+            }
+        }
+    }
+
+    fn attachment_import(&mut self, op: &ImportOperation<'_>, now: Instant) {
+        let records = match self.attachments.as_mut() {
+            Some(a) if self.config.attachments_enabled => a.import(op, now),
+            // PROFILE §12: without the capability every import is rejected.
+            _ => vec![capability_absent(op.upload_id().as_str())],
+        };
+        for r in records {
+            self.out.push(&r, false);
+        }
+    }
+
+    fn decode_error(&mut self, e: &Error, line: &[u8], line_no: u64, now: Instant) {
+        let prefix = format!("agentx: input line {line_no}: ");
+        let duplicate = e.kind() == ErrorKind::Json(crate::json::ErrorKind::DuplicateMember);
+        if duplicate {
+            // PROFILE §2b: classified by the rejected line's top-level `type`.
+            let top = scan::top_level(line).unwrap_or_default();
+            match top.record_type.as_deref() {
+                Some("attachment_import") => {
+                    return self.fatal(format!("{prefix}{e}"));
+                }
+                Some("user") => {
+                    self.out.diagnostic(format!("{prefix}{e}"));
+                    let uuid = top.uuid.and_then(Uuid::new);
+                    return self.input_error(&e.to_string(), uuid, now);
+                }
+                Some("control_request") => {
+                    self.out.diagnostic(format!("{prefix}{e}"));
+                    if let Some(id) = top.request_id.filter(|r| !r.is_empty()) {
+                        let rec = super::records::control_error(&id, &e.to_string());
+                        self.out.push(&rec, false);
+                    }
+                    return;
+                }
+                _ => return self.out.diagnostic(format!("{prefix}{e}")),
+            }
+        }
+        if e.is_fatal() {
+            return self.fatal(format!("{prefix}{e}"));
+        }
+        // Record-level: classify by type (the strict parse succeeded, so a fresh parse reads it).
+        let ty = scan::top_level(line).and_then(|t| t.record_type);
+        match ty.as_deref() {
+            Some("user") => {
+                self.out.diagnostic(format!("{prefix}{e}"));
+                let uuid = scan::top_level(line)
+                    .and_then(|t| t.uuid)
+                    .and_then(Uuid::new);
+                self.input_error(&e.to_string(), uuid, now);
+            }
+            Some("control_request") => {
+                // "A control whose request_id is recoverable but whose payload is invalid gets
+                // a correlated error; one without a recoverable id is a stderr diagnostic."
+                match e.correlation() {
+                    Some(id) => {
+                        let rec = super::records::control_error(id, &e.to_string());
+                        self.out.push(&rec, false);
+                    }
+                    None => self.out.diagnostic(format!("{prefix}{e}")),
+                }
+            }
+            Some("attachment_import") => {
+                self.out.diagnostic(format!("{prefix}{e}"));
+                if let Some(upload_id) = e.correlation() {
+                    let reason = e
+                        .reason_code()
+                        .unwrap_or(ReasonCode::SchemaInvalid.as_str());
+                    let records = match self.attachments.as_mut() {
+                        Some(a) if self.config.attachments_enabled => {
+                            a.reject_operation(upload_id, reason, now)
+                        }
+                        _ => vec![capability_absent(upload_id)],
+                    };
+                    for r in records {
+                        self.out.push(&r, false);
+                    }
+                }
+            }
+            _ => self.out.diagnostic(format!("{prefix}{e}")),
+        }
+    }
+
+    /// An accepted `user` record: WIRE-020 admission, replay echo, then the queue (a `now`
+    /// record first interrupts the active turn without an acknowledgement).
+    fn accept_user(&mut self, user: UserRecord<'static>, bytes: usize, line_no: u64, now: Instant) {
+        let refs: Vec<crate::wire::AttachmentRef> = user.attachments().cloned().collect();
+        let prompt_uuid = user.uuid.clone();
+        if !refs.is_empty() {
+            // WIRE-020 / PROFILE §12: validated before a `now` record interrupts anything.
+            let admitted = match self.attachments.as_mut() {
+                Some(a) if self.config.attachments_enabled => {
+                    a.admit_prompt(prompt_uuid.as_ref().map(|u| u.as_str()), &refs)
+                }
+                _ => Err("attachments are not available in this session".to_string()),
+            };
+            if let Err(reason) = admitted {
+                self.out
+                    .diagnostic(format!("agentx: input line {line_no}: {reason}"));
+                return self.input_error(&reason, prompt_uuid, now);
+            }
+        }
+        if !self.queue.has_room(bytes) {
+            let reason = "the user-record queue is full (WIRE-020)";
+            self.out
+                .diagnostic(format!("agentx: input line {line_no}: {reason}"));
+            return self.input_error(reason, prompt_uuid, now);
+        }
+        // PROFILE §8 Replay: echoed before anything it causes.
+        let replay = self.stamp.replay(user.clone());
+        if self.config.replay_user_messages {
+            self.out.push(&replay, true);
+        } else {
+            self.out.persist_only(&replay);
+        }
+        let is_now = user.priority == Some(crate::wire::Priority::Now);
+        let record = match replay {
+            OutputRecord::User(r) => r,
+            _ => user,
+        };
+        self.queue.push(Queued { record, bytes });
+        if is_now && self.turn.is_some() {
+            // PROFILE §8: `now` interrupts the active turn like an interrupt, without an
+            // acknowledgement.
+            self.interrupt(None, now);
+        }
+    }
+
+    /// The input-error result of PROFILE §8: no turn starts, queued work is untouched.
+    pub(crate) fn input_error(
+        &mut self,
+        reason: &str,
+        prompt_uuid: Option<Uuid<'static>>,
+        now: Instant,
+    ) {
+        let _ = now;
+        let fields = ResultFields {
+            subtype: ResultSubtype::ErrorDuringExecution,
+            duration_ms: 0,
+            duration_api_ms: 0,
+            num_turns: 0,
+            text: String::new(),
+            stop_reason: None,
+            cost: None,
+            usage: Usage::default(),
+            model: None,
+            denials: Vec::new(),
+            errors: vec![format!("input error: {reason}")],
+            prompt_uuid: prompt_uuid.map(IntoOwned::into_owned),
+        };
+        let rec = self.stamp.result(&fields);
+        self.out.push(&rec, false);
+    }
+
+    /// An inbound `control_response`: the permission race's (WIRE-009, PERM-050).
+    fn control_response(&mut self, resp: ControlResponse<'static>, now: Instant) {
+        match self.prompts.on_response(&resp) {
+            super::prompts::Routed::Settled {
+                tool_use_id,
+                settlement,
+                kill_hook,
+            } => {
+                if self.config.replay_user_messages {
+                    // WIRE-EOF-001 / PROFILE §8: a response that resolves a waiter is echoed.
+                    self.out.push(&OutputRecord::ControlResponse(resp), false);
+                }
+                if kill_hook {
+                    self.actions.push_back(Action::KillHook {
+                        tool_use_id: tool_use_id.clone(),
+                    });
+                }
+                self.settle(&tool_use_id, settlement, now);
+            }
+            super::prompts::Routed::Ignored => {}
+            super::prompts::Routed::Orphan => self.orphans += 1,
+        }
+    }
+
+    /// WIRE-EOF-001, WIRE-008: input closed.
+    pub(crate) fn input_closed(&mut self, now: Instant) {
+        if self.done.is_some() || self.eof {
+            return;
+        }
+        self.eof = true;
+        if let Some(a) = self.attachments.as_mut() {
+            for r in a.handle_eof(now) {
+                self.out.push(&r, false);
+            }
+        }
+        // Every pending control is rejected: each open prompt settles as a denial
+        // (PERM-049), the hook is killed, no cancel record is sent (the host stopped talking).
+        for (tool_use_id, _request, hook) in self.prompts.close_all() {
+            if hook {
+                self.actions.push_back(Action::KillHook {
+                    tool_use_id: tool_use_id.clone(),
+                });
+            }
+            self.settle(
+                &tool_use_id,
+                super::prompts::Settlement::deny("control stream closed"),
+                now,
+            );
+        }
+        self.after_step(now);
+    }
+}
+
+/// PROFILE §12: `attachment_import_rejected` with `capability_absent`.
+fn capability_absent(upload_id: &str) -> OutputRecord<'static> {
+    let upload_id = crate::wire::grammar::UploadId::new(upload_id.to_string())
+        .or_else(|| crate::wire::grammar::UploadId::new("upl_unknown".to_string()))
+        .expect("a valid upload id");
+    OutputRecord::AttachmentImportRejected(ImportRejected {
+        upload_id,
+        reason: ReasonCode::CapabilityAbsent,
+    })
+}

@@ -1,0 +1,414 @@
+//! The agent side of the protocol as a deterministic state machine (sans-IO, like
+//! quinn-proto): input records, model events, tool and hook outcomes and timer firings go in
+//! with `now`; validated frames, stderr diagnostics and [`Action`]s for the driver come out.
+//!
+//! Owns PROFILE §8 (the `agentx` session): input dispatch (user, control_request,
+//! control_response, keep_alive, update_environment_variables, the attachment_import hand-off),
+//! fatal versus record-level input errors (WIRE-001, WIRE-002, WIRE-021, PROFILE §2b, §5), the
+//! standalone control dispatcher, the user-record queue with priorities (WIRE-020), turns
+//! (`system/init` once, `session_state_changed`, assistant and stream records, tool work and
+//! the permission race, finite background tasks and the held result of WIRE-004, the
+//! suggestion), the hard-interrupt order (WIRE-010, WIRE-011), EOF (WIRE-008, WIRE-EOF-001),
+//! replay and result accounting (WIRE-012).
+//!
+//! Must never: read a clock, sleep, spawn, lock or do I/O; parse bytes other than one
+//! complete input line; write around its output queue.
+//!
+//! # Driving a session
+//! ```
+//! use std::time::Instant;
+//! use agentx_wire::session::{Action, Session, SessionConfig};
+//! use agentx_wire::model::{ModelEvent, StopReason, Usage};
+//!
+//! let now = Instant::now();
+//! let config = SessionConfig::local("0b6f1c1e-6c59-4c1e-9a55-3f1e7948c27b", "/tmp");
+//! let mut s = Session::new(config, now).unwrap();
+//! s.handle_line(br#"{"type":"user","message":"hi","parent_tool_use_id":null}"#, 1, now);
+//! let Some(Action::StartModel(req)) = s.poll_action() else { panic!() };
+//! for ev in [
+//!     ModelEvent::MessageStart { message_id: "msg_1".into() },
+//!     ModelEvent::TextStart { index: 0 },
+//!     ModelEvent::TextDelta { index: 0, text: "echo: hi".into() },
+//!     ModelEvent::BlockStop { index: 0 },
+//!     ModelEvent::MessageStop { stop_reason: StopReason::EndTurn, usage: Usage::default(), cost: None },
+//! ] {
+//!     s.handle_model(req.turn, ev, now);
+//! }
+//! let frames: Vec<_> = std::iter::from_fn(|| s.poll_transmit()).collect();
+//! // system/init, running, assistant, result, idle
+//! assert_eq!(frames.len(), 5);
+//! ```
+
+mod action;
+mod config;
+mod controls;
+mod input;
+mod interrupt;
+mod output;
+pub mod policy;
+mod prompts;
+mod queue;
+mod records;
+mod scan;
+mod turn;
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use bytes::Bytes;
+
+pub use action::{Action, ExitStatus, HookOutcome, ToolOutcome};
+pub use config::{
+    default_tools, ConfigError, Projection, ReferenceProfile, SessionConfig, SettingSource,
+};
+pub use prompts::{Settlement, RESOLVED_CAPACITY};
+pub use queue::{QUEUE_MAX_BYTES, QUEUE_MAX_RECORDS};
+
+use crate::json::Parser;
+use crate::model::{Message, ModelEvent, TurnId};
+use crate::wire::grammar::Uuid;
+use crate::wire::system::SessionState;
+
+use output::{Output, UuidMint};
+use prompts::Prompts;
+use queue::UserQueue;
+use records::Stamp;
+use turn::Turn;
+
+/// The hand-off for `attachment_import` records and a user record's attachment references
+/// (WIRE-018..020, PROFILE §12). The `uploads` integration implements it; without one, a
+/// session with attachments disabled rejects every import with `capability_absent` and every
+/// `attachment_ref` with an input-error result, and a session with attachments enabled but no
+/// upload support does the same (it cannot have committed anything).
+pub trait Attachments: Send {
+    /// Handles one decoded `attachment_import` record; returns the records to write
+    /// (`attachment_import_result` / `attachment_import_rejected`, WIRE-019).
+    fn import(
+        &mut self,
+        op: &crate::wire::ImportOperation<'_>,
+        now: Instant,
+    ) -> Vec<crate::wire::OutputRecord<'static>>;
+
+    /// WIRE-020: checks that a user record refers only to committed attachments of its
+    /// prompt UUID and to all of them; `Err(reason)` rejects the record with an input-error
+    /// result. Called before a priority-`now` record interrupts anything.
+    fn admit_prompt(
+        &mut self,
+        prompt_uuid: Option<&str>,
+        refs: &[crate::wire::AttachmentRef],
+    ) -> Result<(), String>;
+
+    /// A record-level failure of an `attachment_import` line whose `upload_id` was
+    /// recoverable (`reason` is the PROFILE §6 code the decoder found): the upload's terminal
+    /// or rejected record.
+    fn reject_operation(
+        &mut self,
+        upload_id: &str,
+        reason: &'static str,
+        now: Instant,
+    ) -> Vec<crate::wire::OutputRecord<'static>>;
+
+    /// The earliest upload deadline (PROFILE §12: the upload timeout runs from `begin`).
+    fn poll_timeout(&self) -> Option<Instant>;
+
+    /// Expires uploads whose deadline passed; returns their terminal records.
+    fn handle_timeout(&mut self, now: Instant) -> Vec<crate::wire::OutputRecord<'static>>;
+
+    /// Input EOF: every active upload ends `aborted` with `input_eof`; returns the records.
+    fn handle_eof(&mut self, now: Instant) -> Vec<crate::wire::OutputRecord<'static>>;
+}
+
+/// One agent session (PROFILE §8), sans-IO.
+pub struct Session {
+    pub(crate) config: SessionConfig,
+    pub(crate) stamp: Stamp,
+    pub(crate) out: Output,
+    pub(crate) actions: VecDeque<Action>,
+    pub(crate) parser: Parser,
+    /// A successful `initialize` was answered (PROFILE §8: at most once).
+    pub(crate) initialized: bool,
+    /// `system/init` was written (exactly once per process).
+    pub(crate) init_written: bool,
+    pub(crate) queue: UserQueue,
+    pub(crate) turn: Option<Turn>,
+    pub(crate) next_turn: TurnId,
+    /// The conversation before the active turn (the model's context).
+    pub(crate) history: Vec<Message>,
+    pub(crate) rules: policy::Rules,
+    pub(crate) prompts: Prompts,
+    /// The last published `session_state_changed`.
+    pub(crate) state: Option<SessionState>,
+    pub(crate) attachments: Option<Box<dyn Attachments>>,
+    /// Input EOF was handled (WIRE-008): no new host permission request starts.
+    pub(crate) eof: bool,
+    pub(crate) done: Option<ExitStatus>,
+    /// Inbound responses with no pending request and no known tool identity (PERM-050).
+    pub(crate) orphans: u64,
+    /// UUIDs of the last user prompt and assistant record (compaction's preserved segment).
+    pub(crate) last_exchange: (Option<String>, Option<String>),
+}
+
+impl Session {
+    /// Builds a session. Nothing is written until the host's first record (PROFILE §8).
+    /// The credential union of `config` is installed in the output validator now, before any
+    /// frame exists (WIRE-013).
+    pub fn new(config: SessionConfig, now: Instant) -> Result<Session, ConfigError> {
+        let _ = now;
+        let session_id = Uuid::new(config.session_id.clone()).ok_or(ConfigError::SessionId)?;
+        let stamp = Stamp {
+            session_id: session_id.into_owned(),
+            mint: UuidMint::new(config.uuid_seed),
+        };
+        let out = Output::new(config.credentials.clone());
+        let history = config.history.clone();
+        Ok(Session {
+            config,
+            stamp,
+            out,
+            actions: VecDeque::new(),
+            parser: Parser::new(),
+            initialized: false,
+            init_written: false,
+            queue: UserQueue::default(),
+            turn: None,
+            next_turn: 1,
+            history,
+            rules: policy::Rules::default(),
+            prompts: Prompts::default(),
+            state: None,
+            attachments: None,
+            eof: false,
+            done: None,
+            orphans: 0,
+            last_exchange: (None, None),
+        })
+    }
+
+    /// Installs the upload integration (WIRE-018..020). Without it see [`Attachments`].
+    pub fn set_attachments(&mut self, attachments: Box<dyn Attachments>) {
+        self.attachments = Some(attachments);
+    }
+
+    /// Handles one complete input line (without its LF; CR and blank lines allowed), numbered
+    /// `line_no` from 1 for diagnostics. Malformed JSON is fatal (WIRE-001: diagnostic,
+    /// status 1 after the already accepted output); a duplicate member rejects the record
+    /// (PROFILE §2b, §5); an unknown type warns (WIRE-002).
+    pub fn handle_line(&mut self, line: &[u8], line_no: u64, now: Instant) {
+        self.dispatch_line(line, line_no, now);
+    }
+
+    /// A framing error of line `line_no` (a line over the limit): fatal, like malformed JSON
+    /// (PROFILE §2, §2a).
+    pub fn handle_frame_error(&mut self, error: &crate::frame::FrameError, now: Instant) {
+        let _ = now;
+        let line = error.line();
+        self.fatal(format!("agentx: input line {line}: {error}"));
+    }
+
+    /// Input EOF (or SIGTERM, PROFILE §8). The driver first passes a final unterminated
+    /// record to [`Session::handle_line`] (WIRE-EOF-001); then every pending control is
+    /// rejected (`control stream closed`, WIRE-008), no new host permission request starts,
+    /// the active turn finishes, queued user records still run, and the session exits 0 once
+    /// all work is done.
+    pub fn handle_eof(&mut self, now: Instant) {
+        self.input_closed(now);
+    }
+
+    /// SIGINT: an `interrupt` without a request to acknowledge (PROFILE §8).
+    pub fn handle_signal_interrupt(&mut self, now: Instant) {
+        self.interrupt(None, now);
+    }
+
+    /// One model event of `turn`'s current call. Events of a finished or cancelled turn are
+    /// ignored.
+    pub fn handle_model(&mut self, turn: TurnId, event: ModelEvent, now: Instant) {
+        if self.done.is_some() {
+            return;
+        }
+        if self.turn.as_ref().is_some_and(|t| t.id == turn) {
+            self.model_event(event, now);
+            self.after_step(now);
+        }
+    }
+
+    /// A tool started by [`Action::RunTool`] finished. Unknown or cancelled IDs are ignored.
+    pub fn handle_tool_done(&mut self, tool_use_id: &str, outcome: ToolOutcome, now: Instant) {
+        if self.done.is_some() {
+            return;
+        }
+        self.tool_done(tool_use_id, outcome, now);
+        self.after_step(now);
+    }
+
+    /// The hook started by [`Action::StartHook`] answered. A late loser is ignored
+    /// (WIRE-PERM-001).
+    pub fn handle_hook_done(&mut self, tool_use_id: &str, outcome: HookOutcome, now: Instant) {
+        if self.done.is_some() {
+            return;
+        }
+        self.hook_done(tool_use_id, outcome, now);
+        self.after_step(now);
+    }
+
+    /// The deadline of [`Session::poll_timeout`] passed (upload timeouts).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.done.is_some() {
+            return;
+        }
+        if let Some(a) = self.attachments.as_mut() {
+            let due = a.poll_timeout().is_some_and(|t| t <= now);
+            if due {
+                for r in a.handle_timeout(now) {
+                    self.out.push(&r, false);
+                }
+            }
+        }
+        self.after_step(now);
+    }
+
+    /// The next thing the driver must do.
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// The next validated frame (one complete record and its `\n`), in push order
+    /// (WIRE-003). The driver writes each with one write.
+    pub fn poll_transmit(&mut self) -> Option<Bytes> {
+        self.out.pop_frame()
+    }
+
+    /// The next stderr line (PROFILE §5 texts, without the newline).
+    pub fn poll_diagnostic(&mut self) -> Option<String> {
+        self.out.pop_diagnostic()
+    }
+
+    /// When [`Session::handle_timeout`] must be called next, if ever.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.attachments.as_ref().and_then(|a| a.poll_timeout())
+    }
+
+    /// `Some` once the session is over (after [`Action::Exit`] was queued).
+    pub fn is_done(&self) -> Option<ExitStatus> {
+        self.done
+    }
+
+    /// The session ID.
+    pub fn session_id(&self) -> &str {
+        self.stamp.session_id.as_str()
+    }
+
+    /// The published session state (`None` before the first turn).
+    pub fn state(&self) -> Option<&'static str> {
+        self.state.map(|s| s.as_str())
+    }
+
+    /// True while a turn is active.
+    pub fn turn_active(&self) -> bool {
+        self.turn.is_some()
+    }
+
+    /// User records waiting in the queue (WIRE-020).
+    pub fn queued_user_records(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Permission prompts still open, by tool-use ID.
+    pub fn open_prompts(&self) -> Vec<String> {
+        self.prompts.open_ids().map(str::to_string).collect()
+    }
+
+    /// Host permission requests still pending, by request ID.
+    pub fn pending_requests(&self) -> Vec<String> {
+        self.prompts
+            .pending_requests()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// True when `tool_use_id` is in the bounded resolved set (PERM-050).
+    pub fn is_resolved(&self, tool_use_id: &str) -> bool {
+        self.prompts.is_resolved(tool_use_id)
+    }
+
+    /// Inbound responses routed to the orphan handler so far (PERM-050).
+    pub fn orphaned_responses(&self) -> u64 {
+        self.orphans
+    }
+
+    /// The rules added by allow decisions (PROFILE §10).
+    pub fn rules(&self) -> &policy::Rules {
+        &self.rules
+    }
+
+    /// Publishes `state` if it differs from the last published one.
+    pub(crate) fn publish(&mut self, state: SessionState) {
+        if self.state != Some(state) {
+            self.state = Some(state);
+            let rec = self.stamp.state(state);
+            self.out.push(&rec, false);
+        }
+    }
+
+    /// A fatal input or output error: one diagnostic, every running thing stopped, exit 1
+    /// after the frames already queued (PROFILE §8).
+    pub(crate) fn fatal(&mut self, diagnostic: String) {
+        if self.done.is_some() {
+            return;
+        }
+        self.out.diagnostic(diagnostic);
+        self.stop_everything();
+        self.finish(1);
+    }
+
+    /// Cancels the model, tools and hooks without writing anything.
+    fn stop_everything(&mut self) {
+        for (tool_use_id, _, hook) in self.prompts.close_all() {
+            if hook {
+                self.actions.push_back(Action::KillHook { tool_use_id });
+            }
+        }
+        if let Some(t) = self.turn.take() {
+            if t.model_active() {
+                self.actions.push_back(Action::CancelModel { turn: t.id });
+            }
+            for id in t.running_tools() {
+                self.actions
+                    .push_back(Action::CancelTool { tool_use_id: id });
+            }
+        }
+    }
+
+    fn finish(&mut self, code: i32) {
+        if self.done.is_none() {
+            self.actions.push_back(Action::Exit { code });
+            self.done = Some(ExitStatus { code });
+        }
+    }
+
+    /// After every input: a latched output failure ends the session; a finished turn makes
+    /// room for the next queued record; after EOF with nothing left, exit 0.
+    pub(crate) fn after_step(&mut self, now: Instant) {
+        if self.done.is_some() {
+            return;
+        }
+        if self.out.failed() {
+            self.stop_everything();
+            self.finish(1);
+            return;
+        }
+        while self.turn.is_none() && self.done.is_none() {
+            match self.queue.pop() {
+                Some(q) => self.start_turn(q, now),
+                None => break,
+            }
+            if self.out.failed() {
+                self.stop_everything();
+                self.finish(1);
+                return;
+            }
+        }
+        if self.eof && self.turn.is_none() && self.queue.is_empty() {
+            self.finish(0);
+        }
+    }
+}

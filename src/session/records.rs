@@ -1,0 +1,371 @@
+//! Builders of the records the session writes: each returns a typed [`OutputRecord`] with
+//! the session's `session_id` and a fresh `uuid` (PROFILE §8), and the model-API payloads
+//! (assistant messages, stream events, tool results) written with the JSON writer.
+//!
+//! Owns the exact shapes of PROFILE §8 (`session_state_changed`, `modelUsage`,
+//! `permission_denials`, task events, `prompt_suggestion`, the input-error result) and of the
+//! Messages-API-shaped `stream_event` payloads (PROFILE §14). Must never: decide when a record
+//! is written (the turn and dispatcher do).
+
+use std::borrow::Cow;
+
+use crate::json::{write_str, write_u64};
+use crate::model::{Block, Usage};
+use crate::wire::grammar::{NonEmpty, Uuid};
+use crate::wire::lifecycle::PromptSuggestion;
+use crate::wire::output::{ModelUsage, ModelUsageMap, PermissionDenial};
+use crate::wire::system::{
+    CompactBoundary, CompactMetadata, CompactTrigger, PreservedSegment, SessionState,
+    SessionStateChanged, StatusEvent, TaskNotification, TaskProgress, TaskStarted, TaskStatus,
+};
+use crate::wire::user::{ContentBlock, UserContent, UserMessage};
+use crate::wire::{
+    AssistantRecord, ControlOutcome, ControlResponse, OutputRecord, RawJson, RawObject,
+    ResultRecord, ResultSubtype, StreamEvent, SystemEvent, UserRecord,
+};
+
+use super::output::UuidMint;
+
+/// Mints the identity members every record carries.
+pub(crate) struct Stamp {
+    pub(crate) session_id: Uuid<'static>,
+    pub(crate) mint: UuidMint,
+}
+
+impl Stamp {
+    pub(crate) fn uuid(&mut self) -> Uuid<'static> {
+        self.mint.mint()
+    }
+
+    pub(crate) fn sid(&self) -> Uuid<'static> {
+        self.session_id.clone()
+    }
+
+    /// `system/session_state_changed`.
+    pub(crate) fn state(&mut self, state: SessionState) -> OutputRecord<'static> {
+        OutputRecord::System(SystemEvent::SessionStateChanged(SessionStateChanged {
+            state,
+            uuid: self.uuid(),
+            session_id: self.sid(),
+        }))
+    }
+
+    /// One `assistant` record holding one content block of message `message_id`.
+    pub(crate) fn assistant(
+        &mut self,
+        model: &str,
+        message_id: &str,
+        block: &Block,
+        error: Option<crate::wire::output::AssistantError>,
+    ) -> (Uuid<'static>, OutputRecord<'static>) {
+        let mut m = Vec::with_capacity(128);
+        m.extend_from_slice(b"{\"id\":");
+        write_str(&mut m, message_id);
+        m.extend_from_slice(b",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
+        write_str(&mut m, model);
+        m.extend_from_slice(b",\"content\":[");
+        write_block(&mut m, block);
+        m.extend_from_slice(b"],\"stop_reason\":null,\"stop_sequence\":null}");
+        let uuid = self.uuid();
+        let rec = OutputRecord::Assistant(AssistantRecord {
+            message: RawObject(RawJson::from_encoded(m)),
+            parent_tool_use_id: None,
+            uuid: uuid.clone(),
+            session_id: self.sid(),
+            error,
+        });
+        (uuid, rec)
+    }
+
+    /// A `stream_event` carrying `event` (compact JSON written by the caller).
+    pub(crate) fn stream_event(&mut self, event: Vec<u8>) -> OutputRecord<'static> {
+        OutputRecord::StreamEvent(StreamEvent {
+            event: RawJson::from_encoded(event),
+            parent_tool_use_id: None,
+            uuid: self.uuid(),
+            session_id: self.sid(),
+        })
+    }
+
+    /// The `user` record carrying one `tool_result` block (PROFILE §8, §10).
+    pub(crate) fn tool_result(
+        &mut self,
+        tool_use_id: &str,
+        content: &str,
+        is_error: bool,
+    ) -> OutputRecord<'static> {
+        let mut b = Vec::with_capacity(64 + content.len());
+        b.extend_from_slice(b"{\"type\":\"tool_result\",\"tool_use_id\":");
+        write_str(&mut b, tool_use_id);
+        b.extend_from_slice(b",\"content\":");
+        write_str(&mut b, content);
+        b.extend_from_slice(b",\"is_error\":");
+        b.extend_from_slice(if is_error { b"true" } else { b"false" });
+        b.push(b'}');
+        let mut rec = UserRecord::text("");
+        rec.message = UserMessage::Object {
+            versioned: false,
+            content: UserContent::Blocks(vec![ContentBlock::Other(RawJson::from_encoded(b))]),
+        };
+        rec.uuid = Some(self.uuid());
+        rec.session_id = Some(self.sid());
+        OutputRecord::User(rec)
+    }
+
+    /// The replay form of an accepted user record: `uuid` (kept, or minted), `session_id`,
+    /// `isReplay: true` (PROFILE §8 Replay).
+    pub(crate) fn replay(&mut self, mut user: UserRecord<'static>) -> OutputRecord<'static> {
+        if user.uuid.is_none() {
+            user.uuid = Some(self.uuid());
+        }
+        user.session_id = Some(self.sid());
+        user.is_replay = true;
+        OutputRecord::User(user)
+    }
+
+    /// `system/task_started`.
+    pub(crate) fn task_started(
+        &mut self,
+        task_id: &str,
+        description: &str,
+    ) -> OutputRecord<'static> {
+        OutputRecord::System(SystemEvent::TaskStarted(TaskStarted {
+            task_id: Cow::Owned(task_id.to_string()),
+            description: Cow::Owned(description.to_string()),
+            tool_use_id: None,
+            task_type: None,
+            workflow_name: None,
+            prompt: None,
+            uuid: self.uuid(),
+            session_id: self.sid(),
+        }))
+    }
+
+    /// `system/task_progress` of step `step`.
+    pub(crate) fn task_progress(
+        &mut self,
+        task_id: &str,
+        description: &str,
+        step: u32,
+    ) -> OutputRecord<'static> {
+        let mut usage = Vec::new();
+        usage.extend_from_slice(b"{\"step\":");
+        write_u64(&mut usage, u64::from(step));
+        usage.push(b'}');
+        OutputRecord::System(SystemEvent::TaskProgress(TaskProgress {
+            task_id: Cow::Owned(task_id.to_string()),
+            description: Cow::Owned(description.to_string()),
+            usage: RawObject(RawJson::from_encoded(usage)),
+            tool_use_id: None,
+            last_tool_name: None,
+            summary: None,
+            uuid: self.uuid(),
+            session_id: self.sid(),
+        }))
+    }
+
+    /// `system/task_notification` with a terminal status.
+    pub(crate) fn task_notification(
+        &mut self,
+        task_id: &str,
+        status: crate::model::TaskStatus,
+        summary: &str,
+    ) -> OutputRecord<'static> {
+        let status = match status {
+            crate::model::TaskStatus::Completed => TaskStatus::Completed,
+            crate::model::TaskStatus::Failed => TaskStatus::Failed,
+            crate::model::TaskStatus::Stopped => TaskStatus::Stopped,
+        };
+        OutputRecord::System(SystemEvent::TaskNotification(TaskNotification {
+            task_id: Cow::Owned(task_id.to_string()),
+            status,
+            output_file: Cow::Borrowed(""),
+            summary: Cow::Owned(summary.to_string()),
+            tool_use_id: None,
+            usage: None,
+            uuid: self.uuid(),
+            session_id: self.sid(),
+        }))
+    }
+
+    /// `prompt_suggestion`.
+    pub(crate) fn suggestion(&mut self, text: &str) -> OutputRecord<'static> {
+        OutputRecord::PromptSuggestion(PromptSuggestion {
+            suggestion: Cow::Owned(text.to_string()),
+            uuid: self.uuid(),
+            session_id: self.sid(),
+        })
+    }
+
+    /// `system/status` (`compacting` or `null`).
+    pub(crate) fn status(&mut self, status: Option<&'static str>) -> OutputRecord<'static> {
+        OutputRecord::System(SystemEvent::Status(StatusEvent {
+            status: status.map(Cow::Borrowed),
+            permission_mode: None,
+            uuid: self.uuid(),
+            session_id: self.sid(),
+        }))
+    }
+
+    /// `system/compact_boundary`, manual, with the preserved segment (WIRE-005).
+    pub(crate) fn compact_boundary(
+        &mut self,
+        uuid: Uuid<'static>,
+        pre_tokens: u64,
+        segment: Option<(String, String, String)>,
+    ) -> OutputRecord<'static> {
+        OutputRecord::System(SystemEvent::CompactBoundary(CompactBoundary {
+            compact_metadata: CompactMetadata {
+                trigger: CompactTrigger::Manual,
+                pre_tokens,
+                preserved_segment: segment.map(|(head, anchor, tail)| PreservedSegment {
+                    head_uuid: Cow::Owned(head),
+                    anchor_uuid: Cow::Owned(anchor),
+                    tail_uuid: Cow::Owned(tail),
+                }),
+            },
+            uuid,
+            session_id: self.sid(),
+        }))
+    }
+
+    /// A `result` record from the turn's accounting.
+    pub(crate) fn result(&mut self, a: &ResultFields) -> OutputRecord<'static> {
+        let mut usage = Vec::with_capacity(128);
+        write_usage(&mut usage, &a.usage);
+        let model_usage = a.model.as_ref().map(|model| {
+            ModelUsageMap(vec![(
+                Cow::Owned(model.clone()),
+                ModelUsage {
+                    input_tokens: a.usage.input_tokens,
+                    output_tokens: a.usage.output_tokens,
+                    cache_read_input_tokens: a.usage.cache_read_input_tokens,
+                    cache_creation_input_tokens: a.usage.cache_creation_input_tokens,
+                    web_search_requests: None,
+                    cost_usd: a.cost,
+                    context_window: None,
+                    max_output_tokens: None,
+                },
+            )])
+        });
+        OutputRecord::Result(ResultRecord {
+            subtype: a.subtype,
+            is_error: a.subtype != ResultSubtype::Success,
+            duration_ms: a.duration_ms,
+            duration_api_ms: a.duration_api_ms,
+            num_turns: i64::from(a.num_turns),
+            result: (a.subtype == ResultSubtype::Success).then(|| Cow::Owned(a.text.clone())),
+            stop_reason: a.stop_reason.map(Cow::Borrowed),
+            total_cost_usd: a.cost,
+            usage: RawObject(RawJson::from_encoded(usage)),
+            model_usage: model_usage.or_else(|| Some(ModelUsageMap(Vec::new()))),
+            permission_denials: a
+                .denials
+                .iter()
+                .map(|d| PermissionDenial {
+                    tool_name: Cow::Owned(d.tool_name.clone()),
+                    tool_use_id: Cow::Owned(d.tool_use_id.clone()),
+                    tool_input: d.tool_input.clone(),
+                })
+                .collect(),
+            errors: (a.subtype != ResultSubtype::Success)
+                .then(|| a.errors.iter().map(|e| Cow::Owned(e.clone())).collect()),
+            structured_output: None,
+            fast_mode_state: None,
+            prompt_uuid: a.prompt_uuid.clone(),
+            uuid: self.uuid(),
+            session_id: self.sid(),
+        })
+    }
+}
+
+/// A permission denial of the turn (PROFILE §8 `permission_denials`).
+#[derive(Clone, Debug)]
+pub(crate) struct Denial {
+    pub(crate) tool_name: String,
+    pub(crate) tool_use_id: String,
+    /// The effective tool input.
+    pub(crate) tool_input: RawJson<'static>,
+}
+
+/// What a `result` record reports.
+#[derive(Clone, Debug)]
+pub(crate) struct ResultFields {
+    pub(crate) subtype: ResultSubtype,
+    pub(crate) duration_ms: u64,
+    pub(crate) duration_api_ms: u64,
+    pub(crate) num_turns: u32,
+    pub(crate) text: String,
+    pub(crate) stop_reason: Option<&'static str>,
+    /// `None` is `null` (WIRE-012).
+    pub(crate) cost: Option<f64>,
+    pub(crate) usage: Usage,
+    /// The model of `modelUsage`; `None` writes `{}`.
+    pub(crate) model: Option<String>,
+    pub(crate) denials: Vec<Denial>,
+    pub(crate) errors: Vec<String>,
+    pub(crate) prompt_uuid: Option<Uuid<'static>>,
+}
+
+/// `{"input_tokens":..,"output_tokens":..,"cache_read_input_tokens":..,"cache_creation_input_tokens":..}`.
+pub(crate) fn write_usage(out: &mut Vec<u8>, u: &Usage) {
+    out.extend_from_slice(b"{\"input_tokens\":");
+    write_u64(out, u.input_tokens);
+    out.extend_from_slice(b",\"output_tokens\":");
+    write_u64(out, u.output_tokens);
+    out.extend_from_slice(b",\"cache_read_input_tokens\":");
+    write_u64(out, u.cache_read_input_tokens);
+    out.extend_from_slice(b",\"cache_creation_input_tokens\":");
+    write_u64(out, u.cache_creation_input_tokens);
+    out.push(b'}');
+}
+
+/// One API content block.
+pub(crate) fn write_block(out: &mut Vec<u8>, block: &Block) {
+    match block {
+        Block::Text(t) => {
+            out.extend_from_slice(b"{\"type\":\"text\",\"text\":");
+            write_str(out, t);
+            out.push(b'}');
+        }
+        Block::ToolUse { id, name, input } => {
+            out.extend_from_slice(b"{\"type\":\"tool_use\",\"id\":");
+            write_str(out, id);
+            out.extend_from_slice(b",\"name\":");
+            write_str(out, name);
+            out.extend_from_slice(b",\"input\":");
+            // `input` is validated compact JSON (the turn checked it).
+            out.extend_from_slice(input.as_bytes());
+            out.push(b'}');
+        }
+    }
+}
+
+/// A correlated `control_response` success, `payload` absent for a payload-less
+/// acknowledgement (WIRE-010).
+pub(crate) fn control_success(
+    request_id: &str,
+    payload: Option<RawJson<'static>>,
+) -> OutputRecord<'static> {
+    OutputRecord::ControlResponse(ControlResponse {
+        request_id: nonempty(request_id),
+        outcome: ControlOutcome::Success { response: payload },
+    })
+}
+
+/// A correlated `control_response` error.
+pub(crate) fn control_error(request_id: &str, error: &str) -> OutputRecord<'static> {
+    OutputRecord::ControlResponse(ControlResponse {
+        request_id: nonempty(request_id),
+        outcome: ControlOutcome::Error {
+            error: Cow::Owned(error.to_string()),
+            pending_permission_requests: None,
+        },
+    })
+}
+
+/// A `request_id` as decoded was nonempty; a minted one is too.
+pub(crate) fn nonempty(s: &str) -> NonEmpty<'static> {
+    NonEmpty::new(s.to_string())
+        .unwrap_or_else(|| NonEmpty::new("-".to_string()).expect("nonempty"))
+}

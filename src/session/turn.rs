@@ -1,0 +1,929 @@
+//! One turn (PROFILE §8 "A turn"): `system/init` once, `running`, the model's output
+//! (`stream_event` records only with partial messages on; one `assistant` record per content
+//! block, blocks of one message sharing `message.id`), tool work (policy, the permission race,
+//! `tool_result` records in block order, the next model request), finite background tasks
+//! and the held result (WIRE-004), the suggestion, the transcript flush, `idle`.
+//!
+//! Owns the turn's state and accounting: `num_turns` counts model requests, `duration_ms` and
+//! `duration_api_ms` come from `now` differences, usage sums, `total_cost_usd` is `null` as
+//! soon as one request had no authoritative price (WIRE-012), `permission_denials` lists every
+//! denied tool use with its effective input, `result` is the last text block. Must never: run
+//! a tool or a model (it queues actions), or emit `idle` while a result is held.
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+use crate::json::{self, write_str, write_u64};
+use crate::model::{
+    Block, Message, ModelEvent, ModelRequest, NetworkDecision, StopReason, TurnId, Usage,
+};
+use crate::wire::grammar::Uuid;
+use crate::wire::init::{InitEvent, InputCapabilities};
+use crate::wire::system::SessionState;
+use crate::wire::user::{ContentBlock, UserContent, UserMessage};
+use crate::wire::{OutputRecord, RawJson, ResultSubtype, SystemEvent, UserRecord};
+
+use super::policy::{self, Verdict};
+use super::prompts::{Prompt, Settlement};
+use super::queue::Queued;
+use super::records::{Denial, ResultFields};
+use super::{Action, Session, ToolOutcome};
+
+/// Where a tool use stands.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum UseState {
+    /// Its block is complete; evaluated when the message ends.
+    Pending,
+    /// Its block was not a valid call (input not a JSON object): settled as this error.
+    Invalid(String),
+    /// A permission prompt is open.
+    Asking,
+    /// [`Action::RunTool`] was queued.
+    Running,
+    /// Its `tool_result` content is known.
+    Done { content: String, is_error: bool },
+}
+
+/// One accepted tool use (an `assistant` record with its `tool_use` block was written).
+#[derive(Clone, Debug)]
+pub(crate) struct ToolUse {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    /// Validated compact JSON of the input object as the model gave it.
+    pub(crate) input: String,
+    pub(crate) state: UseState,
+}
+
+/// A content block being streamed.
+#[derive(Clone, Debug)]
+enum OpenBlock {
+    Text(String),
+    Tool {
+        id: String,
+        name: String,
+        json: String,
+    },
+}
+
+/// A finite background task (PROFILE §9 `!task`).
+#[derive(Clone, Debug)]
+pub(crate) struct Task {
+    pub(crate) id: String,
+    pub(crate) description: String,
+    pub(crate) done: bool,
+}
+
+/// The active turn.
+#[derive(Debug)]
+pub(crate) struct Turn {
+    pub(crate) id: TurnId,
+    started: Instant,
+    /// WIRE-022: attachment-bearing turns carry their prompt UUID in the result.
+    prompt_uuid: Option<Uuid<'static>>,
+    requests: u32,
+    /// `Some(start)` while a model call is open.
+    request_started: Option<Instant>,
+    api_ms: u64,
+    /// The model gave its final answer (no tool uses), failed or was cancelled.
+    model_done: bool,
+    message_id: Option<String>,
+    blocks: Vec<Block>,
+    open_blocks: Vec<(u32, OpenBlock)>,
+    pub(crate) uses: Vec<ToolUse>,
+    usage: Usage,
+    cost: f64,
+    cost_unknown: bool,
+    pub(crate) denials: Vec<Denial>,
+    pub(crate) tasks: Vec<Task>,
+    pub(crate) suggestion: Option<String>,
+    last_text: String,
+    errors: Vec<String>,
+    stop_reason: Option<&'static str>,
+    failed: bool,
+    /// The open sandbox-network prompt's tool-use ID and input (WIRE-PERM-004).
+    network: Option<(String, String)>,
+    network_count: u32,
+    /// This turn's messages, the prompt first.
+    messages: Vec<Message>,
+}
+
+impl Turn {
+    /// A model call is open.
+    pub(crate) fn model_active(&self) -> bool {
+        self.request_started.is_some()
+    }
+
+    pub(crate) fn started_at(&self) -> Instant {
+        self.started
+    }
+
+    /// API time including a call still open at `now`.
+    pub(crate) fn api_ms_until(&self, now: Instant) -> u64 {
+        self.api_ms + self.request_started.map_or(0, |s| millis(s, now))
+    }
+
+    pub(crate) fn request_count(&self) -> u32 {
+        self.requests
+    }
+
+    /// `None` (WIRE-012) once a request had no authoritative price.
+    pub(crate) fn cost_total(&self) -> Option<f64> {
+        (!self.cost_unknown).then_some(self.cost)
+    }
+
+    pub(crate) fn usage_total(&self) -> Usage {
+        self.usage
+    }
+
+    pub(crate) fn prompt_uuid(&self) -> Option<Uuid<'static>> {
+        self.prompt_uuid.clone()
+    }
+
+    /// Tool uses whose tool runs.
+    pub(crate) fn running_tools(&self) -> Vec<String> {
+        self.uses
+            .iter()
+            .filter(|u| u.state == UseState::Running)
+            .map(|u| u.id.clone())
+            .collect()
+    }
+}
+
+/// The prompt's text blocks joined with `\n`, and its attachments (PROFILE §9).
+fn prompt_of(user: &UserRecord<'_>) -> (String, Vec<crate::wire::AttachmentRef>) {
+    match &user.message {
+        UserMessage::Plain(t) => (t.to_string(), Vec::new()),
+        UserMessage::Object { content, .. } => match content {
+            UserContent::Text(t) => (t.to_string(), Vec::new()),
+            UserContent::Blocks(blocks) => {
+                let mut texts = Vec::new();
+                let mut refs = Vec::new();
+                for b in blocks {
+                    match b {
+                        ContentBlock::Text(t) => texts.push(t.as_ref()),
+                        ContentBlock::AttachmentRef(r) => refs.push(r.clone()),
+                        ContentBlock::Other(_) => {}
+                    }
+                }
+                (texts.join("\n"), refs)
+            }
+        },
+    }
+}
+
+impl Session {
+    /// Starts the turn of a queued user record.
+    pub(crate) fn start_turn(&mut self, q: Queued, now: Instant) {
+        if !self.init_written {
+            self.init_written = true;
+            let init = self.init_record();
+            self.out.push(&init, false);
+        }
+        let id = self.next_turn;
+        self.next_turn += 1;
+        let (text, attachments) = prompt_of(&q.record);
+        let prompt_uuid = (!attachments.is_empty())
+            .then(|| q.record.uuid.clone())
+            .flatten();
+        self.last_exchange.0 = q.record.uuid.as_ref().map(|u| u.as_str().to_string());
+        self.turn = Some(Turn {
+            id,
+            started: now,
+            prompt_uuid,
+            requests: 0,
+            request_started: None,
+            api_ms: 0,
+            model_done: false,
+            message_id: None,
+            blocks: Vec::new(),
+            open_blocks: Vec::new(),
+            uses: Vec::new(),
+            usage: Usage::default(),
+            cost: 0.0,
+            cost_unknown: false,
+            denials: Vec::new(),
+            tasks: Vec::new(),
+            suggestion: None,
+            last_text: String::new(),
+            errors: Vec::new(),
+            stop_reason: None,
+            failed: false,
+            network: None,
+            network_count: 0,
+            messages: vec![Message::User { text, attachments }],
+        });
+        self.publish(SessionState::Running);
+        self.start_request(now);
+    }
+
+    /// PROFILE §8 `system/init`.
+    fn init_record(&mut self) -> OutputRecord<'static> {
+        let c = &self.config;
+        let p = &c.projection.init;
+        let init = InitEvent {
+            api_key_source: Some(Cow::Borrowed(p.api_key_source.as_str())),
+            claude_code_version: Some(Cow::Owned(c.version.clone())),
+            cwd: Cow::Owned(c.cwd.clone()),
+            tools: c.tools.iter().map(|t| Cow::Owned(t.name.clone())).collect(),
+            mcp_servers: Vec::new(),
+            model: Cow::Owned(p.model.clone()),
+            provider: Some(Cow::Owned(p.provider.clone())),
+            provider_type: Some(Cow::Borrowed(p.provider_type.as_str())),
+            reasoning_capabilities: Some(p.reasoning_capabilities.clone()),
+            permission_mode: Cow::Borrowed(c.permission_mode.as_str()),
+            slash_commands: Some(Vec::new()),
+            output_style: Some(Cow::Borrowed("default")),
+            skills: Some(Vec::new()),
+            plugins: Some(Vec::new()),
+            agents: None,
+            betas: None,
+            fast_mode_state: None,
+            input_capabilities: c.attachments_enabled.then(InputCapabilities::native),
+            uuid: self.stamp.uuid(),
+            session_id: self.stamp.sid(),
+        };
+        OutputRecord::System(SystemEvent::Init(Box::new(init)))
+    }
+
+    /// Queues the next model call of the active turn.
+    fn start_request(&mut self, now: Instant) {
+        let Some(t) = self.turn.as_mut() else { return };
+        t.request_started = Some(now);
+        t.message_id = None;
+        t.blocks.clear();
+        t.open_blocks.clear();
+        let index = t.requests;
+        t.requests += 1;
+        let mut messages = self.history.clone();
+        messages.extend(t.messages.iter().cloned());
+        self.actions.push_back(Action::StartModel(ModelRequest {
+            turn: t.id,
+            index,
+            model: self.config.projection.init.model.clone(),
+            effort: self.config.projection.effort.clone(),
+            messages,
+            tools: self.config.tools.clone(),
+        }));
+    }
+
+    fn partial(&mut self, event: Vec<u8>) {
+        if self.config.include_partial_messages {
+            let rec = self.stamp.stream_event(event);
+            self.out.push(&rec, false);
+        }
+    }
+
+    /// One model event of the active turn.
+    pub(crate) fn model_event(&mut self, event: ModelEvent, now: Instant) {
+        let Some(mut t) = self.turn.take() else {
+            return;
+        };
+        let model = self.config.projection.init.model.clone();
+        let streaming = t.request_started.is_some();
+        match event {
+            ModelEvent::MessageStart { message_id } if streaming => {
+                let mut e = Vec::from(&b"{\"type\":\"message_start\",\"message\":{\"id\":"[..]);
+                write_str(&mut e, &message_id);
+                e.extend_from_slice(b",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
+                write_str(&mut e, &model);
+                e.extend_from_slice(b",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":0,\"output_tokens\":0}}}");
+                t.message_id = Some(message_id);
+                self.partial(e);
+            }
+            ModelEvent::TextStart { index } if streaming => {
+                t.open_blocks.push((index, OpenBlock::Text(String::new())));
+                let mut e = Vec::from(&b"{\"type\":\"content_block_start\",\"index\":"[..]);
+                write_u64(&mut e, u64::from(index));
+                e.extend_from_slice(b",\"content_block\":{\"type\":\"text\",\"text\":\"\"}}");
+                self.partial(e);
+            }
+            ModelEvent::TextDelta { index, text } if streaming => {
+                if let Some((_, OpenBlock::Text(s))) =
+                    t.open_blocks.iter_mut().find(|(i, _)| *i == index)
+                {
+                    s.push_str(&text);
+                    let mut e = Vec::from(&b"{\"type\":\"content_block_delta\",\"index\":"[..]);
+                    write_u64(&mut e, u64::from(index));
+                    e.extend_from_slice(b",\"delta\":{\"type\":\"text_delta\",\"text\":");
+                    write_str(&mut e, &text);
+                    e.extend_from_slice(b"}}");
+                    self.partial(e);
+                }
+            }
+            ModelEvent::ToolUseStart { index, id, name } if streaming => {
+                let mut e = Vec::from(&b"{\"type\":\"content_block_start\",\"index\":"[..]);
+                write_u64(&mut e, u64::from(index));
+                e.extend_from_slice(b",\"content_block\":{\"type\":\"tool_use\",\"id\":");
+                write_str(&mut e, &id);
+                e.extend_from_slice(b",\"name\":");
+                write_str(&mut e, &name);
+                e.extend_from_slice(b",\"input\":{}}}");
+                t.open_blocks.push((
+                    index,
+                    OpenBlock::Tool {
+                        id,
+                        name,
+                        json: String::new(),
+                    },
+                ));
+                self.partial(e);
+            }
+            ModelEvent::InputJsonDelta {
+                index,
+                partial_json,
+            } if streaming => {
+                if let Some((_, OpenBlock::Tool { json, .. })) =
+                    t.open_blocks.iter_mut().find(|(i, _)| *i == index)
+                {
+                    json.push_str(&partial_json);
+                    let mut e = Vec::from(&b"{\"type\":\"content_block_delta\",\"index\":"[..]);
+                    write_u64(&mut e, u64::from(index));
+                    e.extend_from_slice(
+                        b",\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":",
+                    );
+                    write_str(&mut e, &partial_json);
+                    e.extend_from_slice(b"}}");
+                    self.partial(e);
+                }
+            }
+            ModelEvent::BlockStop { index } if streaming => {
+                if let Some(pos) = t.open_blocks.iter().position(|(i, _)| *i == index) {
+                    let (_, block) = t.open_blocks.remove(pos);
+                    let mut e = Vec::from(&b"{\"type\":\"content_block_stop\",\"index\":"[..]);
+                    write_u64(&mut e, u64::from(index));
+                    e.push(b'}');
+                    self.partial(e);
+                    self.block_done(&mut t, block);
+                }
+            }
+            ModelEvent::MessageStop {
+                stop_reason,
+                usage,
+                cost,
+            } if streaming => {
+                let mut e =
+                    Vec::from(&b"{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"[..]);
+                write_str(&mut e, stop_reason.as_str());
+                e.extend_from_slice(b",\"stop_sequence\":null},\"usage\":{\"output_tokens\":");
+                write_u64(&mut e, usage.output_tokens);
+                e.extend_from_slice(b"}}");
+                self.partial(e);
+                self.partial(b"{\"type\":\"message_stop\"}".to_vec());
+                self.end_request(&mut t, now);
+                add_usage(&mut t.usage, &usage);
+                match cost {
+                    Some(c) => t.cost += c,
+                    None => t.cost_unknown = true,
+                }
+                let message_id = t.message_id.clone().unwrap_or_default();
+                t.messages.push(Message::Assistant {
+                    message_id,
+                    blocks: std::mem::take(&mut t.blocks),
+                });
+                t.stop_reason = Some(stop_reason.as_str());
+                if t.uses.is_empty() {
+                    t.model_done = true;
+                } else if stop_reason == StopReason::MaxTokens {
+                    // PROFILE §14: a truncated tool call is not run.
+                    for u in &mut t.uses {
+                        u.state = UseState::Done {
+                            content: "tool call truncated at max_tokens".into(),
+                            is_error: true,
+                        };
+                    }
+                } else {
+                    self.evaluate_uses(&mut t);
+                }
+            }
+            ModelEvent::Failed { category, message } if streaming => {
+                let text = message.unwrap_or_else(|| format!("model error: {}", category.as_str()));
+                let message_id = t
+                    .message_id
+                    .clone()
+                    .unwrap_or_else(|| format!("msg_error_{}_{}", t.id, t.requests));
+                let (uuid, rec) = self.stamp.assistant(
+                    &model,
+                    &message_id,
+                    &Block::Text(text.clone()),
+                    Some(category),
+                );
+                self.out.push(&rec, true);
+                self.last_exchange.1 = Some(uuid.as_str().to_string());
+                self.end_request(&mut t, now);
+                self.abandon_uses(&mut t, "model call failed");
+                t.errors.push(text);
+                t.failed = true;
+                t.model_done = true;
+                t.stop_reason = None;
+            }
+            ModelEvent::Cancelled if streaming => {
+                self.end_request(&mut t, now);
+                self.abandon_uses(&mut t, "model call cancelled");
+                t.errors.push("model call cancelled".into());
+                t.failed = true;
+                t.model_done = true;
+                t.stop_reason = Some(StopReason::Cancelled.as_str());
+            }
+            ModelEvent::TaskStarted {
+                task_id,
+                description,
+            } => {
+                let rec = self.stamp.task_started(&task_id, &description);
+                self.out.push(&rec, false);
+                t.tasks.push(Task {
+                    id: task_id,
+                    description,
+                    done: false,
+                });
+            }
+            ModelEvent::TaskProgress { task_id, step } => {
+                if let Some(task) = t.tasks.iter().find(|k| k.id == task_id && !k.done) {
+                    let rec = self.stamp.task_progress(&task.id, &task.description, step);
+                    self.out.push(&rec, false);
+                }
+            }
+            ModelEvent::TaskNotification { task_id, status } => {
+                if let Some(task) = t.tasks.iter_mut().find(|k| k.id == task_id && !k.done) {
+                    task.done = true;
+                    let summary = format!("task {} {}", task.id, status.as_str());
+                    let rec = self.stamp.task_notification(&task.id, status, &summary);
+                    self.out.push(&rec, false);
+                }
+            }
+            ModelEvent::Suggestion { text } => t.suggestion = Some(text),
+            ModelEvent::NetworkAccess { host, port } if streaming => {
+                self.network_access(&mut t, &host, port);
+            }
+            ModelEvent::Compact => self.compact(),
+            // An event of a call that is not open (after its stop): ignored.
+            _ => {}
+        }
+        self.turn = Some(t);
+        self.advance(now);
+    }
+
+    fn end_request(&mut self, t: &mut Turn, now: Instant) {
+        if let Some(start) = t.request_started.take() {
+            t.api_ms += millis(start, now);
+        }
+    }
+
+    /// A complete block: one `assistant` record (PROFILE §8), and a tool use to evaluate.
+    fn block_done(&mut self, t: &mut Turn, block: OpenBlock) {
+        let model = self.config.projection.init.model.clone();
+        let message_id = match &t.message_id {
+            Some(m) => m.clone(),
+            None => {
+                let m = format!("msg_{}_{}", t.id, t.requests);
+                t.message_id = Some(m.clone());
+                m
+            }
+        };
+        let (block, state) = match block {
+            OpenBlock::Text(text) => {
+                t.last_text = text.clone();
+                (Block::Text(text), None)
+            }
+            OpenBlock::Tool { id, name, json } => {
+                let (input, state) = match canonical_object(&json) {
+                    Some(input) => (input, UseState::Pending),
+                    None => (
+                        "{}".to_string(),
+                        UseState::Invalid(format!(
+                            "invalid input for {}: not a JSON object",
+                            policy::cut(&name, 64)
+                        )),
+                    ),
+                };
+                (Block::ToolUse { id, name, input }, Some(state))
+            }
+        };
+        let (uuid, rec) = self.stamp.assistant(&model, &message_id, &block, None);
+        self.out.push(&rec, true);
+        self.last_exchange.1 = Some(uuid.as_str().to_string());
+        if let (Block::ToolUse { id, name, input }, Some(state)) = (&block, state) {
+            t.uses.push(ToolUse {
+                id: id.clone(),
+                name: name.clone(),
+                input: input.clone(),
+                state,
+            });
+        }
+        t.blocks.push(block);
+    }
+
+    /// Settles every unfinished use of a message that will never run (model failure).
+    fn abandon_uses(&mut self, t: &mut Turn, why: &str) {
+        for u in &mut t.uses {
+            if !matches!(u.state, UseState::Done { .. }) {
+                u.state = UseState::Done {
+                    content: why.to_string(),
+                    is_error: true,
+                };
+            }
+        }
+    }
+
+    /// PROFILE §10 for each tool use of the finished message, in block order.
+    fn evaluate_uses(&mut self, t: &mut Turn) {
+        for i in 0..t.uses.len() {
+            let u = t.uses[i].clone();
+            let verdict = match &u.state {
+                UseState::Pending => policy::evaluate(
+                    self.config.permission_mode,
+                    &self.rules,
+                    &self.config.cwd,
+                    &u.name,
+                    &u.input,
+                ),
+                UseState::Invalid(e) => Verdict::Invalid(e.clone()),
+                _ => continue,
+            };
+            match verdict {
+                Verdict::Allow => self.run_tool(t, i, None),
+                Verdict::Deny(message) => self.deny_use(t, i, message),
+                Verdict::Invalid(message) => {
+                    t.uses[i].state = UseState::Done {
+                        content: message,
+                        is_error: true,
+                    }
+                }
+                Verdict::Ask => {
+                    if !self.ask(&u.id, &u.name, &u.input) {
+                        let msg = self.no_prompt_message();
+                        self.deny_use(t, i, msg.to_string());
+                    } else {
+                        t.uses[i].state = UseState::Asking;
+                    }
+                }
+            }
+        }
+    }
+
+    fn no_prompt_message(&self) -> &'static str {
+        if self.eof {
+            "control stream closed"
+        } else {
+            "no permission prompt available"
+        }
+    }
+
+    /// Opens the permission race (WIRE-PERM-001): `requires_action`, the host request (unless
+    /// input closed or there is no host) and the hook, together. False when nobody can answer.
+    fn ask(&mut self, tool_use_id: &str, tool_name: &str, input: &str) -> bool {
+        let host = self.config.host_permissions && !self.eof;
+        let hook = self.config.hook_configured;
+        if !host && !hook {
+            return false;
+        }
+        let host_request = if host {
+            let request_id = self.prompts.request_id();
+            let request = crate::wire::permission::CanUseTool {
+                tool_name: crate::wire::grammar::NonEmpty::new(tool_name.to_string())
+                    .unwrap_or_else(|| super::records::nonempty("-")),
+                input: crate::wire::RawObject(
+                    RawJson::parse_owned(input.as_bytes().to_vec())
+                        .unwrap_or_else(|_| RawJson::empty_object()),
+                ),
+                tool_use_id: super::records::nonempty(tool_use_id),
+                permission_suggestions: None,
+                blocked_path: None,
+                decision_reason: None,
+                title: None,
+                display_name: None,
+                description: Some(Cow::Owned(policy::description(tool_name, input))),
+                agent_id: None,
+            };
+            Some((request_id, request))
+        } else {
+            None
+        };
+        // WIRE-006: registered before the envelope is queued.
+        self.prompts.open(Prompt {
+            tool_use_id: tool_use_id.to_string(),
+            host: host_request.clone(),
+            hook_running: hook,
+        });
+        self.publish(SessionState::RequiresAction);
+        if let Some((request_id, request)) = host_request {
+            let rec = OutputRecord::ControlRequest(crate::wire::ControlRequest {
+                request_id: super::records::nonempty(&request_id),
+                request: crate::wire::ControlRequestBody::CanUseTool(request),
+            });
+            self.out.push(&rec, false);
+        }
+        if hook {
+            self.actions.push_back(Action::StartHook {
+                tool_use_id: tool_use_id.to_string(),
+                session_id: self.session_id().to_string(),
+                tool_name: tool_name.to_string(),
+                input_json: input.to_string(),
+            });
+        }
+        true
+    }
+
+    fn run_tool(&mut self, t: &mut Turn, i: usize, updated_input: Option<String>) {
+        let u = &mut t.uses[i];
+        if let Some(input) = updated_input {
+            u.input = input;
+        }
+        u.state = UseState::Running;
+        self.actions.push_back(Action::RunTool {
+            tool_use_id: u.id.clone(),
+            name: u.name.clone(),
+            input_json: u.input.clone(),
+        });
+    }
+
+    fn deny_use(&mut self, t: &mut Turn, i: usize, message: String) {
+        let u = &mut t.uses[i];
+        t.denials.push(Denial {
+            tool_name: u.name.clone(),
+            tool_use_id: u.id.clone(),
+            tool_input: RawJson::parse_owned(u.input.as_bytes().to_vec())
+                .unwrap_or_else(|_| RawJson::empty_object()),
+        });
+        u.state = UseState::Done {
+            content: message,
+            is_error: true,
+        };
+    }
+
+    /// A prompt settled (host, hook, EOF): apply it exactly once (PERM-053).
+    pub(crate) fn settle(&mut self, tool_use_id: &str, settlement: Settlement, now: Instant) {
+        let Some(mut t) = self.turn.take() else {
+            return;
+        };
+        let mut interrupt = false;
+        if t.network.as_ref().is_some_and(|(id, _)| id == tool_use_id) {
+            let (id, input) = t.network.take().unwrap_or_default();
+            let decision = match settlement {
+                Settlement::Allow { .. } => NetworkDecision::Allowed,
+                Settlement::Deny { interrupt: i, .. } => {
+                    interrupt = i;
+                    t.denials.push(Denial {
+                        tool_name: crate::wire::permission::SANDBOX_NETWORK_ACCESS.to_string(),
+                        tool_use_id: id,
+                        tool_input: RawJson::parse_owned(input.into_bytes())
+                            .unwrap_or_else(|_| RawJson::empty_object()),
+                    });
+                    NetworkDecision::Denied
+                }
+            };
+            self.actions.push_back(Action::ResumeModel {
+                turn: t.id,
+                decision,
+            });
+        } else if let Some(i) = t
+            .uses
+            .iter()
+            .position(|u| u.id == tool_use_id && u.state == UseState::Asking)
+        {
+            match settlement {
+                Settlement::Allow {
+                    updated_input,
+                    updated_permissions,
+                } => {
+                    self.rules.apply(&updated_permissions);
+                    self.run_tool(&mut t, i, updated_input);
+                }
+                Settlement::Deny {
+                    message,
+                    interrupt: i2,
+                } => {
+                    interrupt = i2;
+                    self.deny_use(&mut t, i, message);
+                }
+            }
+        }
+        self.turn = Some(t);
+        if self.prompts.is_empty() {
+            // PROFILE §8: back to `running` only when no prompt remains.
+            self.publish(SessionState::Running);
+        }
+        if interrupt {
+            // PERM-045: a deny with `interrupt: true` interrupts the turn.
+            self.interrupt(None, now);
+            return;
+        }
+        self.advance(now);
+    }
+
+    /// A tool finished.
+    pub(crate) fn tool_done(&mut self, tool_use_id: &str, outcome: ToolOutcome, now: Instant) {
+        let Some(t) = self.turn.as_mut() else { return };
+        if let Some(u) = t
+            .uses
+            .iter_mut()
+            .find(|u| u.id == tool_use_id && u.state == UseState::Running)
+        {
+            u.state = UseState::Done {
+                content: outcome.content,
+                is_error: outcome.is_error,
+            };
+            self.advance(now);
+        }
+    }
+
+    /// A hook answered.
+    pub(crate) fn hook_done(
+        &mut self,
+        tool_use_id: &str,
+        outcome: super::HookOutcome,
+        now: Instant,
+    ) {
+        match self.prompts.on_hook(tool_use_id, &outcome) {
+            super::prompts::HookRouted::Settled { settlement, cancel } => {
+                if let Some(request_id) = cancel {
+                    // WIRE-PERM-001 step 3: a hook win cancels the host request.
+                    let rec =
+                        OutputRecord::ControlCancelRequest(crate::wire::ControlCancelRequest {
+                            request_id: super::records::nonempty(&request_id),
+                        });
+                    self.out.push(&rec, false);
+                }
+                self.settle(tool_use_id, settlement, now);
+            }
+            super::prompts::HookRouted::Waiting | super::prompts::HookRouted::Ignored => {}
+        }
+    }
+
+    /// WIRE-PERM-004: the sandbox network request takes the permission path.
+    fn network_access(&mut self, t: &mut Turn, host: &str, port: Option<u16>) {
+        let mut input = Vec::from(&b"{\"host\":"[..]);
+        write_str(&mut input, host);
+        input.extend_from_slice(b",\"port\":");
+        match port {
+            Some(p) => write_u64(&mut input, u64::from(p)),
+            None => input.extend_from_slice(b"null"),
+        }
+        input.push(b'}');
+        let input = String::from_utf8(input).unwrap_or_default();
+        t.network_count += 1;
+        let id = format!("toolu_network_{}_{}", t.id, t.network_count);
+        let tool = crate::wire::permission::SANDBOX_NETWORK_ACCESS;
+        let verdict = match self.config.permission_mode {
+            crate::wire::permission::PermissionMode::BypassPermissions => Verdict::Allow,
+            crate::wire::permission::PermissionMode::Plan => {
+                Verdict::Deny("plan mode: no changes".into())
+            }
+            _ => Verdict::Ask,
+        };
+        let denied = |t: &mut Turn, id: String, input: String| {
+            t.denials.push(Denial {
+                tool_name: tool.to_string(),
+                tool_use_id: id,
+                tool_input: RawJson::parse_owned(input.into_bytes())
+                    .unwrap_or_else(|_| RawJson::empty_object()),
+            });
+        };
+        match verdict {
+            Verdict::Allow => self.actions.push_back(Action::ResumeModel {
+                turn: t.id,
+                decision: NetworkDecision::Allowed,
+            }),
+            Verdict::Ask if self.ask(&id, tool, &input) => t.network = Some((id, input)),
+            _ => {
+                denied(t, id, input);
+                self.actions.push_back(Action::ResumeModel {
+                    turn: t.id,
+                    decision: NetworkDecision::Denied,
+                });
+            }
+        }
+    }
+
+    /// `!compact` (WIRE-005): `status` compacting, `compact_boundary` with the preserved
+    /// segment (the last user/assistant exchange), `status` null.
+    fn compact(&mut self) {
+        let pre_tokens: u64 = self
+            .history
+            .iter()
+            .map(|m| match m {
+                Message::User { text, .. } => text.split_whitespace().count() as u64,
+                Message::Assistant { blocks, .. } => blocks
+                    .iter()
+                    .map(|b| match b {
+                        Block::Text(t) => t.split_whitespace().count() as u64,
+                        Block::ToolUse { .. } => 1,
+                    })
+                    .sum(),
+                Message::ToolResult { content, .. } => content.split_whitespace().count() as u64,
+            })
+            .sum();
+        let rec = self.stamp.status(Some("compacting"));
+        self.out.push(&rec, false);
+        let uuid = self.stamp.uuid();
+        let segment = match &self.last_exchange {
+            (Some(head), Some(tail)) => {
+                Some((head.clone(), uuid.as_str().to_string(), tail.clone()))
+            }
+            _ => None,
+        };
+        let rec = self.stamp.compact_boundary(uuid, pre_tokens, segment);
+        self.out.push(&rec, true);
+        let rec = self.stamp.status(None);
+        self.out.push(&rec, false);
+    }
+
+    /// Moves the turn on: all tool results in → `tool_result` records in block order and the
+    /// next request; the model done and every task finished → the result (WIRE-004).
+    pub(crate) fn advance(&mut self, now: Instant) {
+        let Some(mut t) = self.turn.take() else {
+            return;
+        };
+        let uses_done = !t.uses.is_empty()
+            && t.uses
+                .iter()
+                .all(|u| matches!(u.state, UseState::Done { .. }));
+        if uses_done && !t.model_active() {
+            for u in std::mem::take(&mut t.uses) {
+                if let UseState::Done { content, is_error } = u.state {
+                    let rec = self.stamp.tool_result(&u.id, &content, is_error);
+                    self.out.push(&rec, true);
+                    self.prompts.mark_resolved(&u.id);
+                    t.messages.push(Message::ToolResult {
+                        tool_use_id: u.id,
+                        content,
+                        is_error,
+                    });
+                }
+            }
+            if !t.model_done {
+                self.turn = Some(t);
+                self.start_request(now);
+                return;
+            }
+        }
+        let held = t.tasks.iter().any(|k| !k.done);
+        if t.model_done && t.uses.is_empty() && t.network.is_none() && !held {
+            self.finish_turn(t, now);
+            return;
+        }
+        self.turn = Some(t);
+    }
+
+    /// The result, the surviving suggestion, the transcript flush, `idle` (PROFILE §8).
+    fn finish_turn(&mut self, t: Turn, now: Instant) {
+        let subtype = if t.failed {
+            ResultSubtype::ErrorDuringExecution
+        } else {
+            ResultSubtype::Success
+        };
+        let fields = ResultFields {
+            subtype,
+            duration_ms: millis(t.started, now),
+            duration_api_ms: t.api_ms,
+            num_turns: t.requests,
+            text: t.last_text.clone(),
+            stop_reason: t.stop_reason,
+            cost: t.cost_total(),
+            usage: t.usage,
+            model: Some(self.config.projection.init.model.clone()),
+            denials: t.denials.clone(),
+            errors: t.errors.clone(),
+            prompt_uuid: t.prompt_uuid.clone(),
+        };
+        self.close_turn(t, fields, true);
+    }
+
+    /// Writes the result and what follows it, and ends the turn.
+    pub(crate) fn close_turn(&mut self, t: Turn, fields: ResultFields, suggestion: bool) {
+        let rec = self.stamp.result(&fields);
+        self.out.push(&rec, true);
+        if suggestion {
+            if let Some(s) = &t.suggestion {
+                let rec = self.stamp.suggestion(s);
+                self.out.push(&rec, false);
+            }
+        }
+        self.history.extend(t.messages);
+        // The internal flush: the session store's append + fsync (PROFILE §11).
+        let lines = self.out.take_transcript();
+        self.actions.push_back(Action::Persist { lines });
+        self.publish(SessionState::Idle);
+    }
+}
+
+fn add_usage(total: &mut Usage, u: &Usage) {
+    total.input_tokens += u.input_tokens;
+    total.output_tokens += u.output_tokens;
+    total.cache_read_input_tokens += u.cache_read_input_tokens;
+    total.cache_creation_input_tokens += u.cache_creation_input_tokens;
+}
+
+/// Whole milliseconds from `from` to `to` (0 if the clock did not advance).
+pub(crate) fn millis(from: Instant, to: Instant) -> u64 {
+    u64::try_from(to.saturating_duration_since(from).as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The canonical compact form of a JSON object text, or `None` if it is not one.
+fn canonical_object(text: &str) -> Option<String> {
+    let doc = json::parse(text.as_bytes()).ok()?;
+    let root = doc.root();
+    root.as_object()?;
+    let mut out = Vec::with_capacity(text.len());
+    json::write_value(&mut out, root);
+    String::from_utf8(out).ok()
+}
