@@ -9,8 +9,10 @@
 pub mod attach;
 pub mod cli;
 pub mod control;
+pub mod driver;
 pub mod encode;
 pub mod frame;
+pub mod hook;
 pub mod host;
 pub mod json;
 pub mod model;
@@ -18,6 +20,7 @@ pub mod provider;
 pub mod sample;
 pub mod session;
 pub mod store;
+pub mod tools;
 pub mod wire;
 
 #[doc(hidden)]

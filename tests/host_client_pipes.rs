@@ -76,6 +76,30 @@ fn control_call_is_correlated_and_typed() {
 }
 
 #[test]
+fn a_success_payload_that_fails_its_schema_is_an_error() {
+    // WIRE-009: the waiter validates the payload with its own subtype's schema.
+    let (client, mut peer) = pair(ClientOptions::default());
+    std::thread::scope(|s| {
+        let h = s.spawn(|| client.control(ControlRequestBody::McpStatus(McpStatus), T));
+        let id = peer.read()["request_id"].as_str().unwrap().to_owned();
+        peer.write(&format!(
+            r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{id}","response":{{"servers":1}}}}}}"#
+        ));
+        let r = h.join().unwrap();
+        assert!(
+            matches!(
+                r,
+                Err(HostError::InvalidResponse {
+                    subtype: "mcp_status",
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
+    });
+}
+
+#[test]
 fn control_error_response_is_an_error() {
     let (client, mut peer) = pair(ClientOptions::default());
     std::thread::scope(|s| {
@@ -140,7 +164,7 @@ fn eof_rejects_pending_calls_after_the_final_unterminated_response() {
         let w = peer.to_host.as_mut().unwrap();
         write!(
             w,
-            r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{ida}"}}}}"#
+            r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{ida}","response":{{"mcpServers":[]}}}}}}"#
         )
         .unwrap();
         peer.close();

@@ -684,7 +684,10 @@ impl Broker {
         now: Instant,
         emit: &mut dyn Emitter,
     ) -> Result<Option<Resolved>, NotPending> {
-        let mut c = self.abort_many(&[id], now, emit, None)?;
+        if !self.is_pending(id) {
+            return Err(NotPending);
+        }
+        let mut c = self.abort_many(&[id], now, emit, None);
         Ok(c.resolved.pop())
     }
 
@@ -694,14 +697,15 @@ impl Broker {
     /// acknowledgement there, so cancellations precede it). A failing or panicking emission
     /// or callback becomes one [`EmissionFailure`] (no further cancellation is emitted after
     /// it), and every detached waiter still settles `Aborted`. IDs not pending are skipped;
-    /// `Err` only when none of them was.
+    /// the callback runs even when none was (an interrupt with no pending permission still
+    /// acknowledges).
     pub fn abort_many(
         &mut self,
         ids: &[&str],
         _now: Instant,
         emit: &mut dyn Emitter,
         after: Option<&mut AfterCancellation<'_>>,
-    ) -> Result<Cancelled, NotPending> {
+    ) -> Cancelled {
         let mut detached: Vec<(Box<str>, Option<Box<str>>)> = Vec::with_capacity(ids.len());
         let mut during_emission: Vec<Box<str>> = Vec::new();
         for &id in ids {
@@ -737,9 +741,6 @@ impl Broker {
                     }
                 }
             }
-        }
-        if detached.is_empty() && during_emission.is_empty() {
-            return Err(NotPending);
         }
         let mut failure = None;
         let cancel_order = ids
@@ -777,7 +778,7 @@ impl Broker {
         if let Some(f) = failure {
             self.last_failure = Some(f);
         }
-        Ok(Cancelled {
+        Cancelled {
             resolved: detached
                 .into_iter()
                 .map(|(id, tool_use_id)| Resolved {
@@ -787,7 +788,7 @@ impl Broker {
                 })
                 .collect(),
             failure,
-        })
+        }
     }
 
     /// Input ended (WIRE-008, WIRE-EOF-001): call this after the final record was dispatched.
@@ -890,6 +891,22 @@ impl Broker {
                 self.last_failure = Some(f);
             }
         }
+    }
+
+    /// Emits one record through `emit` with the broker's containment (WIRE-015): a refusal or
+    /// panic becomes the fixed [`EmissionFailure`], also kept for
+    /// [`Broker::take_emission_failure`]. The permission race publishes its state this way so
+    /// that it shares the FIFO with the broker's records.
+    pub fn emit(
+        &mut self,
+        emit: &mut dyn Emitter,
+        emission: Emission<'_>,
+    ) -> Result<(), EmissionFailure> {
+        let r = self.call(emit, emission);
+        if let Err(f) = r {
+            self.last_failure = Some(f);
+        }
+        r
     }
 
     /// Calls the emitter with containment (WIRE-015).

@@ -4,15 +4,17 @@
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::process::{Child, ExitStatus};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use super::calls::{Calls, Reply};
 use super::command::AgentCommand;
 use super::error::HostError;
 use super::permission::{decide, decision, CanUseToolHandler, ToolPermissionRequest};
+use crate::encode::FrameEncoder;
 use crate::frame::{Reader, DEFAULT_MAX_LINE};
 use crate::json::Parser;
 use crate::wire::grammar::NonEmpty;
@@ -21,14 +23,13 @@ use crate::wire::init::AttachmentCapabilities;
 use crate::wire::initialize::InitializeResponse;
 use crate::wire::subtypes::{Initialize, Interrupt};
 use crate::wire::{
-    ControlCancelRequest, ControlOutcome, ControlRequest, ControlRequestBody, ControlResponse,
-    InputRecord, OutputRecord, Path, RawJson, UserRecord,
+    ControlOutcome, ControlRequest, ControlRequestBody, ControlResponse, InputRecord, OutputRecord,
+    Path, RawJson, UserRecord,
 };
 
 /// One item of the record stream: a decoded record, or why a line could not be decoded.
 pub type RecordItem = Result<OutputRecord<'static>, HostError>;
 
-type Reply = Result<ControlOutcome<'static>, HostError>;
 pub(crate) type ImportEvent = Result<ImportResult<'static>, ImportRejected<'static>>;
 
 /// How a [`Client`] behaves.
@@ -98,26 +99,36 @@ impl ExitReport {
 pub(crate) struct Shared {
     input: Mutex<Input>,
     pending: Mutex<Pending>,
-    next_id: AtomicU64,
     handler: Option<Arc<dyn CanUseToolHandler>>,
     pub(crate) capabilities: Mutex<Option<AttachmentCapabilities<'static>>>,
 }
 
 struct Input {
     writer: Option<Box<dyn Write + Send>>,
-    buf: Vec<u8>,
+    /// Every record is one validated frame (WIRE-013), written with one call.
+    encoder: FrameEncoder,
 }
 
-#[derive(Default)]
 pub(crate) struct Pending {
-    /// WIRE-006: the host's own requests, registered before their envelope is written.
-    waiters: HashMap<String, Sender<Reply>>,
+    /// The host's own calls on the shared broker (WIRE-006..009).
+    calls: Calls<Sender<Reply>>,
     /// Uploads in progress, by upload id.
     pub(crate) uploads: HashMap<String, Sender<ImportEvent>>,
     /// The agent's permission requests being decided, with their cancelled flags.
     permissions: HashMap<String, Arc<AtomicBool>>,
     /// The agent's output ended: nothing new can be answered.
     closed: bool,
+}
+
+impl Default for Pending {
+    fn default() -> Self {
+        Pending {
+            calls: Calls::new(),
+            uploads: HashMap::new(),
+            permissions: HashMap::new(),
+            closed: false,
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -134,26 +145,17 @@ impl Shared {
     /// Encodes one input record as one line and writes it whole.
     pub(crate) fn write(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
         let mut input = lock(&self.input);
-        let Input { writer, buf } = &mut *input;
+        let Input { writer, encoder } = &mut *input;
         let w = writer.as_mut().ok_or(HostError::InputClosed)?;
-        buf.clear();
-        record.encode(buf);
-        buf.push(b'\n');
-        let r = w.write_all(buf).and_then(|()| w.flush());
-        if buf.capacity() > 1 << 20 {
-            *buf = Vec::new();
-        }
+        let frame = encoder
+            .encode(record)
+            .map_err(|f| HostError::Encode(f.message()))?;
+        let r = w.write_all(frame).and_then(|()| w.flush());
+        encoder.shrink();
         r.map_err(|e| {
             *writer = None;
             HostError::Io(e)
         })
-    }
-
-    fn next_id(&self, prefix: &str) -> String {
-        format!(
-            "{prefix}_{}",
-            self.next_id.fetch_add(1, Ordering::Relaxed) + 1
-        )
     }
 }
 
@@ -216,10 +218,9 @@ impl Client {
         let shared = Arc::new(Shared {
             input: Mutex::new(Input {
                 writer: Some(Box::new(input)),
-                buf: Vec::new(),
+                encoder: FrameEncoder::new(),
             }),
             pending: Mutex::new(Pending::default()),
-            next_id: AtomicU64::new(0),
             handler: options.handler.clone(),
             capabilities: Mutex::new(None),
         });
@@ -276,49 +277,34 @@ impl Client {
         timeout: Duration,
     ) -> Result<Option<RawJson<'static>>, HostError> {
         let subtype = body.subtype().map_or("control", |s| s.as_str());
-        let id = self.shared.next_id("host_req");
         let (tx, rx) = mpsc::channel();
-        {
-            let mut p = self.shared.pending();
-            if p.closed {
-                return Err(HostError::StreamClosed);
+        // WIRE-006: registered on the broker before its envelope is written.
+        let (id, records) =
+            self.shared
+                .pending()
+                .calls
+                .start(body.into_owned(), tx, Instant::now())?;
+        for record in &records {
+            if let Err(e) = self.shared.write(record) {
+                self.shared.pending().calls.abandon(&id, Instant::now());
+                return Err(e);
             }
-            // WIRE-006: registered before the envelope can be written.
-            p.waiters.insert(id.clone(), tx);
         }
-        let request = ControlRequest {
-            request_id: NonEmpty::new(id.clone()).ok_or(HostError::InputClosed)?,
-            request: body,
-        };
-        if let Err(e) = self.shared.write(&InputRecord::ControlRequest(request)) {
-            self.shared.pending().waiters.remove(&id);
-            return Err(e);
-        }
-        let reply = match rx.recv_timeout(timeout) {
+        match rx.recv_timeout(timeout) {
             Ok(reply) => reply,
             Err(RecvTimeoutError::Disconnected) => Err(HostError::StreamClosed),
             Err(RecvTimeoutError::Timeout) => {
-                let abandoned = self.shared.pending().waiters.remove(&id).is_some();
-                if abandoned {
-                    // WIRE-007: cancel on the wire; the known-late response finds no waiter.
-                    let cancel = ControlCancelRequest {
-                        request_id: NonEmpty::new(id).ok_or(HostError::InputClosed)?,
-                    };
-                    let _ = self
-                        .shared
-                        .write(&InputRecord::ControlCancelRequest(cancel));
-                    return Err(HostError::Timeout { subtype });
+                let cancels = self.shared.pending().calls.abandon(&id, Instant::now());
+                if cancels.is_empty() {
+                    // Settled while we timed out: take the answer.
+                    return rx.try_recv().unwrap_or(Err(HostError::StreamClosed));
                 }
-                // Resolved while we timed out: take the answer.
-                rx.recv().unwrap_or(Err(HostError::StreamClosed))
+                // WIRE-007: cancelled on the wire; the known-late response is ignored.
+                for c in &cancels {
+                    let _ = self.shared.write(c);
+                }
+                Err(HostError::Timeout { subtype })
             }
-        };
-        match reply? {
-            ControlOutcome::Success { response } => Ok(response),
-            ControlOutcome::Error { error, .. } => Err(HostError::Control {
-                subtype,
-                error: error.into_owned(),
-            }),
         }
     }
 
@@ -432,8 +418,8 @@ fn read_loop(
     drain(&mut reader, &mut parser, shared, tx);
     let mut p = shared.pending();
     p.closed = true;
-    // WIRE-008: every request still pending is rejected (dropping its sender does it).
-    p.waiters.clear();
+    // WIRE-008: every call still pending is rejected.
+    p.calls.on_eof(Instant::now());
     p.uploads.clear();
 }
 
@@ -463,11 +449,8 @@ fn drain(reader: &mut Reader, parser: &mut Parser, shared: &Arc<Shared>, tx: &Se
 fn route(record: OutputRecord<'static>, shared: &Arc<Shared>) -> Option<OutputRecord<'static>> {
     match record {
         OutputRecord::ControlResponse(r) => {
-            let waiter = shared.pending().waiters.remove(r.request_id.as_str());
-            // No waiter: known-late after a timeout (WIRE-007) or an orphan; either way ignored.
-            if let Some(w) = waiter {
-                let _ = w.send(Ok(r.outcome));
-            }
+            // Known-late after a timeout (WIRE-007), duplicate or orphan (PERM-050): ignored.
+            shared.pending().calls.on_response(&r, Instant::now());
             None
         }
         OutputRecord::ControlRequest(r) => {

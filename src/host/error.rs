@@ -30,6 +30,8 @@ pub enum HostError {
     AttachmentsUnavailable,
     /// An upload ended without a committed manifest: the reason code of WIRE-019 / PROFILE §6.
     Upload { status: String, reason: String },
+    /// The record could not be encoded as one valid frame (the encoder's fixed text).
+    Encode(&'static str),
     /// The input side is closed (after `close()` began or a write failed).
     InputClosed,
 }
@@ -49,6 +51,7 @@ impl fmt::Display for HostError {
                 f.write_str("the agent advertised no input_capabilities: attachments unavailable")
             }
             HostError::Upload { status, reason } => write!(f, "upload {status}: {reason}"),
+            HostError::Encode(text) => f.write_str(text),
             HostError::InputClosed => f.write_str("agent input is closed"),
         }
     }

@@ -34,6 +34,7 @@
 //! # Ok::<(), agentx_wire::host::HostError>(())
 //! ```
 
+mod calls;
 mod client;
 mod command;
 mod error;

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -14,20 +14,22 @@ use ::tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use ::tokio::process::Child;
 use ::tokio::sync::{mpsc, oneshot};
 
+use super::calls::{Calls, Reply};
 use super::client::{ExitReport, RecordItem};
 use super::command::AgentCommand;
 use super::error::HostError;
 use super::permission::{
     decision, CallbackError, PermissionAnswer, ToolPermissionRequest, CALLBACK_FAILED, NO_CALLBACK,
 };
+use crate::encode::FrameEncoder;
 use crate::frame::{Reader, DEFAULT_MAX_LINE};
 use crate::json::Parser;
 use crate::wire::grammar::NonEmpty;
 use crate::wire::initialize::InitializeResponse;
 use crate::wire::subtypes::{Initialize, Interrupt};
 use crate::wire::{
-    ControlCancelRequest, ControlOutcome, ControlRequest, ControlRequestBody, ControlResponse,
-    InputRecord, OutputRecord, Path, RawJson, UserRecord,
+    ControlOutcome, ControlRequest, ControlRequestBody, ControlResponse, InputRecord, OutputRecord,
+    Path, RawJson, UserRecord,
 };
 
 /// A boxed future of a permission answer.
@@ -86,19 +88,16 @@ impl AsyncClientOptions {
     }
 }
 
-type Reply = Result<ControlOutcome<'static>, HostError>;
-
 struct Shared {
-    /// Frames to write, in order; `None` once input is closed.
-    input: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
+    /// Validated frames (WIRE-013) to write, in order; `None` once input is closed.
+    input: Mutex<Option<(mpsc::UnboundedSender<Vec<u8>>, FrameEncoder)>>,
     pending: Mutex<Pending>,
-    next_id: AtomicU64,
     handler: Option<Arc<dyn AsyncCanUseTool>>,
 }
 
-#[derive(Default)]
 struct Pending {
-    waiters: HashMap<String, oneshot::Sender<Reply>>,
+    /// The host's own calls on the shared broker (WIRE-006..009).
+    calls: Calls<oneshot::Sender<Reply>>,
     permissions: HashMap<String, Arc<AtomicBool>>,
     closed: bool,
 }
@@ -109,11 +108,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Shared {
     fn send(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
-        let mut frame = Vec::new();
-        record.encode(&mut frame);
-        frame.push(b'\n');
-        let input = lock(&self.input);
-        let tx = input.as_ref().ok_or(HostError::InputClosed)?;
+        let mut input = lock(&self.input);
+        let (tx, encoder) = input.as_mut().ok_or(HostError::InputClosed)?;
+        let frame = encoder
+            .encode(record)
+            .map_err(|f| HostError::Encode(f.message()))?
+            .to_vec();
         tx.send(frame).map_err(|_| HostError::InputClosed)
     }
 }
@@ -145,11 +145,11 @@ struct CallGuard<'c> {
 impl Drop for CallGuard<'_> {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            if lock(&self.shared.pending).waiters.remove(&id).is_some() {
-                if let Some(request_id) = NonEmpty::new(id) {
-                    let cancel = ControlCancelRequest { request_id };
-                    let _ = self.shared.send(&InputRecord::ControlCancelRequest(cancel));
-                }
+            let cancels = lock(&self.shared.pending)
+                .calls
+                .abandon(&id, std::time::Instant::now());
+            for c in &cancels {
+                let _ = self.shared.send(c);
             }
         }
     }
@@ -194,9 +194,12 @@ impl AsyncClient {
     ) -> AsyncClient {
         let (in_tx, mut in_rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let shared = Arc::new(Shared {
-            input: Mutex::new(Some(in_tx)),
-            pending: Mutex::new(Pending::default()),
-            next_id: AtomicU64::new(0),
+            input: Mutex::new(Some((in_tx, FrameEncoder::new()))),
+            pending: Mutex::new(Pending {
+                calls: Calls::new(),
+                permissions: HashMap::new(),
+                closed: false,
+            }),
             handler: options.handler.clone(),
         });
         let writer = ::tokio::spawn(async move {
@@ -254,44 +257,27 @@ impl AsyncClient {
         timeout: Duration,
     ) -> Result<Option<RawJson<'static>>, HostError> {
         let subtype = body.subtype().map_or("control", |s| s.as_str());
-        let id = format!(
-            "host_req_{}",
-            self.shared.next_id.fetch_add(1, Ordering::Relaxed) + 1
-        );
         let (tx, rx) = oneshot::channel();
-        {
-            let mut p = lock(&self.shared.pending);
-            if p.closed {
-                return Err(HostError::StreamClosed);
-            }
-            p.waiters.insert(id.clone(), tx);
-        }
+        // WIRE-006: registered on the broker before its envelope is written.
+        let (id, records) = lock(&self.shared.pending).calls.start(
+            body.into_owned(),
+            tx,
+            std::time::Instant::now(),
+        )?;
+        // From here, a timeout or a dropped future cancels on the wire (WIRE-007).
         let mut guard = CallGuard {
             shared: &self.shared,
-            id: Some(id.clone()),
+            id: Some(id.into()),
         };
-        let request = ControlRequest {
-            request_id: NonEmpty::new(id).ok_or(HostError::InputClosed)?,
-            request: body,
-        };
-        self.shared.send(&InputRecord::ControlRequest(request))?;
-        let reply = match ::tokio::time::timeout(timeout, rx).await {
-            Err(_) => return Err(HostError::Timeout { subtype }),
-            Ok(Err(_)) => {
+        for record in &records {
+            self.shared.send(record)?;
+        }
+        match ::tokio::time::timeout(timeout, rx).await {
+            Err(_) => Err(HostError::Timeout { subtype }),
+            Ok(reply) => {
                 guard.id = None;
-                return Err(HostError::StreamClosed);
+                reply.unwrap_or(Err(HostError::StreamClosed))
             }
-            Ok(Ok(reply)) => {
-                guard.id = None;
-                reply
-            }
-        };
-        match reply? {
-            ControlOutcome::Success { response } => Ok(response),
-            ControlOutcome::Error { error, .. } => Err(HostError::Control {
-                subtype,
-                error: error.into_owned(),
-            }),
         }
     }
 
@@ -366,7 +352,7 @@ async fn read_loop(
     drain(&mut reader, &mut parser, &shared, &tx);
     let mut p = lock(&shared.pending);
     p.closed = true;
-    p.waiters.clear();
+    p.calls.on_eof(std::time::Instant::now());
 }
 
 fn drain(
@@ -399,9 +385,9 @@ fn drain(
 fn route(record: OutputRecord<'static>, shared: &Arc<Shared>) -> Option<OutputRecord<'static>> {
     match record {
         OutputRecord::ControlResponse(r) => {
-            if let Some(w) = lock(&shared.pending).waiters.remove(r.request_id.as_str()) {
-                let _ = w.send(Ok(r.outcome));
-            }
+            lock(&shared.pending)
+                .calls
+                .on_response(&r, std::time::Instant::now());
             None
         }
         OutputRecord::ControlCancelRequest(c) => {

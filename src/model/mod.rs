@@ -11,6 +11,8 @@
 //!
 //! Must never: do I/O, read a clock, sleep or spawn; know about HTTP, SSE or directives.
 
+pub mod scripted;
+
 use crate::wire::output::AssistantError;
 use crate::wire::AttachmentRef;
 

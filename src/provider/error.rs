@@ -97,6 +97,8 @@ pub enum Rule {
     EnvName,
     /// The variable `api_key_env` names is unset or empty.
     EnvUnset,
+    /// An `endpoint` / `base_url` with plain `http://` to a non-loopback host (PROFILE §14).
+    PlainHttp,
 }
 
 impl Rule {
@@ -127,6 +129,7 @@ impl Rule {
             Rule::NoKey => "no_key",
             Rule::EnvName => "env_name",
             Rule::EnvUnset => "env_unset",
+            Rule::PlainHttp => "plain_http",
         }
     }
 
@@ -174,6 +177,9 @@ impl Rule {
                 f.write_str("must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)")
             }
             Rule::EnvUnset => f.write_str("names an environment variable that is unset or empty"),
+            Rule::PlainHttp => f.write_str(
+                "must use https:// (plain http:// only to 127.0.0.1, localhost or [::1])",
+            ),
         }
     }
 
@@ -181,6 +187,7 @@ impl Rule {
         match self {
             Rule::Json(e) if e.is_duplicate_member() => "WIRE-014",
             Rule::Json(_) => "PROFILE §2a",
+            Rule::PlainHttp => "PROFILE §14",
             _ => "PROFILE §3",
         }
     }

@@ -41,6 +41,7 @@ mod home;
 mod parse;
 mod registry;
 mod selection;
+mod transport;
 
 pub use binding::{ProviderBinding, RouteFingerprint};
 pub use catalog::{Catalog, Format, DISCOVERY_VERSION};
@@ -57,3 +58,4 @@ pub use registry::{
     BUILT_IN_DESCRIPTION,
 };
 pub use selection::{InitProvider, Selection};
+pub use transport::Transport;

@@ -26,6 +26,7 @@ use super::error::{At, Error, Rule};
 use super::registry::{
     ApiKey, Provider, ProviderType, Reasoning, Registry, RegistrySource, Route, Secret,
 };
+use super::transport::Transport;
 
 /// Largest `auth.json` accepted, in bytes.
 pub const MAX_AUTH_JSON_LEN: usize = 1 << 20;
@@ -188,15 +189,28 @@ fn provider(
     let private_opt = |name: &'static str| -> Result<Option<Secret>, Error> {
         optional(obj, name, |v| private_text(v, At::Field(i, name)))
     };
+    // PROFILE §14: TLS except to loopback hosts, checked where the URL is read.
+    let url = |name: &'static str| -> Result<Option<Secret>, Error> {
+        let value = private_opt(name)?;
+        if let Some(v) = &value {
+            if Transport::of(v.expose()) == Transport::PlainHttp {
+                return Err(Error::registry(At::Field(i, name), Rule::PlainHttp));
+            }
+        }
+        Ok(value)
+    };
     let route = match ty {
         ProviderType::AzureOpenAi => Route::AzureOpenAi {
-            endpoint: private("endpoint")?,
+            endpoint: match url("endpoint")? {
+                Some(e) => e,
+                None => private("endpoint")?,
+            },
             deployment: private("deployment")?,
             api_version: private("api_version")?,
             key: api_key(i, obj, env)?,
         },
         ProviderType::OpenAi => Route::OpenAi {
-            base_url: private_opt("base_url")?,
+            base_url: url("base_url")?,
             key: api_key(i, obj, env)?,
             organization: private_opt("organization")?,
         },

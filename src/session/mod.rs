@@ -45,6 +45,7 @@ mod controls;
 mod input;
 mod interrupt;
 mod output;
+pub mod permission;
 pub mod policy;
 mod prompts;
 mod queue;

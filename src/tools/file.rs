@@ -1,0 +1,106 @@
+//! `Read` and `Write` (PROFILE §10): UTF-8 text files, relative paths against the session cwd.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::{resolve, ToolOutput, READ_DEFAULT_LIMIT};
+
+/// `Read {file_path, offset?, limit?}`: lines `offset..offset+limit` (1-based, default from
+/// line 1, [`READ_DEFAULT_LIMIT`] lines), each as `<number>\t<line>` (`cat -n` style).
+pub fn read(cwd: &Path, file_path: &str, offset: Option<u64>, limit: Option<u64>) -> ToolOutput {
+    let path = resolve(cwd, file_path);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) => return ToolOutput::error(format!("cannot read {file_path}: {}", io_reason(&e))),
+    };
+    let Ok(text) = String::from_utf8(bytes) else {
+        return ToolOutput::error(format!("cannot read {file_path}: not UTF-8 text"));
+    };
+    let first = offset.unwrap_or(1).max(1);
+    let limit = limit.unwrap_or(READ_DEFAULT_LIMIT);
+    let mut out = String::new();
+    let lines = text.split_inclusive('\n');
+    for (i, line) in lines.enumerate() {
+        let n = i as u64 + 1;
+        if n < first {
+            continue;
+        }
+        if n - first >= limit {
+            break;
+        }
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let _ = writeln!(out, "{n:>6}\t{line}");
+    }
+    ToolOutput::ok(out)
+}
+
+/// `Write {file_path, content}`: creates or replaces the file.
+pub fn write(cwd: &Path, file_path: &str, content: &str) -> ToolOutput {
+    let path = resolve(cwd, file_path);
+    match std::fs::write(&path, content.as_bytes()) {
+        Ok(()) => ToolOutput::ok(format!("wrote {} bytes to {file_path}", content.len())),
+        Err(e) => ToolOutput::error(format!("cannot write {file_path}: {}", io_reason(&e))),
+    }
+}
+
+/// A short, stable reason (never the OS message with its locale and paths).
+fn io_reason(e: &std::io::Error) -> &'static str {
+    use std::io::ErrorKind::*;
+    match e.kind() {
+        NotFound => "not found",
+        PermissionDenied => "permission denied",
+        IsADirectory => "is a directory",
+        NotADirectory => "not a directory",
+        AlreadyExists => "already exists",
+        _ => "I/O error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("agentx-tools-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn write_then_read_numbered_with_offset_and_limit() {
+        let d = tmp("rw");
+        assert_eq!(
+            write(&d, "f.txt", "one\ntwo\r\nthree\nfour"),
+            ToolOutput::ok("wrote 19 bytes to f.txt")
+        );
+        assert_eq!(
+            read(&d, "f.txt", None, None),
+            ToolOutput::ok("     1\tone\n     2\ttwo\n     3\tthree\n     4\tfour\n")
+        );
+        assert_eq!(
+            read(&d, &d.join("f.txt").to_string_lossy(), Some(2), Some(2)),
+            ToolOutput::ok("     2\ttwo\n     3\tthree\n")
+        );
+        assert_eq!(read(&d, "f.txt", Some(9), None), ToolOutput::ok(""));
+    }
+
+    #[test]
+    fn errors_are_tool_errors() {
+        let d = tmp("err");
+        assert_eq!(
+            read(&d, "missing", None, None),
+            ToolOutput::error("cannot read missing: not found")
+        );
+        std::fs::write(d.join("bin"), [0xff, 0xfe]).unwrap();
+        assert_eq!(
+            read(&d, "bin", None, None),
+            ToolOutput::error("cannot read bin: not UTF-8 text")
+        );
+        assert_eq!(
+            write(&d, "no/such/dir/x", "a"),
+            ToolOutput::error("cannot write no/such/dir/x: not found")
+        );
+    }
+}

@@ -1,0 +1,303 @@
+//! Child processes in their own process group, with a deadline, a stdout cap and a kill
+//! switch: the `Bash` tool and the permission hook run through [`run`].
+//!
+//! Owns the process-group discipline (the child leads a new group, so killing the group also
+//! kills what it started), the watchdog that kills the group at the deadline, and reading the
+//! output while keeping only the first `cap` bytes (the rest is drained so the child never
+//! blocks on a full pipe). Must never: be called on the thread that reads stdin (it blocks
+//! until the child ends).
+
+use std::io::{Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rustix::process::{kill_process_group, Pid, Signal};
+
+/// A handle that kills a running child's whole process group; clone it to the thread that
+/// may cancel (interrupt, EOF, a race lost).
+#[derive(Clone, Default, Debug)]
+pub struct KillSwitch(Arc<Mutex<KillState>>);
+
+#[derive(Default, Debug)]
+struct KillState {
+    /// The running group (the child's pid), until the child is reaped.
+    group: Option<i32>,
+    /// Kill was asked (before or after the spawn).
+    killed: bool,
+}
+
+impl KillSwitch {
+    pub fn new() -> KillSwitch {
+        KillSwitch::default()
+    }
+
+    /// Kills the group with SIGKILL now, or at spawn when the child has not started yet.
+    pub fn kill(&self) {
+        let mut st = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        st.killed = true;
+        if let Some(pid) = st.group {
+            kill_group(pid);
+        }
+    }
+
+    /// Whether [`KillSwitch::kill`] was called.
+    pub fn was_killed(&self) -> bool {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).killed
+    }
+
+    fn attach(&self, pid: i32) -> bool {
+        let mut st = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        st.group = Some(pid);
+        if st.killed {
+            kill_group(pid);
+        }
+        !st.killed
+    }
+
+    fn detach(&self) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).group = None;
+    }
+}
+
+fn kill_group(pid: i32) {
+    if let Some(pid) = Pid::from_raw(pid) {
+        // ESRCH (already gone) is fine: the group ended by itself.
+        let _ = kill_process_group(pid, Signal::KILL);
+    }
+}
+
+/// How a child ended.
+#[derive(Debug)]
+pub struct Outcome {
+    /// `None` when the status could not be collected.
+    pub status: Option<ExitStatus>,
+    /// The first `cap` bytes of its output.
+    pub output: Vec<u8>,
+    /// More than `cap` bytes were written.
+    pub truncated: bool,
+    /// The deadline passed and the group was killed.
+    pub timed_out: bool,
+    /// The kill switch ended it.
+    pub killed: bool,
+}
+
+impl Outcome {
+    /// The exit code, or `128 + signal` for a signalled child, as shells report it.
+    pub fn code(&self) -> Option<i32> {
+        let s = self.status?;
+        s.code().or_else(|| s.signal().map(|n| 128 + n))
+    }
+}
+
+/// Which streams the output collects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Capture {
+    /// stdout only; stderr goes to /dev/null.
+    Stdout,
+    /// stdout and stderr through one pipe, interleaved as written.
+    Combined,
+}
+
+/// Spawns `cmd` in a new process group with `stdin` written to its standard input (then
+/// closed), collects up to `cap` bytes of output, and kills the group at `timeout` or when
+/// `kill` fires. Blocks until the child is reaped; an error only when it cannot be spawned.
+pub fn run(
+    mut cmd: Command,
+    stdin: Option<Vec<u8>>,
+    capture: Capture,
+    cap: usize,
+    timeout: Duration,
+    kill: &KillSwitch,
+) -> std::io::Result<Outcome> {
+    let (reader, writer) = std::io::pipe()?;
+    match capture {
+        Capture::Stdout => {
+            cmd.stdout(writer).stderr(Stdio::null());
+        }
+        Capture::Combined => {
+            let second = writer.try_clone()?;
+            cmd.stdout(writer).stderr(second);
+        }
+    }
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    cmd.process_group(0);
+    let mut child = cmd.spawn()?;
+    // The Command still holds our copies of the pipe's write end: drop them, or the read
+    // below never sees EOF.
+    drop(cmd);
+    let pid = i32::try_from(child.id()).unwrap_or(0);
+    kill.attach(pid);
+
+    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        // A child that exits without reading gives EPIPE: not our error.
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        });
+    }
+
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let watchdog = {
+        let kill = kill.clone();
+        std::thread::spawn(move || match done_rx.recv_timeout(timeout) {
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                kill.kill();
+                true
+            }
+            _ => false,
+        })
+    };
+
+    let mut output = Vec::new();
+    let mut truncated = false;
+    let mut reader = reader;
+    let mut buf = [0u8; 8192];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                let room = cap.saturating_sub(output.len());
+                output.extend_from_slice(&buf[..n.min(room)]);
+                truncated |= n > room;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    let status = child.wait().ok();
+    kill.detach();
+    let _ = done_tx.send(());
+    let timed_out = watchdog.join().unwrap_or(false);
+    let killed = kill.was_killed() && !timed_out;
+    Ok(Outcome {
+        status,
+        output,
+        truncated,
+        timed_out,
+        killed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    fn sh(script: &str) -> Command {
+        let mut c = Command::new("/bin/sh");
+        c.arg("-c").arg(script);
+        c
+    }
+
+    #[test]
+    fn combined_output_and_exit_code() {
+        let out = run(
+            sh("echo out; echo err >&2; exit 3"),
+            None,
+            Capture::Combined,
+            1000,
+            Duration::from_secs(30),
+            &KillSwitch::new(),
+        )
+        .unwrap();
+        assert_eq!(out.output, b"out\nerr\n");
+        assert_eq!(out.code(), Some(3));
+        assert!(!out.truncated && !out.timed_out && !out.killed);
+    }
+
+    #[test]
+    fn cap_keeps_the_first_bytes_and_drains_the_rest() {
+        let out = run(
+            sh("head -c 100000 /dev/zero | tr '\\0' a"),
+            None,
+            Capture::Stdout,
+            30_000,
+            Duration::from_secs(30),
+            &KillSwitch::new(),
+        )
+        .unwrap();
+        assert_eq!(out.output.len(), 30_000);
+        assert!(out.truncated);
+        assert_eq!(out.code(), Some(0));
+    }
+
+    #[test]
+    fn stdin_is_delivered() {
+        let out = run(
+            sh("read line; echo \"got $line\""),
+            Some(b"hello\n".to_vec()),
+            Capture::Stdout,
+            100,
+            Duration::from_secs(30),
+            &KillSwitch::new(),
+        )
+        .unwrap();
+        assert_eq!(out.output, b"got hello\n");
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_group() {
+        let started = Instant::now();
+        // The grandchild keeps the pipe open: only a group kill ends the read.
+        let out = run(
+            sh("sleep 30 & sleep 30; echo never"),
+            None,
+            Capture::Combined,
+            100,
+            Duration::from_millis(200),
+            &KillSwitch::new(),
+        )
+        .unwrap();
+        assert!(out.timed_out);
+        assert_eq!(out.code(), Some(128 + 9));
+        assert!(started.elapsed() < Duration::from_secs(20));
+    }
+
+    #[test]
+    fn kill_switch_ends_a_running_child() {
+        let kill = KillSwitch::new();
+        let k2 = kill.clone();
+        let t = std::thread::spawn(move || {
+            run(
+                sh("echo started; sleep 30 & sleep 30"),
+                None,
+                Capture::Combined,
+                100,
+                Duration::from_secs(60),
+                &k2,
+            )
+            .unwrap()
+        });
+        // Wait until the child is attached, without sleeping a fixed time.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while kill.0.lock().unwrap().group.is_none() {
+            assert!(Instant::now() < deadline);
+            std::thread::yield_now();
+        }
+        kill.kill();
+        let out = t.join().unwrap();
+        assert!(out.killed && !out.timed_out);
+    }
+
+    #[test]
+    fn killed_before_spawn_is_killed_at_spawn() {
+        let kill = KillSwitch::new();
+        kill.kill();
+        let out = run(
+            sh("echo ran"),
+            None,
+            Capture::Stdout,
+            100,
+            Duration::from_secs(30),
+            &kill,
+        )
+        .unwrap();
+        assert!(out.killed);
+    }
+}
