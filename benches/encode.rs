@@ -1,12 +1,12 @@
 //! The validating encoder against `serde_json::to_writer` on the same records (WIRE-013 cost).
 //!
 //! Input: `agentx_wire::sample::realistic_stream` (8 MiB: tool results full of escapes,
-//! `stream_event` deltas, non-ASCII and emoji), parsed once up front. Until the typed records
-//! exist, a "record" is a parsed JSON document: ours re-encodes it with `json::write_value`
-//! through `encode::Encoder` (reused buffer, separator check, `\n`, credential scan of the final
-//! frame, one writer call to a sink); the peer writes the same document, parsed as a
-//! `serde_json::Value`, with `serde_json::to_writer` into a reused buffer plus `\n`, and scans
-//! nothing. Group `encode`, `Throughput::Bytes` of the input stream.
+//! `stream_event` deltas, non-ASCII and emoji), parsed once up front, as typed
+//! `wire::OutputRecord`s and as parsed JSON documents. Ours encodes each through
+//! `encode::FrameEncoder` (reused buffer, separator check, `\n`, credential scan of the final
+//! frame); the peer writes the same document, parsed as a `serde_json::Value`, with
+//! `serde_json::to_writer` into a reused buffer plus `\n`, and scans nothing. Group `encode`,
+//! `Throughput::Bytes` of the input stream.
 //!
 //! Peers in the group: `serde_json_to_writer`, `json_write_value_plain` (our writer without the
 //! encoder), `encoder/credentials_{0,8,64}`.
@@ -14,14 +14,24 @@
 //! WIRE-013 adds), for 8 and 64 credentials, beside the raw aho-corasick pass alone and a
 //! `memchr` newline count (a calibration of the machine's load).
 //!
-//! Run: `cargo bench --bench encode -- --warm-up-time 1 --measurement-time 3`
+//! The encoder is the sans-IO `encode::FrameEncoder` (the frame is handed to `black_box`, as
+//! the peer's buffer is); `driver_wire_records/credentials_64` is the same records through the
+//! blocking driver `driver::OutputFifo` (locks, one writer call per record to a sink).
+//!
+//! Run: `cargo bench --bench encode -- --warm-up-time 1 --measurement-time 3`; with
+//! `AGENTX_BENCH_CPU=1` it measures the benchmark thread's CPU time instead of wall time.
 
 use std::hint::black_box;
 use std::io;
+use std::time::Duration;
 
-use agentx_wire::encode::{CredentialSet, Encoder};
+use agentx_wire::driver::OutputFifo;
+use agentx_wire::encode::{CredentialSet, FrameEncoder};
 use agentx_wire::json;
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::measurement::{Measurement, WallTime};
+use criterion::{Criterion, Throughput};
+
+mod cpu_time;
 
 const SIZE: usize = 8 << 20;
 
@@ -51,7 +61,7 @@ fn credentials(n: usize) -> Vec<Vec<u8>> {
         .collect()
 }
 
-fn bench_encode(c: &mut Criterion) {
+fn bench_encode<M: Measurement>(c: &mut Criterion<M>) {
     let stream = agentx_wire::sample::realistic_stream(1, SIZE);
     let lines: Vec<&[u8]> = stream
         .split(|&b| b == b'\n')
@@ -118,42 +128,55 @@ fn bench_encode(c: &mut Criterion) {
         })
     });
     for n in [0usize, 8, 64] {
-        let set = CredentialSet::new(credentials(n)).expect("credential set");
-        let encoder = Encoder::new(|frame: &[u8]| -> io::Result<usize> {
-            black_box(frame);
-            Ok(frame.len())
-        });
-        encoder.set_credentials(set).expect("configure");
+        let mut encoder = FrameEncoder::new();
+        encoder
+            .set_credentials(CredentialSet::new(credentials(n)).expect("credential set"))
+            .expect("configure");
+        // Every record must pass, or the benchmark would measure a latched encoder.
         for r in &records {
-            encoder.encode(|out| r.encode(out)).expect("clean record");
+            encoder.encode(r).expect("clean record");
         }
         group.bench_function(format!("encoder_wire_records/credentials_{n}"), |b| {
             b.iter(|| {
                 for r in &records {
-                    let _ = encoder.encode(|out| black_box(r).encode(out));
+                    let _ = black_box(encoder.encode(black_box(r)));
                 }
             })
         });
         assert!(encoder.failure().is_none());
     }
-
-    for n in [0usize, 8, 64] {
-        let set = CredentialSet::new(credentials(n)).expect("credential set");
-        let encoder = Encoder::new(|frame: &[u8]| -> io::Result<usize> {
+    {
+        let fifo = OutputFifo::new(|frame: &[u8]| -> io::Result<usize> {
             black_box(frame);
             Ok(frame.len())
         });
-        encoder.set_credentials(set).expect("configure");
-        // Every record must pass, or the benchmark would measure a latched encoder.
+        fifo.set_credentials(CredentialSet::new(credentials(64)).expect("credential set"))
+            .expect("configure");
+        for r in &records {
+            fifo.push(r).expect("clean record");
+        }
+        group.bench_function("driver_wire_records/credentials_64", |b| {
+            b.iter(|| {
+                for r in &records {
+                    let _ = fifo.push(black_box(r));
+                }
+            })
+        });
+        assert!(fifo.failure().is_none());
+    }
+
+    for n in [0usize, 8, 64] {
+        let mut encoder = FrameEncoder::new();
+        encoder
+            .set_credentials(CredentialSet::new(credentials(n)).expect("credential set"))
+            .expect("configure");
         for d in &docs {
-            encoder
-                .encode(|out| json::write_value(out, d.root()))
-                .expect("clean record");
+            encoder.encode(&d.root()).expect("clean record");
         }
         group.bench_function(format!("encoder/credentials_{n}"), |b| {
             b.iter(|| {
                 for d in &docs {
-                    let _ = encoder.encode(|out| json::write_value(out, black_box(d.root())));
+                    let _ = black_box(encoder.encode(&black_box(d.root())));
                 }
             })
         });
@@ -191,9 +214,23 @@ fn bench_encode(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default().sample_size(10);
-    targets = bench_encode
+/// Defaults as before (ten samples); command-line flags override them.
+fn config<M: Measurement>(c: Criterion<M>) -> Criterion<M> {
+    c.sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args()
 }
-criterion_main!(benches);
+
+fn main() {
+    if std::env::var_os("AGENTX_BENCH_CPU").is_some() {
+        eprintln!("measuring thread CPU time (AGENTX_BENCH_CPU)");
+        let mut c = config(Criterion::default().with_measurement(cpu_time::ThreadCpu));
+        bench_encode(&mut c);
+        c.final_summary();
+    } else {
+        let mut c = config(Criterion::<WallTime>::default());
+        bench_encode(&mut c);
+        c.final_summary();
+    }
+}

@@ -6,8 +6,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::io;
 
-use agentx_wire::control::OutputFifo;
-use agentx_wire::encode::{CredentialSet, Encoder};
+use agentx_wire::control::Outbox;
+use agentx_wire::driver::OutputFifo;
+use agentx_wire::encode::{CredentialSet, FrameEncoder};
 use agentx_wire::json;
 
 /// Counts allocations made by the current thread while counting is on.
@@ -80,19 +81,34 @@ fn steady_state_encoding_allocates_nothing() {
         .collect();
     for set in [CredentialSet::empty(), CredentialSet::new(&creds).unwrap()] {
         let n = set.len();
-        let enc = Encoder::new(sink());
+        // The sans-IO encoder, and the blocking driver around it.
+        let mut frames = FrameEncoder::new();
+        frames.set_credentials(set.clone()).unwrap();
+        let enc = OutputFifo::new(sink());
         enc.set_credentials(set).unwrap();
-        // Warm up: buffers grow to the largest record once.
-        for d in &docs {
-            enc.encode(|out| json::write_value(out, d.root())).unwrap();
+        // Warm up: buffers grow to the largest record (twice: the driver's two frame buffers
+        // take records in turn, whatever the parity of the record count).
+        for d in docs.iter().chain(&docs) {
+            frames.encode(&d.root()).unwrap();
+            enc.push(&d.root()).unwrap();
         }
         let count = allocations(|| {
             for d in &docs {
-                enc.encode(|out| json::write_value(out, d.root())).unwrap();
+                std::hint::black_box(frames.encode(&d.root()).unwrap());
             }
         });
         eprintln!(
-            "{} records, {n} credentials: {count} allocations",
+            "FrameEncoder: {} records, {n} credentials: {count} allocations",
+            docs.len()
+        );
+        assert_eq!(count, writer_allocs, "{n} credentials");
+        let count = allocations(|| {
+            for d in &docs {
+                enc.push(&d.root()).unwrap();
+            }
+        });
+        eprintln!(
+            "OutputFifo: {} records, {n} credentials: {count} allocations",
             docs.len()
         );
         assert_eq!(count, writer_allocs, "{n} credentials");
@@ -101,16 +117,39 @@ fn steady_state_encoding_allocates_nothing() {
 
 #[test]
 fn steady_state_fifo_push_allocates_nothing_beyond_the_record() {
-    let enc = Encoder::new(sink());
-    enc.set_credentials(CredentialSet::new(["sk-zq-secret"]).unwrap())
+    let fifo = OutputFifo::new(sink());
+    fifo.set_credentials(CredentialSet::new(["sk-zq-secret"]).unwrap())
         .unwrap();
-    let fifo: OutputFifo<&'static [u8]> = OutputFifo::new(enc);
     for _ in 0..100 {
-        fifo.push(br#"{"type":"keep_alive"}"#).unwrap();
+        fifo.push(&br#"{"type":"keep_alive"}"#[..]).unwrap();
     }
     let count = allocations(|| {
         for _ in 0..1000 {
-            fifo.push(br#"{"type":"keep_alive"}"#).unwrap();
+            fifo.push(&br#"{"type":"keep_alive"}"#[..]).unwrap();
+        }
+    });
+    assert_eq!(count, 0);
+}
+
+#[test]
+fn steady_state_outbox_allocates_nothing() {
+    let mut encoder = FrameEncoder::new();
+    let mut outbox = Outbox::new();
+    let record = br#"{"type":"keep_alive"}"#;
+    let cycle = |encoder: &mut FrameEncoder, outbox: &mut Outbox| {
+        for _ in 0..8 {
+            outbox.push(encoder.encode(&record[..]).unwrap()).unwrap();
+        }
+        while let Some(frame) = outbox.pop() {
+            std::hint::black_box(frame);
+        }
+    };
+    for _ in 0..10 {
+        cycle(&mut encoder, &mut outbox);
+    }
+    let count = allocations(|| {
+        for _ in 0..100 {
+            cycle(&mut encoder, &mut outbox);
         }
     });
     assert_eq!(count, 0);
@@ -118,25 +157,23 @@ fn steady_state_fifo_push_allocates_nothing_beyond_the_record() {
 
 #[test]
 fn a_large_record_is_given_back() {
-    let enc = Encoder::new(sink());
-    let big = vec![b'a'; 4 << 20];
-    enc.encode(|out| {
-        out.push(b'"');
-        out.extend_from_slice(&big);
-        out.push(b'"');
-    })
-    .unwrap();
-    // After the shrink, the next small record reuses a small buffer; a second large record
-    // has to grow it again (an allocation), which shows the first one was released.
-    let small = allocations(|| enc.encode(|out| out.extend_from_slice(b"{}")).unwrap());
+    let enc = OutputFifo::new(sink());
+    let big = [&b"\""[..], &vec![b'a'; 4 << 20], b"\""].concat();
+    for _ in 0..4 {
+        enc.push(&b"{}"[..]).unwrap();
+    }
+    enc.push(&big).unwrap();
+    // The large frame buffer is dropped, not kept; the next small records reuse the small
+    // buffers; a second large record has to grow one again (an allocation), which shows the
+    // first one was released.
+    let small = allocations(|| {
+        for _ in 0..4 {
+            enc.push(&b"{}"[..]).unwrap();
+        }
+    });
     assert_eq!(small, 0);
     let regrow = allocations(|| {
-        enc.encode(|out| {
-            out.push(b'"');
-            out.extend_from_slice(&big);
-            out.push(b'"');
-        })
-        .unwrap()
+        enc.push(&big).unwrap();
     });
     assert!(regrow > 0, "the large buffer was kept");
 }

@@ -1,4 +1,5 @@
-//! Acceptance scenario 18 and WIRE-015 callback containment: re-entrant configuration from the
+//! Acceptance scenario 18 and WIRE-015 callback containment, through the blocking driver
+//! (`driver::OutputFifo`): re-entrant configuration from the
 //! validator and the writer, panicking callbacks, callback errors whose `Display`/`Debug`/
 //! `source`/`Drop` panic, a validator mutating its copy, one latched failure, no callback after
 //! failure, no deadlock. Every scenario runs on its own thread under a timeout, so a deadlock
@@ -13,10 +14,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::Duration;
 
+use agentx_wire::driver::{OutputFifo, PushError, State};
 use agentx_wire::encode::{
-    CredentialSet, Encoder, EncoderFailure, Error, FailureKind, OutputFault, RecordFault, State,
-    ValidatorError, OUTPUT_FAILURE_TEXT, VALIDATION_FAILURE_TEXT,
+    CredentialSet, EncoderFailure, FailureKind, OutputFault, RecordFault, ValidatorError,
+    OUTPUT_FAILURE_TEXT, VALIDATION_FAILURE_TEXT,
 };
+use agentx_wire::wire::Encode;
 
 /// Runs `f` on a thread and fails if it does not finish within 10 s (a deadlock).
 fn within<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
@@ -101,18 +104,24 @@ fn counting_writer(calls: Arc<Calls>) -> impl FnMut(&[u8]) -> io::Result<usize> 
 
 const SAFE: &[u8] = br#"{"type":"keep_alive"}"#;
 
-fn safe(out: &mut Vec<u8>) {
-    out.extend_from_slice(SAFE);
+/// A record whose own `encode` panics halfway.
+struct Panicking;
+
+impl Encode for Panicking {
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"partial\":");
+        panic!("marshal panics")
+    }
 }
 
 /// After a latched failure: the same failure on every later encode, no callback call.
-fn assert_latched(enc: &Encoder, failure: EncoderFailure, calls: &Calls) {
+fn assert_latched(enc: &OutputFifo, failure: EncoderFailure, calls: &Calls) {
     let (v, w) = (
         calls.validator.load(Ordering::SeqCst),
         calls.writer.load(Ordering::SeqCst),
     );
     for _ in 0..3 {
-        assert_eq!(enc.encode(safe), Err(Error::Failed(failure)));
+        assert_eq!(enc.push(SAFE), Err(PushError::Failed(failure)));
     }
     assert_eq!(enc.state(), State::Failed(failure));
     assert_eq!(
@@ -131,9 +140,9 @@ fn assert_latched(enc: &Encoder, failure: EncoderFailure, calls: &Calls) {
 fn scenario_18_reentrant_configuration_from_the_validator() {
     within(|| {
         let calls = Arc::new(Calls::default());
-        let slot: Arc<OnceLock<Arc<Encoder>>> = Arc::new(OnceLock::new());
+        let slot: Arc<OnceLock<Arc<OutputFifo>>> = Arc::new(OnceLock::new());
         let seen: Arc<Mutex<Vec<String>>> = Arc::default();
-        let enc = Arc::new(Encoder::new(counting_writer(calls.clone())));
+        let enc = Arc::new(OutputFifo::new(counting_writer(calls.clone())));
         let (slot2, calls2, seen2) = (slot.clone(), calls.clone(), seen.clone());
         enc.set_validator(move |_: &mut [u8]| -> Result<(), ValidatorError> {
             calls2.validator.fetch_add(1, Ordering::SeqCst);
@@ -142,13 +151,13 @@ fn scenario_18_reentrant_configuration_from_the_validator() {
             s.push(format!("{:?}", enc.state()));
             s.push(format!("{:?}", enc.set_credentials(CredentialSet::empty())));
             s.push(format!("{:?}", enc.set_max_record_len(1)));
-            s.push(format!("{:?}", enc.encode(safe)));
+            s.push(format!("{:?}", enc.push(SAFE)));
             s.push(format!("{:?}", enc.failure()));
             Ok(())
         })
         .unwrap();
         assert!(slot.set(enc.clone()).is_ok());
-        enc.encode(safe).unwrap();
+        enc.push(SAFE).unwrap();
         assert_eq!(
             *seen.lock().unwrap(),
             [
@@ -169,31 +178,40 @@ fn scenario_18_reentrant_configuration_from_the_validator() {
 #[test]
 fn scenario_18_reentrant_configuration_from_the_writer() {
     within(|| {
-        let slot: Arc<OnceLock<Arc<Encoder>>> = Arc::new(OnceLock::new());
+        const FIRST: &[u8] = br#"{"type":"system","subtype":"init"}"#;
+        let slot: Arc<OnceLock<Arc<OutputFifo>>> = Arc::new(OnceLock::new());
         let seen: Arc<Mutex<Vec<String>>> = Arc::default();
         let out: Arc<Mutex<Vec<u8>>> = Arc::default();
         let (slot2, seen2, out2) = (slot.clone(), seen.clone(), out.clone());
-        let enc = Arc::new(Encoder::new(move |frame: &[u8]| -> io::Result<usize> {
+        let enc = Arc::new(OutputFifo::new(move |frame: &[u8]| -> io::Result<usize> {
             let enc = slot2.get().expect("encoder installed");
-            let mut s = seen2.lock().unwrap();
-            s.push(format!("{:?}", enc.state()));
-            s.push(format!(
-                "{:?}",
-                enc.set_validator(|_: &mut [u8]| -> Result<(), ValidatorError> { Ok(()) })
-            ));
-            s.push(format!("{:?}", enc.encode(safe)));
-            s.push(format!("{}", enc.records_written()));
+            if frame.starts_with(FIRST) {
+                let mut s = seen2.lock().unwrap();
+                s.push(format!("{:?}", enc.state()));
+                s.push(format!(
+                    "{:?}",
+                    enc.set_validator(|_: &mut [u8]| -> Result<(), ValidatorError> { Ok(()) })
+                ));
+                // Queued behind the running record, written by this same drain.
+                s.push(format!("{:?}", enc.push(SAFE)));
+                s.push(format!("{}", enc.records_written()));
+            }
             out2.lock().unwrap().extend_from_slice(frame);
             Ok(frame.len())
         }));
         assert!(slot.set(enc.clone()).is_ok());
-        enc.encode(safe).unwrap();
-        enc.encode(safe).unwrap();
+        assert_eq!(enc.push(FIRST), Ok(agentx_wire::driver::Pushed::Written));
+        enc.push(SAFE).unwrap();
         assert_eq!(
-            seen.lock().unwrap()[..4],
-            ["Writing", "Err(AlreadyStarted)", "Err(Reentrant)", "0"]
+            *seen.lock().unwrap(),
+            ["Writing", "Err(AlreadyStarted)", "Ok(Queued)", "0"]
         );
-        assert_eq!(*out.lock().unwrap(), [SAFE, b"\n", SAFE, b"\n"].concat());
+        assert_eq!(
+            *out.lock().unwrap(),
+            [FIRST, b"\n", SAFE, b"\n", SAFE, b"\n"].concat()
+        );
+        assert_eq!(enc.records_written(), 3);
+        assert_eq!(enc.state(), State::Open);
     });
 }
 
@@ -201,14 +219,14 @@ fn scenario_18_reentrant_configuration_from_the_writer() {
 fn scenario_18_validator_panic_latches_validation_failure() {
     within(|| {
         let calls = Arc::new(Calls::default());
-        let enc = Encoder::new(counting_writer(calls.clone()));
+        let enc = OutputFifo::new(counting_writer(calls.clone()));
         let c = calls.clone();
         enc.set_validator(move |_: &mut [u8]| -> Result<(), ValidatorError> {
             c.validator.fetch_add(1, Ordering::SeqCst);
             panic!("validator panics")
         })
         .unwrap();
-        let e = enc.encode(safe).unwrap_err();
+        let e = enc.push(SAFE).unwrap_err();
         let f = e.failure().unwrap();
         assert_eq!(f.kind(), FailureKind::Validation);
         assert_eq!(f.to_string(), VALIDATION_FAILURE_TEXT);
@@ -223,14 +241,14 @@ fn scenario_18_validator_error_with_panicking_methods_is_never_touched() {
     within(|| {
         let touched = Arc::new(Touched::default());
         let calls = Arc::new(Calls::default());
-        let enc = Encoder::new(counting_writer(calls.clone()));
+        let enc = OutputFifo::new(counting_writer(calls.clone()));
         let (t, c) = (touched.clone(), calls.clone());
         enc.set_validator(move |_: &mut [u8]| -> Result<(), ValidatorError> {
             c.validator.fetch_add(1, Ordering::SeqCst);
             Err(Box::new(Hostile(t.clone())))
         })
         .unwrap();
-        let f = enc.encode(safe).unwrap_err().failure().unwrap();
+        let f = enc.push(SAFE).unwrap_err().failure().unwrap();
         assert_eq!(f.kind(), FailureKind::Validation);
         assert_untouched(&touched);
         // It was dropped (its panicking Drop contained), not leaked or formatted.
@@ -258,11 +276,11 @@ fn scenario_18_writer_errors_with_panicking_methods_are_classified_by_kind_only(
             let touched = Arc::new(Touched::default());
             let calls = Arc::new(Calls::default());
             let (t, c) = (touched.clone(), calls.clone());
-            let enc = Encoder::new(move |_: &[u8]| -> io::Result<usize> {
+            let enc = OutputFifo::new(move |_: &[u8]| -> io::Result<usize> {
                 c.writer.fetch_add(1, Ordering::SeqCst);
                 Err(io::Error::new(kind, Hostile(t.clone())))
             });
-            let f = enc.encode(safe).unwrap_err().failure().unwrap();
+            let f = enc.push(SAFE).unwrap_err().failure().unwrap();
             assert_eq!(f.kind(), FailureKind::Output(fault));
             assert_eq!(f.is_broken_pipe(), fault == OutputFault::BrokenPipe);
             assert_eq!(f.to_string(), OUTPUT_FAILURE_TEXT);
@@ -279,27 +297,27 @@ fn scenario_18_writer_panic_and_short_write_latch() {
     within(|| {
         let calls = Arc::new(Calls::default());
         let c = calls.clone();
-        let enc = Encoder::new(move |_: &[u8]| -> io::Result<usize> {
+        let enc = OutputFifo::new(move |_: &[u8]| -> io::Result<usize> {
             c.writer.fetch_add(1, Ordering::SeqCst);
             panic!("writer panics")
         });
-        let f = enc.encode(safe).unwrap_err().failure().unwrap();
+        let f = enc.push(SAFE).unwrap_err().failure().unwrap();
         assert_eq!(f.kind(), FailureKind::Output(OutputFault::Panicked));
         assert_latched(&enc, f, &calls);
 
         let calls = Arc::new(Calls::default());
         let c = calls.clone();
-        let enc = Encoder::new(move |frame: &[u8]| -> io::Result<usize> {
+        let enc = OutputFifo::new(move |frame: &[u8]| -> io::Result<usize> {
             c.writer.fetch_add(1, Ordering::SeqCst);
             Ok(frame.len() - 1)
         });
-        let f = enc.encode(safe).unwrap_err().failure().unwrap();
+        let f = enc.push(SAFE).unwrap_err().failure().unwrap();
         assert_eq!(f.kind(), FailureKind::Output(OutputFault::ShortWrite));
         assert_latched(&enc, f, &calls);
         // Reporting more than the frame is no better.
         let calls = Arc::new(Calls::default());
-        let enc = Encoder::new(move |frame: &[u8]| -> io::Result<usize> { Ok(frame.len() + 1) });
-        let f = enc.encode(safe).unwrap_err().failure().unwrap();
+        let enc = OutputFifo::new(move |frame: &[u8]| -> io::Result<usize> { Ok(frame.len() + 1) });
+        let f = enc.push(SAFE).unwrap_err().failure().unwrap();
         assert_eq!(f.kind(), FailureKind::Output(OutputFault::ShortWrite));
         assert_latched(&enc, f, &calls);
     });
@@ -317,12 +335,12 @@ impl Drop for PayloadBomb {
 fn scenario_18_panic_payload_with_panicking_drop_is_contained() {
     within(|| {
         let calls = Arc::new(Calls::default());
-        let enc = Encoder::new(counting_writer(calls.clone()));
+        let enc = OutputFifo::new(counting_writer(calls.clone()));
         enc.set_validator(|_: &mut [u8]| -> Result<(), ValidatorError> {
             std::panic::panic_any(PayloadBomb)
         })
         .unwrap();
-        let f = enc.encode(safe).unwrap_err().failure().unwrap();
+        let f = enc.push(SAFE).unwrap_err().failure().unwrap();
         assert_eq!(f.kind(), FailureKind::Validation);
         assert_latched(&enc, f, &calls);
     });
@@ -332,15 +350,8 @@ fn scenario_18_panic_payload_with_panicking_drop_is_contained() {
 fn scenario_18_marshal_panic_latches_record_failure() {
     within(|| {
         let calls = Arc::new(Calls::default());
-        let enc = Encoder::new(counting_writer(calls.clone()));
-        let f = enc
-            .encode(|out| {
-                out.extend_from_slice(b"{\"partial\":");
-                panic!("marshal panics")
-            })
-            .unwrap_err()
-            .failure()
-            .unwrap();
+        let enc = OutputFifo::new(counting_writer(calls.clone()));
+        let f = enc.push(&Panicking).unwrap_err().failure().unwrap();
         assert_eq!(f.kind(), FailureKind::Record(RecordFault::Panicked));
         assert_eq!(calls.writer.load(Ordering::SeqCst), 0);
         assert_latched(&enc, f, &calls);
@@ -351,7 +362,7 @@ fn scenario_18_marshal_panic_latches_record_failure() {
 fn scenario_18_validator_mutating_its_copy_cannot_change_output() {
     within(|| {
         let calls = Arc::new(Calls::default());
-        let enc = Encoder::new(counting_writer(calls.clone()));
+        let enc = OutputFifo::new(counting_writer(calls.clone()));
         let seen: Arc<Mutex<Vec<u8>>> = Arc::default();
         let seen2 = seen.clone();
         enc.set_validator(move |frame: &mut [u8]| -> Result<(), ValidatorError> {
@@ -364,8 +375,8 @@ fn scenario_18_validator_mutating_its_copy_cannot_change_output() {
         })
         .unwrap();
         let record = br#"{"type":"assistant","text":"keep me"}"#;
-        enc.encode(|o| o.extend_from_slice(record)).unwrap();
-        enc.encode(|o| o.extend_from_slice(record)).unwrap();
+        enc.push(&record[..]).unwrap();
+        enc.push(&record[..]).unwrap();
         let frame = [&record[..], b"\n"].concat();
         // The validator saw the exact final frame, terminator included.
         assert_eq!(*seen.lock().unwrap(), [&frame[..], &frame[..]].concat());
@@ -381,7 +392,7 @@ fn scenario_18_validator_mutating_its_copy_cannot_change_output() {
 fn credentials_run_before_the_custom_validator() {
     within(|| {
         let calls = Arc::new(Calls::default());
-        let enc = Encoder::new(counting_writer(calls.clone()));
+        let enc = OutputFifo::new(counting_writer(calls.clone()));
         enc.set_credentials(CredentialSet::new(["tok"]).unwrap())
             .unwrap();
         let c = calls.clone();
@@ -391,7 +402,7 @@ fn credentials_run_before_the_custom_validator() {
         })
         .unwrap();
         let f = enc
-            .encode(|o| o.extend_from_slice(br#"{"a":"tok"}"#))
+            .push(&br#"{"a":"tok"}"#[..])
             .unwrap_err()
             .failure()
             .unwrap();
@@ -408,7 +419,7 @@ fn concurrent_records_stay_whole_and_serialized() {
         let busy = Arc::new(AtomicBool::new(false));
         let out: Arc<Mutex<Vec<u8>>> = Arc::default();
         let (b, o) = (busy.clone(), out.clone());
-        let enc = Arc::new(Encoder::new(move |frame: &[u8]| -> io::Result<usize> {
+        let enc = Arc::new(OutputFifo::new(move |frame: &[u8]| -> io::Result<usize> {
             // Two writer calls at once would be a serialization bug.
             assert!(!b.swap(true, Ordering::SeqCst), "writer entered twice");
             // Hand the frame over in pieces to widen any race window.
@@ -424,10 +435,8 @@ fn concurrent_records_stay_whole_and_serialized() {
                 let enc = enc.clone();
                 thread::spawn(move || {
                     for i in 0..200 {
-                        enc.encode(|o| {
-                            o.extend_from_slice(format!(r#"{{"t":{t},"i":{i}}}"#).as_bytes())
-                        })
-                        .unwrap();
+                        enc.push(format!(r#"{{"t":{t},"i":{i}}}"#).as_bytes())
+                            .unwrap();
                     }
                 })
             })
@@ -465,6 +474,6 @@ fn concurrent_records_stay_whole_and_serialized() {
 #[test]
 fn encoder_is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
-    assert_send_sync::<Encoder>();
+    assert_send_sync::<OutputFifo>();
     assert_send_sync::<CredentialSet>();
 }

@@ -1,14 +1,13 @@
 //! Acceptance scenarios 2 and 17 (sdk-wire-protocol §10) and WIRE-013 whole-record credential
-//! validation, every step asserted, against the real `Encoder` and `CredentialSet`.
+//! validation, every step asserted, against the real blocking driver (`driver::OutputFifo` over `encode::FrameEncoder`) and
+//! `CredentialSet`.
 
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use agentx_wire::control::OutputFifo;
-use agentx_wire::encode::{
-    CredentialSet, Encoder, Error, FailureKind, State, VALIDATION_FAILURE_TEXT,
-};
+use agentx_wire::driver::{OutputFifo, State};
+use agentx_wire::encode::{CredentialSet, Error, FailureKind, VALIDATION_FAILURE_TEXT};
 use agentx_wire::json;
 
 /// A writer recording every frame it gets and how often it was called.
@@ -19,9 +18,9 @@ struct Sink {
 }
 
 impl Sink {
-    fn encoder(&self) -> Encoder {
+    fn encoder(&self) -> OutputFifo {
         let s = self.clone();
-        Encoder::new(move |frame: &[u8]| -> io::Result<usize> {
+        OutputFifo::new(move |frame: &[u8]| -> io::Result<usize> {
             s.calls.fetch_add(1, Ordering::SeqCst);
             s.bytes
                 .lock()
@@ -36,10 +35,6 @@ impl Sink {
     fn calls(&self) -> usize {
         self.calls.load(Ordering::SeqCst)
     }
-}
-
-fn raw(bytes: &'static [u8]) -> impl FnOnce(&mut Vec<u8>) {
-    move |out| out.extend_from_slice(bytes)
 }
 
 fn assistant_text(out: &mut Vec<u8>, text: &str) {
@@ -77,7 +72,9 @@ fn scenario_2_separators_give_one_physical_line_and_exact_text() {
         let sink = Sink::default();
         let enc = sink.encoder();
         enc.set_credentials(credentials).unwrap();
-        enc.encode(|out| assistant_text(out, text)).unwrap();
+        let mut record = Vec::new();
+        assistant_text(&mut record, text);
+        enc.push(&record).unwrap();
         let out = sink.bytes();
         // One physical line: exactly one LF, at the end.
         assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 1);
@@ -98,12 +95,13 @@ fn scenario_2_encoder_escapes_raw_separators_a_marshaler_left() {
     let sink = Sink::default();
     let enc = sink.encoder();
     let text = "a\u{2028}b\u{2029}c";
-    enc.encode(|out| {
-        out.extend_from_slice(b"{\"type\":\"assistant\",\"message\":{\"content\":[{\"text\":\"");
-        out.extend_from_slice(text.as_bytes());
-        out.extend_from_slice(b"\"}]}}");
-    })
-    .unwrap();
+    let record = [
+        &b"{\"type\":\"assistant\",\"message\":{\"content\":[{\"text\":\""[..],
+        text.as_bytes(),
+        b"\"}]}}",
+    ]
+    .concat();
+    enc.push(&record).unwrap();
     let out = sink.bytes();
     assert_eq!(
         out,
@@ -116,13 +114,13 @@ fn scenario_2_encoder_escapes_raw_separators_a_marshaler_left() {
 fn raw_line_feed_in_marshaled_bytes_latches_and_writes_nothing() {
     let sink = Sink::default();
     let enc = sink.encoder();
-    let e = enc.encode(raw(b"{\"type\":\n\"x\"}")).unwrap_err();
+    let e = enc.push(b"{\"type\":\n\"x\"}").unwrap_err();
     assert!(matches!(
         e.failure().map(|f| f.kind()),
         Some(FailureKind::Record(_))
     ));
     assert_eq!(sink.calls(), 0);
-    assert_eq!(enc.encode(raw(b"{}")), Err(e));
+    assert_eq!(enc.push(b"{}"), Err(e));
 }
 
 /// Scenario 17 step: a set that must reject `record` before a byte reaches the writer, with the
@@ -132,7 +130,7 @@ fn assert_rejected_before_any_byte(credentials: &[&[u8]], record: &'static [u8])
     let enc = sink.encoder();
     enc.set_credentials(CredentialSet::new(credentials).unwrap())
         .unwrap();
-    let e = enc.encode(raw(record)).unwrap_err();
+    let e = enc.push(record).unwrap_err();
     let failure = e.failure().expect("latched failure");
     assert_eq!(failure.kind(), FailureKind::Validation);
     assert_eq!(failure.to_string(), VALIDATION_FAILURE_TEXT);
@@ -145,7 +143,7 @@ fn assert_rejected_before_any_byte(credentials: &[&[u8]], record: &'static [u8])
     assert_eq!(enc.state(), State::Failed(failure));
     // Later writes, even of a safe record, return the same failure and write nothing.
     for _ in 0..3 {
-        assert_eq!(enc.encode(raw(b"{\"type\":\"keep_alive\"}")), Err(e));
+        assert_eq!(enc.push(b"{\"type\":\"keep_alive\"}"), Err(e));
     }
     assert_eq!(sink.calls(), 0);
     // The diagnostic is credential-free.
@@ -229,7 +227,9 @@ fn wire_013_escaped_and_foreign_spellings() {
     let enc = sink.encoder();
     enc.set_credentials(CredentialSet::new(["a\u{2028}b"]).unwrap())
         .unwrap();
-    assert!(enc.encode(|o| assistant_text(o, "xa\u{2028}by")).is_err());
+    let mut record = Vec::new();
+    assistant_text(&mut record, "xa\u{2028}by");
+    assert!(enc.push(&record).is_err());
     assert_eq!(sink.calls(), 0);
 }
 
@@ -246,7 +246,7 @@ fn wire_013_near_misses_are_written() {
         br#"{"hunter":2}"#,
     ];
     for r in records {
-        enc.encode(|o| o.extend_from_slice(r)).unwrap();
+        enc.push(r).unwrap();
     }
     let expected: Vec<u8> = records.iter().flat_map(|r| [*r, b"\n"].concat()).collect();
     assert_eq!(sink.bytes(), expected);
@@ -280,12 +280,12 @@ fn scenario_17_credential_free_encoder_is_byte_identical_through_the_fifo() {
         let sink = Sink::default();
         let enc = sink.encoder();
         enc.set_credentials(credentials).unwrap();
-        let fifo: OutputFifo<Vec<u8>> = OutputFifo::new(enc);
+        let fifo = enc;
         let mut parser = json::Parser::new();
         for line in &lines {
             let mut rec = Vec::new();
             json::write_value(&mut rec, parser.parse(line).unwrap());
-            fifo.push(rec).unwrap();
+            fifo.push(&rec).unwrap();
         }
         assert_eq!(sink.bytes(), expected);
         assert_eq!(sink.calls(), lines.len());
@@ -307,7 +307,7 @@ fn reconfiguration_after_first_record_is_rejected() {
         .unwrap();
     enc.set_credentials(CredentialSet::new(["second"]).unwrap())
         .unwrap();
-    enc.encode(raw(br#"{"a":"first"}"#)).unwrap();
+    enc.push(br#"{"a":"first"}"#).unwrap();
     assert_eq!(enc.state(), State::Open);
     assert_eq!(
         enc.set_credentials(CredentialSet::empty()),
@@ -321,7 +321,7 @@ fn reconfiguration_after_first_record_is_rejected() {
         Err(Error::AlreadyStarted)
     );
     // The installed set still applies.
-    assert!(enc.encode(raw(br#"{"a":"second"}"#)).is_err());
+    assert!(enc.push(br#"{"a":"second"}"#).is_err());
     assert_eq!(sink.bytes(), b"{\"a\":\"first\"}\n");
 }
 
@@ -330,8 +330,8 @@ fn record_limit_at_edge() {
     let sink = Sink::default();
     let enc = sink.encoder();
     enc.set_max_record_len(10).unwrap();
-    enc.encode(raw(b"\"12345678\"")).unwrap(); // 10 bytes: at the limit
-    let e = enc.encode(raw(b"\"123456789\"")).unwrap_err(); // 11: one past
+    enc.push(b"\"12345678\"").unwrap(); // 10 bytes: at the limit
+    let e = enc.push(b"\"123456789\"").unwrap_err(); // 11: one past
     assert_eq!(
         e.failure().map(|f| f.kind()),
         Some(FailureKind::Record(
@@ -349,7 +349,7 @@ fn debug_never_shows_a_secret() {
     let sink = Sink::default();
     let enc = sink.encoder();
     enc.set_credentials(set).unwrap();
-    let _ = enc.encode(raw(br#"{"k":"sk-live-SECRET-1"}"#));
+    let _ = enc.push(br#"{"k":"sk-live-SECRET-1"}"#);
     let d = format!("{enc:?} {:?} {}", enc.state(), enc.failure().unwrap());
     assert!(!d.contains("SECRET"), "{d}");
 }
@@ -358,20 +358,14 @@ fn debug_never_shows_a_secret() {
 /// unterminated last string whose escapes are all canonical plus the frame's own terminator.
 #[test]
 fn credential_ending_in_the_line_terminator_is_refused() {
-    use agentx_wire::encode::{CredentialSet, Encoder};
-    let written = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
-    let sink = std::sync::Arc::clone(&written);
-    let encoder = Encoder::new(move |frame: &[u8]| -> std::io::Result<usize> {
-        sink.lock().unwrap().extend_from_slice(frame);
-        Ok(frame.len())
-    });
+    use agentx_wire::encode::{CredentialSet, FrameEncoder};
+    let mut encoder = FrameEncoder::new();
     encoder
         .set_credentials(CredentialSet::new([&b"fe\"\n"[..]]).unwrap())
         .unwrap();
-    let result = encoder.encode(|out| out.extend_from_slice(b"\xfe \\\"safe\\\""));
+    let result = encoder.encode(&b"\xfe \\\"safe\\\""[..]);
     assert!(
         result.is_err(),
         "the frame decodes to a string ending in the credential"
     );
-    assert!(written.lock().unwrap().is_empty());
 }

@@ -1,6 +1,8 @@
-//! WIRE-003 (the shared FIFO) and acceptance scenario 3: one queue, one drain at a time, order
-//! of entry is order on the wire, from several producer threads; re-entrant pushes; capacity
-//! backpressure; a latched encoder failure empties the queue. Deadlocks fail under a timeout.
+//! WIRE-003 (the shared FIFO) and acceptance scenario 3 through the blocking driver
+//! (`driver::OutputFifo` over `encode::FrameEncoder` + `control::Outbox`): one queue, one drain
+//! at a time, order of entry is order on the wire, from several producer threads; re-entrant
+//! pushes; capacity backpressure; a latched failure empties the queue. Deadlocks fail under a
+//! timeout.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -9,8 +11,8 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::thread;
 use std::time::Duration;
 
-use agentx_wire::control::{OutputFifo, PushError, Pushed};
-use agentx_wire::encode::{CredentialSet, Encoder, FailureKind};
+use agentx_wire::driver::{OutputFifo, PushError, Pushed};
+use agentx_wire::encode::{CredentialSet, FailureKind};
 
 fn within<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     let (tx, rx) = mpsc::channel();
@@ -41,12 +43,7 @@ const KEEP_ALIVE: &str = r#"{"type":"keep_alive"}"#;
 const CANCEL: &str = r#"{"type":"control_cancel_request","request_id":"req_1"}"#;
 
 /// The FIFO, its output, the release of its first write, and "the first write began".
-type Gated = (
-    Arc<OutputFifo<Vec<u8>>>,
-    Out,
-    mpsc::Sender<()>,
-    mpsc::Receiver<()>,
-);
+type Gated = (Arc<OutputFifo>, Out, mpsc::Sender<()>, mpsc::Receiver<()>);
 
 /// A FIFO whose writer blocks on its first record until `release` is sent: lets a test queue
 /// records while a drain is provably running.
@@ -57,21 +54,19 @@ fn gated_fifo(capacity: usize, credentials: CredentialSet) -> Gated {
     let release_rx = Mutex::new(release_rx);
     let first = AtomicBool::new(true);
     let o = out.clone();
-    let enc = Encoder::new(move |frame: &[u8]| -> io::Result<usize> {
-        if first.swap(false, Ordering::SeqCst) {
-            let _ = entered_tx.send(());
-            let _ = release_rx.lock().unwrap().recv();
-        }
-        o.lock().unwrap().extend_from_slice(frame);
-        Ok(frame.len())
-    });
-    enc.set_credentials(credentials).unwrap();
-    (
-        Arc::new(OutputFifo::with_capacity(enc, capacity)),
-        out,
-        release_tx,
-        entered_rx,
-    )
+    let fifo = OutputFifo::with_capacity(
+        move |frame: &[u8]| -> io::Result<usize> {
+            if first.swap(false, Ordering::SeqCst) {
+                let _ = entered_tx.send(());
+                let _ = release_rx.lock().unwrap().recv();
+            }
+            o.lock().unwrap().extend_from_slice(frame);
+            Ok(frame.len())
+        },
+        capacity,
+    );
+    fifo.set_credentials(credentials).unwrap();
+    (Arc::new(fifo), out, release_tx, entered_rx)
 }
 
 #[test]
@@ -80,24 +75,23 @@ fn scenario_3_permission_request_never_overtakes_the_assistant_event() {
         // Uncontended, one thread.
         let out: Out = Arc::default();
         let o = out.clone();
-        let fifo: OutputFifo<Vec<u8>> =
-            OutputFifo::new(Encoder::new(move |f: &[u8]| -> io::Result<usize> {
-                o.lock().unwrap().extend_from_slice(f);
-                Ok(f.len())
-            }));
-        assert_eq!(fifo.push(ASSISTANT.into()).unwrap(), Pushed::Written);
-        assert_eq!(fifo.push(PERMISSION.into()).unwrap(), Pushed::Written);
+        let fifo = OutputFifo::new(move |f: &[u8]| -> io::Result<usize> {
+            o.lock().unwrap().extend_from_slice(f);
+            Ok(f.len())
+        });
+        assert_eq!(fifo.push(ASSISTANT.as_bytes()).unwrap(), Pushed::Written);
+        assert_eq!(fifo.push(PERMISSION.as_bytes()).unwrap(), Pushed::Written);
         assert_eq!(lines(&out), [ASSISTANT, PERMISSION]);
 
         // Contended: a drain is running on another thread when both are queued.
         let (fifo, out, release, entered) = gated_fifo(16, CredentialSet::empty());
         let f = fifo.clone();
-        let drainer = thread::spawn(move || f.push(INIT.into()));
+        let drainer = thread::spawn(move || f.push(INIT.as_bytes()));
         entered.recv().unwrap(); // the drain is inside the writer now
-        assert_eq!(fifo.push(ASSISTANT.into()).unwrap(), Pushed::Queued);
+        assert_eq!(fifo.push(ASSISTANT.as_bytes()).unwrap(), Pushed::Queued);
         // The permission request comes from yet another producer thread.
         let f = fifo.clone();
-        let p = thread::spawn(move || f.push(PERMISSION.into()))
+        let p = thread::spawn(move || f.push(PERMISSION.as_bytes()))
             .join()
             .unwrap();
         assert_eq!(p.unwrap(), Pushed::Queued);
@@ -118,16 +112,14 @@ fn wire_003_order_across_producer_threads_and_one_drain_at_a_time() {
         let busy = Arc::new(AtomicBool::new(false));
         let drains_seen = Arc::new(AtomicUsize::new(0));
         let (o, b, d) = (out.clone(), busy.clone(), drains_seen.clone());
-        let fifo = Arc::new(OutputFifo::new(Encoder::new(
-            move |f: &[u8]| -> io::Result<usize> {
-                assert!(!b.swap(true, Ordering::SeqCst), "two drains at once");
-                d.fetch_add(1, Ordering::SeqCst);
-                o.lock().unwrap().extend_from_slice(f);
-                thread::yield_now();
-                b.store(false, Ordering::SeqCst);
-                Ok(f.len())
-            },
-        )));
+        let fifo = Arc::new(OutputFifo::new(move |f: &[u8]| -> io::Result<usize> {
+            assert!(!b.swap(true, Ordering::SeqCst), "two drains at once");
+            d.fetch_add(1, Ordering::SeqCst);
+            o.lock().unwrap().extend_from_slice(f);
+            thread::yield_now();
+            b.store(false, Ordering::SeqCst);
+            Ok(f.len())
+        }));
         let mut written = 0usize;
         let handles: Vec<_> = (0..THREADS)
             .map(|t| {
@@ -137,7 +129,7 @@ fn wire_003_order_across_producer_threads_and_one_drain_at_a_time() {
                     for i in 0..PER {
                         // The record kinds of WIRE-003 interleaved.
                         let rec = format!(r#"{{"type":"k{}","t":{t},"i":{i}}}"#, i % 4);
-                        if fifo.push(rec.into_bytes()).unwrap() == Pushed::Written {
+                        if fifo.push(rec.as_bytes()).unwrap() == Pushed::Written {
                             mine += 1;
                         }
                     }
@@ -180,23 +172,21 @@ fn wire_003_order_across_producer_threads_and_one_drain_at_a_time() {
 fn reentrant_push_from_the_writer_is_queued_behind_the_running_record() {
     within(|| {
         let out: Out = Arc::default();
-        let slot: Arc<OnceLock<Weak<OutputFifo<Vec<u8>>>>> = Arc::new(OnceLock::new());
+        let slot: Arc<OnceLock<Weak<OutputFifo>>> = Arc::new(OnceLock::new());
         let results: Arc<Mutex<Vec<String>>> = Arc::default();
         let (o, s, r) = (out.clone(), slot.clone(), results.clone());
-        let fifo = Arc::new(OutputFifo::new(Encoder::new(
-            move |f: &[u8]| -> io::Result<usize> {
-                o.lock().unwrap().extend_from_slice(f);
-                if f.starts_with(CANCEL.as_bytes()) {
-                    if let Some(fifo) = s.get().and_then(Weak::upgrade) {
-                        let res = fifo.push(KEEP_ALIVE.into());
-                        r.lock().unwrap().push(format!("{res:?}"));
-                    }
+        let fifo = Arc::new(OutputFifo::new(move |f: &[u8]| -> io::Result<usize> {
+            o.lock().unwrap().extend_from_slice(f);
+            if f.starts_with(CANCEL.as_bytes()) {
+                if let Some(fifo) = s.get().and_then(Weak::upgrade) {
+                    let res = fifo.push(KEEP_ALIVE.as_bytes());
+                    r.lock().unwrap().push(format!("{res:?}"));
                 }
-                Ok(f.len())
-            },
-        )));
+            }
+            Ok(f.len())
+        }));
         assert!(slot.set(Arc::downgrade(&fifo)).is_ok());
-        assert_eq!(fifo.push(CANCEL.into()).unwrap(), Pushed::Written);
+        assert_eq!(fifo.push(CANCEL.as_bytes()).unwrap(), Pushed::Written);
         assert_eq!(*results.lock().unwrap(), ["Ok(Queued)"]);
         assert_eq!(lines(&out), [CANCEL, KEEP_ALIVE]);
     });
@@ -207,16 +197,16 @@ fn capacity_backpressure_and_full_for_the_drainer() {
     within(|| {
         let (fifo, out, release, entered) = gated_fifo(2, CredentialSet::empty());
         let f = fifo.clone();
-        let drainer = thread::spawn(move || f.push(INIT.into()));
+        let drainer = thread::spawn(move || f.push(INIT.as_bytes()));
         entered.recv().unwrap();
-        assert_eq!(fifo.push(b"1".to_vec()).unwrap(), Pushed::Queued);
-        assert_eq!(fifo.push(b"2".to_vec()).unwrap(), Pushed::Queued);
+        assert_eq!(fifo.push(&b"1"[..]).unwrap(), Pushed::Queued);
+        assert_eq!(fifo.push(&b"2"[..]).unwrap(), Pushed::Queued);
         assert_eq!(fifo.len(), 2); // at capacity: accepted
                                    // One past: the producer waits for space instead of dropping or growing.
         let (done_tx, done_rx) = mpsc::channel();
         let f = fifo.clone();
         let waiter = thread::spawn(move || {
-            let r = f.push(b"3".to_vec());
+            let r = f.push(&b"3"[..]);
             let _ = done_tx.send(());
             r
         });
@@ -235,29 +225,29 @@ fn capacity_backpressure_and_full_for_the_drainer() {
 #[test]
 fn the_drainer_itself_gets_full_back_instead_of_waiting_for_itself() {
     within(|| {
-        let slot: Arc<OnceLock<Weak<OutputFifo<Vec<u8>>>>> = Arc::new(OnceLock::new());
+        let slot: Arc<OnceLock<Weak<OutputFifo>>> = Arc::new(OnceLock::new());
         let results: Arc<Mutex<Vec<String>>> = Arc::default();
         let (s, r) = (slot.clone(), results.clone());
         let first = AtomicBool::new(true);
         let fifo = Arc::new(OutputFifo::with_capacity(
-            Encoder::new(move |f: &[u8]| -> io::Result<usize> {
+            move |f: &[u8]| -> io::Result<usize> {
                 if first.swap(false, Ordering::SeqCst) {
                     if let Some(fifo) = s.get().and_then(Weak::upgrade) {
                         for i in 0..3u8 {
-                            let res = fifo.push(vec![b'0' + i]);
+                            let res = fifo.push(&[b'0' + i][..]);
                             r.lock().unwrap().push(format!("{res:?}"));
                         }
                     }
                 }
                 Ok(f.len())
-            }),
+            },
             2,
         ));
         assert!(slot.set(Arc::downgrade(&fifo)).is_ok());
-        fifo.push(KEEP_ALIVE.into()).unwrap();
+        fifo.push(KEEP_ALIVE.as_bytes()).unwrap();
         assert_eq!(
             *results.lock().unwrap(),
-            ["Ok(Queued)", "Ok(Queued)", "Err(Full(..))"]
+            ["Ok(Queued)", "Ok(Queued)", "Err(Full)"]
         );
         assert!(fifo.is_empty());
     });
@@ -269,26 +259,34 @@ fn latched_failure_empties_the_queue_and_refuses_later_pushes() {
         let (fifo, out, release, entered) =
             gated_fifo(16, CredentialSet::new(["sk-secret"]).unwrap());
         let f = fifo.clone();
-        let drainer = thread::spawn(move || f.push(ASSISTANT.into()));
+        let drainer = thread::spawn(move || f.push(ASSISTANT.as_bytes()));
         entered.recv().unwrap();
-        // Queued behind the running record: a record carrying the credential, then a safe one.
-        let bad = br#"{"type":"result","result":"sk-secret"}"#.to_vec();
-        assert_eq!(fifo.push(bad).unwrap(), Pushed::Queued);
-        assert_eq!(fifo.push(KEEP_ALIVE.into()).unwrap(), Pushed::Queued);
-        release.send(()).unwrap();
-        let failure = match drainer.join().unwrap() {
+        // Queued behind the running record: a safe frame, validated and waiting.
+        assert_eq!(fifo.push(KEEP_ALIVE.as_bytes()).unwrap(), Pushed::Queued);
+        assert_eq!(fifo.len(), 1);
+        // A record carrying the credential is refused on its producer's thread before it is
+        // queued (WIRE-013), and the failure latches for everyone.
+        let bad = br#"{"type":"result","result":"sk-secret"}"#;
+        let failure = match fifo.push(&bad[..]) {
             Err(PushError::Failed(f)) => f,
             other => panic!("unexpected {other:?}"),
         };
         assert_eq!(failure.kind(), FailureKind::Validation);
-        // The safe record queued after the failing one was dropped unwritten.
+        // Nothing follows a latched failure (WIRE-015): the queued safe frame is dropped.
         assert!(fifo.is_empty());
-        assert_eq!(lines(&out), [ASSISTANT]);
-        match fifo.push(KEEP_ALIVE.into()) {
+        release.send(()).unwrap();
+        // The running drain finishes its own record, then reports the same failure.
+        match drainer.join().unwrap() {
             Err(PushError::Failed(f)) => assert_eq!(f, failure),
             other => panic!("unexpected {other:?}"),
         }
-        assert_eq!(fifo.encoder().failure(), Some(failure));
+        assert_eq!(lines(&out), [ASSISTANT]);
+        match fifo.push(KEEP_ALIVE.as_bytes()) {
+            Err(PushError::Failed(f)) => assert_eq!(f, failure),
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(fifo.failure(), Some(failure));
+        assert_eq!(fifo.records_written(), 1);
         assert_eq!(lines(&out), [ASSISTANT]);
     });
 }
@@ -296,6 +294,5 @@ fn latched_failure_empties_the_queue_and_refuses_later_pushes() {
 #[test]
 fn fifo_is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
-    assert_send_sync::<OutputFifo<Vec<u8>>>();
-    assert_send_sync::<OutputFifo<Box<dyn agentx_wire::wire::Encode + Send>>>();
+    assert_send_sync::<OutputFifo>();
 }

@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 use std::ffi::OsString;
 
-use agentx_wire::encode::{ApiKeySource, Encoder};
+use agentx_wire::encode::{ApiKeySource, FrameEncoder};
 use agentx_wire::json;
 use agentx_wire::provider::{
     discovery, parse_auth_json, Catalog, ErrorKind, Format, ProviderBinding, ProviderType,
@@ -319,14 +319,8 @@ fn scenario_27_no_private_field_reaches_any_projection() {
         sel.binding().encode(&mut binding);
         assert_no_sentinel("binding record", &binding);
         // Through the real encoder with the complete union installed (WIRE-013).
-        let out = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let sink = std::sync::Arc::clone(&out);
-        let encoder = Encoder::new(move |frame: &[u8]| -> std::io::Result<usize> {
-            sink.lock()
-                .map_err(|_| std::io::ErrorKind::Other)?
-                .extend_from_slice(frame);
-            Ok(frame.len())
-        });
+        let mut written = Vec::new();
+        let mut encoder = FrameEncoder::new();
         encoder
             .set_credentials(sel.credentials().clone())
             .expect("configure");
@@ -334,13 +328,16 @@ fn scenario_27_no_private_field_reaches_any_projection() {
         sel.apply_to_init(&mut init);
         let mut resp = initialize_response();
         sel.apply_to_initialize(&mut resp);
-        encoder
-            .encode(|b| init.encode(b))
-            .expect("init passes validation");
-        encoder
-            .encode(|b| resp.encode(b))
-            .expect("initialize passes validation");
-        let written = out.lock().expect("lock").clone();
+        written.extend_from_slice(
+            encoder
+                .encode_with(|b| init.encode(b))
+                .expect("init passes validation"),
+        );
+        written.extend_from_slice(
+            encoder
+                .encode_with(|b| resp.encode(b))
+                .expect("initialize passes validation"),
+        );
         let mut expected = encode(&init);
         expected.push(b'\n');
         expected.extend_from_slice(&encode(&resp));

@@ -2,7 +2,8 @@
 //! decodes each record and re-encodes it canonically through the validating encoder, so an
 //! operator can prove a transcript carries none of their secrets.
 //!
-//! Owns: argument handling and I/O around `frame::Reader`, `json::Parser` and `encode::Encoder`.
+//! Owns: argument handling and I/O around `driver::Pump`, `json::Parser` and
+//! `encode::FrameEncoder`.
 //! Must never: print a credential, a record value or a callback error; write part of a record.
 //!
 //! Behaviour:
@@ -21,32 +22,17 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
-
-use bytes::BytesMut;
 
 use super::wire_args::CanonArgs;
-use crate::encode::{CredentialSet, Encoder, RecordWriter, MAX_CREDENTIALS, MAX_CREDENTIAL_LEN};
-use crate::frame::{self, Reader};
+use crate::driver::Pump;
+use crate::encode::{
+    CredentialSet, FrameEncoder, MAX_CREDENTIALS, MAX_CREDENTIAL_LEN, OUTPUT_FAILURE_TEXT,
+};
 use crate::json::Parser;
-use crate::wire::{Direction, InputRecord, OutputRecord};
+use crate::wire::{Direction, Encode, InputRecord, OutputRecord};
 
-/// Read size per chunk handed to the framer.
-const CHUNK: usize = 1 << 20;
 /// Largest credentials file read (every credential at its limit, fully escaped, plus LFs).
 const MAX_CREDENTIALS_FILE: u64 = (MAX_CREDENTIALS * (2 * MAX_CREDENTIAL_LEN + 1)) as u64;
-
-/// The record writer of `canon`: appends whole frames to a shared buffered sink, which the
-/// run flushes at its end (so a refused record still leaves the records before it written).
-struct SharedSink<W: Write>(Arc<Mutex<BufWriter<W>>>);
-
-impl<W: Write + Send> RecordWriter for SharedSink<W> {
-    fn write_record(&mut self, frame: &[u8]) -> io::Result<usize> {
-        let mut w = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        w.write_all(frame)?;
-        Ok(frame.len())
-    }
-}
 
 enum Stop {
     /// Status 1 with this diagnostic already formatted (never a value).
@@ -55,26 +41,31 @@ enum Stop {
     Quiet,
 }
 
+impl From<io::Error> for Stop {
+    /// A read error of the input (write errors are mapped where they happen).
+    fn from(e: io::Error) -> Self {
+        Stop::Diagnostic(format!("agentx-wire: cannot read input: {}", e.kind()))
+    }
+}
+
 /// Runs `canon` over `input` with `credentials`, writing records to `out` and diagnostics to
 /// `err`; returns the exit status.
 pub fn canon_stream<W: Write + Send + 'static>(
-    mut input: impl Read,
+    input: impl Read,
     direction: Direction,
     credentials: CredentialSet,
     out: W,
     mut err: impl Write,
 ) -> i32 {
-    let sink = Arc::new(Mutex::new(BufWriter::with_capacity(64 << 10, out)));
-    let encoder = Encoder::new(SharedSink(Arc::clone(&sink)));
+    let mut sink = BufWriter::with_capacity(64 << 10, out);
+    let mut encoder = FrameEncoder::new();
     if encoder.set_credentials(credentials).is_err() {
         // Unreachable: nothing was encoded yet.
         return 1;
     }
-    let mut reader = Reader::new();
     let mut parser = Parser::new();
-    let mut buf = BytesMut::new();
     let mut warnings: Vec<u8> = Vec::new();
-    let mut on_item = |item: Result<frame::Line<'_>, frame::FrameError>| -> Result<(), Stop> {
+    let run = Pump::new(input).each_line(|item| -> Result<(), Stop> {
         let line = item
             .map_err(|e| Stop::Diagnostic(format!("agentx-wire: input line {}: {e}", e.line())))?;
         let number = line.number();
@@ -86,49 +77,18 @@ pub fn canon_stream<W: Write + Send + 'static>(
                 "agentx-wire: warning: input line {number}: ignored record of unknown type"
             );
         }
-        encoder
-            .encode(|out| record.encode(out))
-            .map_err(|e| match e.failure() {
-                Some(f) if f.is_broken_pipe() => Stop::Quiet,
-                Some(f) => Stop::Diagnostic(f.to_string()),
-                None => Stop::Diagnostic(e.to_string()),
-            })
-    };
-    let run = (|| -> Result<(), Stop> {
-        loop {
-            buf.reserve(CHUNK);
-            buf.resize(CHUNK, 0);
-            let n = loop {
-                match input.read(&mut buf) {
-                    Ok(n) => break n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => {
-                        return Err(Stop::Diagnostic(format!(
-                            "agentx-wire: cannot read input: {}",
-                            e.kind()
-                        )))
-                    }
-                }
-            };
-            if n == 0 {
-                break;
-            }
-            buf.truncate(n);
-            reader.push(buf.split().freeze());
-            while let Some(item) = reader.next_line() {
-                on_item(item)?;
-            }
-        }
-        // WIRE-EOF-001: the unterminated tail is a record like any other.
-        reader.finish();
-        while let Some(item) = reader.next_line() {
-            on_item(item)?;
-        }
-        Ok(())
-    })();
+        // WIRE-013: the exact frame is validated before a byte of it is written.
+        let frame = encoder
+            .encode(&record)
+            .map_err(|f| Stop::Diagnostic(f.to_string()))?;
+        sink.write_all(frame).map_err(|e| match e.kind() {
+            io::ErrorKind::BrokenPipe => Stop::Quiet,
+            _ => Stop::Diagnostic(OUTPUT_FAILURE_TEXT.to_string()),
+        })
+    });
     let _ = err.write_all(&warnings);
     // Whatever happened, the records accepted before it reach stdout.
-    let flushed = sink.lock().unwrap_or_else(PoisonError::into_inner).flush();
+    let flushed = sink.flush();
     match (run, flushed) {
         (Err(Stop::Quiet), _) => 1,
         (Err(Stop::Diagnostic(msg)), _) => {
@@ -139,7 +99,7 @@ pub fn canon_stream<W: Write + Send + 'static>(
         (Ok(()), Ok(())) => 0,
         (Ok(()), Err(e)) if e.kind() == io::ErrorKind::BrokenPipe => 1,
         (Ok(()), Err(_)) => {
-            let _ = writeln!(err, "{}", crate::encode::OUTPUT_FAILURE_TEXT);
+            let _ = writeln!(err, "{OUTPUT_FAILURE_TEXT}");
             1
         }
     }
@@ -163,18 +123,20 @@ impl<'a> Decoded<'a> {
         })
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
-        match self {
-            Decoded::Input(r) => r.encode(out),
-            Decoded::Output(r) => r.encode(out),
-        }
-    }
-
     /// A preserved unknown type or `system` subtype (WIRE-002).
     fn is_unknown(&self) -> bool {
         match self {
             Decoded::Input(r) => r.warning().is_some(),
             Decoded::Output(r) => r.warning().is_some(),
+        }
+    }
+}
+
+impl Encode for Decoded<'_> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Decoded::Input(r) => r.encode(out),
+            Decoded::Output(r) => r.encode(out),
         }
     }
 }

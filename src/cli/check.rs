@@ -10,10 +10,9 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 
-use bytes::BytesMut;
-
 use super::wire_args::CheckArgs;
-use crate::frame::{self, Reader};
+use crate::driver::Pump;
+use crate::frame::Reader;
 use crate::json::{self, Parser};
 
 /// How deep a line is checked.
@@ -138,7 +137,7 @@ const CHUNK: usize = 1 << 20;
 
 /// Runs `check` over `input`, reporting to `out` and `err`; returns the exit status.
 pub fn check_stream(
-    mut input: impl Read,
+    input: impl Read,
     level: Level,
     direction: Direction,
     summary: bool,
@@ -155,49 +154,21 @@ pub fn check_stream(
         warnings: 0,
         listed: 0,
     };
-    let mut reader = Reader::new();
     let mut parser = Parser::new();
-    // Two read buffers used in turn: the reader keeps the chunk it last split until the next
-    // push, so the other buffer's allocation is free again and `reserve` reuses its warm pages
-    // instead of faulting in a fresh megabyte per read.
-    let mut bufs = [BytesMut::new(), BytesMut::new()];
-    let mut turn = 0;
-    let mut on_item =
-        |report: &mut Report<_, _>, item: Result<frame::Line<'_>, frame::FrameError>| match item {
-            Ok(line) => report.record(
-                line.number(),
-                check_line(line.as_bytes(), level, direction, &mut parser),
-            ),
-            Err(e) => report.record(e.line(), invalid(e.kind().as_str(), e.to_string())),
-        };
+    let mut pump = Pump::with_reader(input, Reader::new(), CHUNK);
     let run = (|| -> Result<(), Failure> {
         report.start().map_err(|_| Failure::Output)?;
-        loop {
-            let buf = &mut bufs[turn];
-            turn ^= 1;
-            buf.reserve(CHUNK);
-            buf.resize(CHUNK, 0);
-            let n = loop {
-                match input.read(buf) {
-                    Ok(n) => break n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(Failure::Input(e.kind())),
-                }
-            };
-            if n == 0 {
-                break;
+        // WIRE-EOF-001: the pump checks the unterminated tail exactly like any other line.
+        pump.each_line(|item| {
+            match item {
+                Ok(line) => report.record(
+                    line.number(),
+                    check_line(line.as_bytes(), level, direction, &mut parser),
+                ),
+                Err(e) => report.record(e.line(), invalid(e.kind().as_str(), e.to_string())),
             }
-            buf.truncate(n);
-            reader.push(buf.split().freeze());
-            while let Some(item) = reader.next_line() {
-                on_item(&mut report, item).map_err(|_| Failure::Output)?;
-            }
-        }
-        // WIRE-EOF-001: the unterminated tail is checked exactly like any other line.
-        reader.finish();
-        while let Some(item) = reader.next_line() {
-            on_item(&mut report, item).map_err(|_| Failure::Output)?;
-        }
+            .map_err(|_| Failure::Output)
+        })?;
         report.finish().map_err(|_| Failure::Output)
     })();
     match run {
@@ -215,6 +186,13 @@ pub fn check_stream(
 enum Failure {
     Input(io::ErrorKind),
     Output,
+}
+
+impl From<io::Error> for Failure {
+    /// A read error of the input (output errors are mapped where they happen).
+    fn from(e: io::Error) -> Self {
+        Failure::Input(e.kind())
+    }
 }
 
 /// `agentx-wire check …` with its parsed arguments.

@@ -1,7 +1,8 @@
 //! The `control` layer: protocol state on the output side.
 //!
-//! Owns: the shared output FIFO (WIRE-003) through which every outbound record (events,
-//! control requests, cancellations, keepalives) reaches the encoder in order; the control
+//! Owns: the session's [`Outbox`], the one ordered queue of validated frames (WIRE-003)
+//! through which every outbound record (events, control requests, cancellations, keepalives)
+//! leaves in order; the control
 //! [`Broker`] (the correlation map of pending requests, abort, cancellation, EOF rejection,
 //! response validation by the waiter's schema, orphan routing: WIRE-006..009, WIRE-015); and
 //! duplicate suppression by resolved tool-use ID (`resolved`, PERM-050).
@@ -9,7 +10,6 @@
 //! encoder.
 
 pub mod broker;
-pub mod fifo;
 mod outbox;
 pub mod resolved;
 
@@ -18,6 +18,5 @@ pub use broker::{
     InvalidResponse, NotPending, Outcome, Payload, Refused, RequestError, Resolved, Started,
     StateChange, EMISSION_FAILURE_TEXT,
 };
-pub use fifo::{OutputFifo, PushError, Pushed};
 pub use outbox::{Full, Outbox, DEFAULT_CAPACITY, DEFAULT_CAPACITY_BYTES};
 pub use resolved::{ResolvedToolUses, RESOLVED_CAPACITY};

@@ -1,7 +1,28 @@
-//! Drivers: the I/O side around the sans-IO core (sockets, processes, clocks, threads).
+//! The `driver` layer: the I/O side around the sans-IO core (sockets, processes, clocks,
+//! threads).
 //!
-//! Must never: hold protocol state of its own; every decision a driver acts on is made by a
-//! pure component it feeds (the core, or a driver's own pure submodules).
+//! Owns: the blocking output driver ([`OutputFifo`]: producer threads, one writer, the locks
+//! and condition variable that WIRE-003 and WIRE-015 need when threads share an output), the
+//! record writer callback ([`RecordWriter`]), the read loop from any `io::Read` into the framer
+//! ([`Pump`]), and, with the `tokio` feature, the `tokio_util::codec` line codec
+//! ([`LineCodec`]).
+//! Must never: hold protocol state or rules of its own; every decision a driver acts on is
+//! made by a pure component it feeds (frames come from `encode::FrameEncoder`, order from
+//! `control::Outbox`, lines from `frame::Reader`; the HTTP providers in `openai` feed their
+//! own pure submodules).
+//!
+//! The output path: a record ([`wire::Encode`](crate::wire::Encode)) → `FrameEncoder` (one
+//! validated frame, WIRE-013) → `Outbox` (the ordered queue, WIRE-003) → a driver that writes
+//! whole frames (here [`OutputFifo`] over a [`RecordWriter`], or [`LineCodec`] under a tokio
+//! `FramedWrite`).
+
+mod fifo;
+mod pump;
+mod writer;
+
+pub use fifo::{OutputFifo, PushError, Pushed, State};
+pub use pump::{Pump, PumpError, RecordLine, DEFAULT_CHUNK};
+pub use writer::{RecordWriter, WriteAll};
 
 #[cfg(feature = "openai")]
 pub mod openai;

@@ -1,8 +1,8 @@
-//! The encoder's two foreign callbacks, the frame validator and the record writer, and their
-//! containment (WIRE-015).
+//! The encoder's foreign callback, the frame validator, and the containment every foreign
+//! callback gets (WIRE-015; the drivers' record writers use the same [`contained`] and
+//! [`discard`]).
 //!
-//! Owns: the callback traits, the adapter from `std::io::Write`, and the rules for touching
-//! what a callback hands back: a returned error is classified by its `io::ErrorKind` only and
+//! Owns: the validator trait and the rules for touching what a callback hands back: a returned error is classified by its `io::ErrorKind` only and
 //! then dropped; a panic payload is dropped unformatted.
 //!
 //! Must never: format, `Debug`, `Display`, compare or walk the `source()` of a callback's error
@@ -18,7 +18,6 @@
 
 use std::any::Any;
 use std::error::Error as StdError;
-use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Any error a validator may return. The encoder never looks inside it.
@@ -38,37 +37,6 @@ where
 {
     fn validate(&mut self, frame: &mut [u8]) -> Result<(), ValidatorError> {
         self(frame)
-    }
-}
-
-/// The output sink. One call per record with the complete validated frame; it returns how many
-/// bytes it accepted. Anything but `Ok(frame.len())` (an error, a short count, a panic) latches
-/// the output failure.
-pub trait RecordWriter: Send {
-    /// Writes one complete frame.
-    fn write_record(&mut self, frame: &[u8]) -> io::Result<usize>;
-}
-
-impl<F> RecordWriter for F
-where
-    F: FnMut(&[u8]) -> io::Result<usize> + Send,
-{
-    fn write_record(&mut self, frame: &[u8]) -> io::Result<usize> {
-        self(frame)
-    }
-}
-
-/// Adapts a `std::io::Write` to a [`RecordWriter`]: `write_all` then `flush`, one call each
-/// per record. If the OS accepts part of a frame and then fails, those bytes are out (no
-/// writer can take them back) and the failure latches, so no later record follows them.
-#[derive(Debug)]
-pub struct WriteAll<W>(pub W);
-
-impl<W: io::Write + Send> RecordWriter for WriteAll<W> {
-    fn write_record(&mut self, frame: &[u8]) -> io::Result<usize> {
-        self.0.write_all(frame)?;
-        self.0.flush()?;
-        Ok(frame.len())
     }
 }
 

@@ -11,7 +11,8 @@ use std::fmt;
 use std::io;
 
 /// Why an encoder stopped for good (WIRE-013, WIRE-015). Once latched, every later
-/// [`Encoder::encode`](super::Encoder::encode) returns this same value and no callback runs again.
+/// [`FrameEncoder::encode`](super::FrameEncoder::encode) returns this same value and no callback
+/// runs again.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct EncoderFailure {
     kind: FailureKind,
@@ -141,16 +142,11 @@ pub(crate) fn classify_io(kind: io::ErrorKind) -> OutputFault {
     }
 }
 
-/// The `encode` layer's error: small, `Copy`, classifiable without formatting.
+/// A configuration error of the `encode` layer: small, `Copy`, classifiable without
+/// formatting. (Encoding itself fails only with the latched [`EncoderFailure`].)
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 #[non_exhaustive]
 pub enum Error {
-    /// The encoder is latched failed; the same value every time (WIRE-015).
-    Failed(EncoderFailure),
-    /// `encode` was called from inside one of this encoder's own callbacks (validator, writer
-    /// or marshaling closure) on the thread that is writing. Nothing was written, nothing was
-    /// latched: the call fails fast instead of deadlocking.
-    Reentrant,
     /// Configuration (validator, credential set, limits) after the first record began: the
     /// validator is immutable once encoding begins (WIRE-013).
     AlreadyStarted,
@@ -172,21 +168,6 @@ pub enum CredentialError {
     Searcher,
 }
 
-impl Error {
-    /// The latched failure, if this is one.
-    pub fn failure(&self) -> Option<EncoderFailure> {
-        match self {
-            Error::Failed(f) => Some(*f),
-            _ => None,
-        }
-    }
-
-    #[cold]
-    pub(crate) fn failed(f: EncoderFailure) -> Self {
-        Error::Failed(f)
-    }
-}
-
 impl From<CredentialError> for Error {
     #[cold]
     fn from(e: CredentialError) -> Self {
@@ -197,8 +178,6 @@ impl From<CredentialError> for Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Failed(failure) => fmt::Display::fmt(failure, f),
-            Error::Reentrant => f.write_str("encoder called from inside its own callback"),
             Error::AlreadyStarted => {
                 f.write_str("encoder configuration is fixed once the first record began")
             }

@@ -7,17 +7,14 @@
 //! raw outbound projection) and, when it parses, once as `json::write_value` output.
 //!
 //! Properties, per record:
-//! - whenever the encoder writes a frame, the frame is exactly the reference final frame, and
+//! - whenever the encoder hands out a frame, the frame is exactly the reference final frame, and
 //!   no credential occurs in it raw, in its escaped spelling, or in any decoded string
 //!   (reference: a byte-at-a-time string walker and decoder, `windows()` search);
 //! - whenever the reference finds a credential (or an undecodable string), the encoder refuses
-//!   the frame with the validation failure and the writer is never called (exact agreement);
+//!   the frame with the validation failure and hands out nothing (exact agreement);
 //! - with no credentials, output is the marshaled bytes plus `\n` (separators aside).
 
-use std::io;
-use std::sync::{Arc, Mutex};
-
-use crate::encode::{escaped_spelling, CredentialSet, Encoder, FailureKind};
+use crate::encode::{escaped_spelling, CredentialSet, FailureKind, FrameEncoder};
 use crate::json;
 
 /// See the module docs.
@@ -60,38 +57,28 @@ pub fn credential_frame(data: &[u8]) {
 }
 
 fn check_record(set: &CredentialSet, credentials: &[Vec<u8>], marshaled: &[u8]) {
-    let written: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
-    let sink = Arc::clone(&written);
-    let encoder = Encoder::new(move |frame: &[u8]| -> io::Result<usize> {
-        sink.lock()
-            .map_err(|_| io::ErrorKind::Other)?
-            .push(frame.to_vec());
-        Ok(frame.len())
-    });
+    let mut encoder = FrameEncoder::new();
     if encoder.set_credentials(set.clone()).is_err() {
         panic!("configuration before the first record must succeed");
     }
-    let result = encoder.encode(|out| out.extend_from_slice(marshaled));
-    let frames = written.lock().map(|w| w.clone()).unwrap_or_default();
+    let result = encoder.encode(marshaled).map(<[u8]>::to_vec);
     let Some(frame) = reference_final_frame(marshaled) else {
-        // A raw line feed: the encoder must refuse as a record fault and write nothing.
+        // A raw line feed: the encoder must refuse as a record fault and hand out nothing.
         assert!(matches!(
-            result.map_err(|e| e.failure().map(|f| f.kind())),
-            Err(Some(FailureKind::Record(_)))
+            result.map_err(|f| f.kind()),
+            Err(FailureKind::Record(_))
         ));
-        assert!(frames.is_empty());
         return;
     };
     let expect_reject = reference_rejects(credentials, &frame);
     match result {
-        Ok(()) => {
+        Ok(written) => {
             assert!(!expect_reject, "a frame carrying a credential was written");
-            assert_eq!(frames, vec![frame]);
+            assert_eq!(written, frame);
         }
-        Err(e) => {
-            assert_eq!(e.failure().map(|f| f.kind()), Some(FailureKind::Validation));
+        Err(f) => {
+            assert_eq!(f.kind(), FailureKind::Validation);
             assert!(expect_reject, "a clean frame was refused");
-            assert!(frames.is_empty(), "bytes reached the writer");
         }
     }
 }

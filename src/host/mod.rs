@@ -20,8 +20,7 @@
 //! let options = ClientOptions::default().can_use_tool(|req: &agentx_wire::host::ToolPermissionRequest| {
 //!     Ok(if req.tool_name == "Read" { PermissionAnswer::allow() } else { PermissionAnswer::deny("not here") })
 //! });
-//! let mut client = Client::spawn(AgentCommand::new("agentx").arg("--input-format").arg("stream-json")
-//!     .arg("--output-format").arg("stream-json"), options)?;
+//! let client = Client::spawn(&AgentCommand::stream_json("agentx"), options)?;
 //! let init = client.initialize(Duration::from_secs(10))?;
 //! println!("{} providers", init.providers.len());
 //! client.send_text("hello")?;
@@ -30,7 +29,7 @@
 //!     if record.record_type() == "result" { break; }
 //! }
 //! let exit = client.close(Duration::from_secs(10))?;
-//! assert!(exit.status.success());
+//! assert!(exit.success());
 //! # Ok::<(), agentx_wire::host::HostError>(())
 //! ```
 
@@ -47,7 +46,7 @@ mod upload;
 pub use client::{Client, ClientOptions, ExitReport};
 pub use command::AgentCommand;
 pub use error::HostError;
-pub use permission::{CanUseToolHandler, PermissionAnswer, ToolPermissionRequest};
+pub use permission::{CallbackError, CanUseToolHandler, PermissionAnswer, ToolPermissionRequest};
 pub use query::{query, Query};
 #[cfg(feature = "tokio")]
 pub use tokio_client::{AnswerFuture, AsyncCanUseTool, AsyncClient, AsyncClientOptions};

@@ -52,6 +52,21 @@ impl Encode for [u8] {
     }
 }
 
+impl<const N: usize> Encode for [u8; N] {
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self);
+    }
+}
+
+/// JSON text the host marshaled itself, appended as it is.
+impl Encode for str {
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.as_bytes());
+    }
+}
+
 impl Encode for Vec<u8> {
     #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
