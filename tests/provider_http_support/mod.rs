@@ -339,3 +339,22 @@ pub fn refused_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
 }
+
+impl Server {
+    /// Starts the server on a runtime of its own thread (for tests that block on a child
+    /// process). The thread lives as long as the test process.
+    pub fn start_in_thread(replies: Vec<Reply>) -> Server {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                tx.send(Server::start(replies).await).unwrap();
+                std::future::pending::<()>().await;
+            });
+        });
+        rx.recv().unwrap()
+    }
+}

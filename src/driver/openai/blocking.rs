@@ -12,7 +12,8 @@ use tokio::sync::watch;
 use crate::model::ModelRequest;
 
 use super::client::{Client, ClientError, Report};
-use super::endpoint::Endpoint;
+use super::endpoint::{Endpoint, EndpointError};
+use crate::provider::Provider;
 
 /// The caller's interrupt: clone it, hand one to the call, trigger another from any thread.
 /// Once triggered it stays triggered until [`Interrupt::reset`].
@@ -75,6 +76,27 @@ impl BlockingClient {
         Ok(BlockingClient { runtime, client })
     }
 
+    /// The client of a selected `openai` / `azure_openai` provider, or the startup diagnostic
+    /// (PROFILE §14: naming the JSON path `providers[index].<field>`, never a value).
+    pub fn for_provider(provider: &Provider, index: usize) -> Result<BlockingClient, String> {
+        let endpoint = Endpoint::of(provider).map_err(|e| startup_diagnostic(index, e))?;
+        BlockingClient::new(endpoint).map_err(|e| e.to_string())
+    }
+
+    /// Runs one call on a new thread; `sink` gets every report there. The thread ends with
+    /// the call (after its terminal event).
+    pub fn spawn(
+        self: &Arc<Self>,
+        request: ModelRequest,
+        interrupt: Interrupt,
+        mut sink: impl FnMut(Report) + Send + 'static,
+    ) -> std::io::Result<std::thread::JoinHandle<()>> {
+        let client = Arc::clone(self);
+        std::thread::Builder::new()
+            .name("agentx-provider".into())
+            .spawn(move || client.call(&request, &interrupt, &mut sink))
+    }
+
     /// Runs one call to its end on this thread (see [`Client::call`]); `interrupt` triggered
     /// from another thread cancels it.
     pub fn call(
@@ -85,5 +107,74 @@ impl BlockingClient {
     ) {
         self.runtime
             .block_on(self.client.call(request, interrupt.triggered(), sink));
+    }
+}
+
+/// `invalid registry: auth.json providers[i].<field>: <rule>`, the registry's diagnostic shape.
+pub fn startup_diagnostic(index: usize, error: EndpointError) -> String {
+    match error {
+        EndpointError::Transport { field } | EndpointError::Unusable { field } => {
+            format!("invalid registry: auth.json providers[{index}].{field}: {error}")
+        }
+        EndpointError::NotHttp => {
+            format!("invalid registry: auth.json providers[{index}]: {error}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Message, ModelEvent};
+
+    #[test]
+    fn startup_diagnostics_name_the_path_never_the_value() {
+        let doc = br#"{"version":2,"providers":[{"id":"s","type":"scripted","model":"m"},{"id":"o","type":"openai","model":"m","api_key":"k","base_url":"ftp://SENTINEL/"}]}"#;
+        let registry = crate::provider::parse_auth_json(doc, &|_| None).unwrap();
+        let err = BlockingClient::for_provider(&registry.providers()[1], 1).unwrap_err();
+        assert_eq!(
+            err,
+            "invalid registry: auth.json providers[1].base_url: base_url must be an https:// URL \
+             (plain http:// only to 127.0.0.1, localhost or [::1]) (PROFILE §14)"
+        );
+        let err = BlockingClient::for_provider(&registry.providers()[0], 0).unwrap_err();
+        assert_eq!(
+            err,
+            "invalid registry: auth.json providers[0]: the provider has no HTTP endpoint"
+        );
+    }
+
+    #[test]
+    fn a_triggered_interrupt_cancels_before_any_connection() {
+        // Port 9 on loopback: nothing is contacted because the interrupt is already set.
+        let endpoint =
+            Endpoint::from_parts("http://127.0.0.1:9/v1/chat/completions", vec![]).unwrap();
+        let client = Arc::new(BlockingClient::new(endpoint).unwrap());
+        let interrupt = Interrupt::new();
+        interrupt.trigger();
+        assert!(interrupt.is_triggered());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let request = ModelRequest {
+            turn: 1,
+            index: 0,
+            model: "m".into(),
+            effort: None,
+            messages: vec![Message::User {
+                text: "x".into(),
+                attachments: vec![],
+            }],
+            tools: vec![],
+        };
+        client
+            .spawn(request, interrupt.clone(), move |r| tx.send(r).unwrap())
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(
+            rx.try_iter().collect::<Vec<_>>(),
+            vec![Report::Event(ModelEvent::Cancelled)]
+        );
+        interrupt.reset();
+        assert!(!interrupt.is_triggered());
     }
 }
