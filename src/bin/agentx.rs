@@ -1,12 +1,10 @@
-//! `agentx`: the headless agent endpoint (PROFILE §2). This binary is argument dispatch and
-//! I/O only; the command line is `agentx_wire::cli::agentx_args`, every other rule lives in
-//! `agentx_wire::provider`.
+//! `agentx`: the headless agent endpoint (PROFILE §2). This binary is argument dispatch only:
+//! the command line is `agentx_wire::cli::agentx_args`, discovery `agentx_wire::provider`,
+//! the stream-json session and one-shot `-p` the driver `agentx_wire::driver::agentx`.
 //!
-//! Implemented: `--list-providers [--output-format text|json] [--]` (WIRE-026), `--version`
-//! and `--help`. The stream-json session mode is not implemented yet.
-//!
-//! Exit status: 0 success; 1 a startup error (invalid registry, collision, refused output,
-//! unreadable `auth.json`, a failed or broken stdout); 2 a usage error.
+//! Exit status: 0 success; 1 a startup error (invalid registry, collision, unknown provider,
+//! resume binding mismatch, refused output, unreadable `auth.json`), a fatal input error, an
+//! error result in `-p` mode, a failed or broken stdout; 2 a usage error.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -41,10 +39,8 @@ fn run() -> i32 {
             print_stdout(format!("agentx {}\n", env!("CARGO_PKG_VERSION")).as_bytes())
         }
         Ok(AgentxArgs::Help) => print_stdout(agentx_args::HELP.as_bytes()),
-        Ok(AgentxArgs::Session(_) | AgentxArgs::OneShot(_)) => {
-            eprintln!("agentx: the stream-json session mode is not implemented yet");
-            1
-        }
+        Ok(AgentxArgs::Session(args)) => agentx_wire::driver::agentx::run_session(&args),
+        Ok(AgentxArgs::OneShot(args)) => agentx_wire::driver::agentx::oneshot::run_one_shot(&args),
         Err(e) => {
             eprintln!("agentx: {e}\n{}", agentx_args::USAGE);
             2

@@ -24,5 +24,6 @@ pub use fifo::{OutputFifo, PushError, Pushed, State};
 pub use pump::{Pump, PumpError, RecordLine, DEFAULT_CHUNK};
 pub use writer::{RecordWriter, WriteAll};
 
+pub mod agentx;
 #[cfg(feature = "openai")]
 pub mod openai;

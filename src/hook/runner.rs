@@ -21,13 +21,16 @@ pub fn run_hook(
     tool_name: &str,
     tool_use_id: &str,
     input: &str,
+    env: &[(String, Option<String>)],
     kill: &KillSwitch,
 ) -> HookDecision {
     let Some((program, args)) = hook.command.split_first() else {
         return HookDecision::Failed;
     };
     let mut cmd = Command::new(program);
-    cmd.args(args).env("AGENTX_SESSION_ID", session_id);
+    cmd.args(args);
+    process::apply_env(&mut cmd, env);
+    cmd.env("AGENTX_SESSION_ID", session_id);
     let line = request_line(session_id, tool_name, tool_use_id, input);
     let out = match process::run(
         cmd,
@@ -64,6 +67,7 @@ mod tests {
             "Bash",
             "toolu_9",
             r#"{"command":"ls"}"#,
+            &[],
             &KillSwitch::new(),
         )
     }
@@ -101,6 +105,7 @@ mod tests {
                 "Read",
                 "t",
                 "{}",
+                &[],
                 &KillSwitch::new()
             ),
             HookDecision::Failed

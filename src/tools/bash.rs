@@ -12,10 +12,18 @@ use super::{ToolOutput, BASH_DEFAULT_TIMEOUT_MS, BASH_OUTPUT_CAP};
 /// Runs the command to its end (blocking). The content is the output, then
 /// `[output truncated at 30000 bytes]` when capped, then `exit code: N`; a nonzero exit, a
 /// timeout or a kill is an error result.
-pub fn run(cwd: &Path, command: &str, timeout_ms: Option<u64>, kill: &KillSwitch) -> ToolOutput {
+/// `env` holds the session's `update_environment_variables` overrides (`None` unsets).
+pub fn run(
+    cwd: &Path,
+    command: &str,
+    timeout_ms: Option<u64>,
+    env: &[(String, Option<String>)],
+    kill: &KillSwitch,
+) -> ToolOutput {
     let timeout = timeout_ms.unwrap_or(BASH_DEFAULT_TIMEOUT_MS);
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c").arg(command).current_dir(cwd);
+    super::process::apply_env(&mut cmd, env);
     let out = match process::run(
         cmd,
         None,
@@ -73,11 +81,11 @@ mod tests {
     fn output_and_exit_code() {
         let k = KillSwitch::new();
         assert_eq!(
-            run(&cwd(), "echo hi; echo oops >&2", None, &k),
+            run(&cwd(), "echo hi; echo oops >&2", None, &[], &k),
             ToolOutput::ok("hi\noops\nexit code: 0")
         );
         assert_eq!(
-            run(&cwd(), "printf x; exit 7", None, &k),
+            run(&cwd(), "printf x; exit 7", None, &[], &k),
             ToolOutput::error("x\nexit code: 7")
         );
     }
@@ -85,7 +93,7 @@ mod tests {
     #[test]
     fn runs_in_the_cwd() {
         let d = cwd();
-        let out = run(&d, "pwd", None, &KillSwitch::new());
+        let out = run(&d, "pwd", None, &[], &KillSwitch::new());
         let want = format!("{}\nexit code: 0", d.canonicalize().unwrap().display());
         assert_eq!(out.content, want);
     }
@@ -93,9 +101,21 @@ mod tests {
     #[test]
     fn cap_at_the_edge() {
         let k = KillSwitch::new();
-        let at = run(&cwd(), "head -c 30000 /dev/zero | tr '\\0' a", None, &k);
+        let at = run(
+            &cwd(),
+            "head -c 30000 /dev/zero | tr '\\0' a",
+            None,
+            &[],
+            &k,
+        );
         assert_eq!(at.content, format!("{}\nexit code: 0", "a".repeat(30_000)));
-        let past = run(&cwd(), "head -c 30001 /dev/zero | tr '\\0' a", None, &k);
+        let past = run(
+            &cwd(),
+            "head -c 30001 /dev/zero | tr '\\0' a",
+            None,
+            &[],
+            &k,
+        );
         assert_eq!(
             past.content,
             format!(
@@ -107,7 +127,7 @@ mod tests {
 
     #[test]
     fn timeout_is_an_error() {
-        let out = run(&cwd(), "sleep 30", Some(100), &KillSwitch::new());
+        let out = run(&cwd(), "sleep 30", Some(100), &[], &KillSwitch::new());
         assert_eq!(out, ToolOutput::error("timed out after 100 ms"));
     }
 }

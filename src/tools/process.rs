@@ -27,6 +27,8 @@ struct KillState {
     group: Option<i32>,
     /// Kill was asked (before or after the spawn).
     killed: bool,
+    /// The guarded work reported its end.
+    finished: bool,
 }
 
 impl KillSwitch {
@@ -41,6 +43,16 @@ impl KillSwitch {
         if let Some(pid) = st.group {
             kill_group(pid);
         }
+    }
+
+    /// The work this switch guards is over (its owner may forget it).
+    pub fn finish(&self) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).finished = true;
+    }
+
+    /// Whether [`KillSwitch::finish`] was called.
+    pub fn is_finished(&self) -> bool {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).finished
     }
 
     /// Whether [`KillSwitch::kill`] was called.
@@ -66,6 +78,16 @@ fn kill_group(pid: i32) {
     if let Some(pid) = Pid::from_raw(pid) {
         // ESRCH (already gone) is fine: the group ended by itself.
         let _ = kill_process_group(pid, Signal::KILL);
+    }
+}
+
+/// Applies environment overrides in order (`None` removes the name).
+pub fn apply_env(cmd: &mut Command, env: &[(String, Option<String>)]) {
+    for (name, value) in env {
+        match value {
+            Some(v) => cmd.env(name, v),
+            None => cmd.env_remove(name),
+        };
     }
 }
 

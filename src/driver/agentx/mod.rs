@@ -1,0 +1,34 @@
+//! The `agentx` endpoint driver (PROFILE §2, §8–§13): the real-time, real-process side of the
+//! sans-IO [`Session`](crate::session::Session).
+//!
+//! Owns: startup in PROFILE §8 order ([`startup`]); the stdin thread (`frame::Reader`, any
+//! chunking, the EOF tail, the 8 MiB line limit) and the signal thread (SIGINT → interrupt,
+//! SIGTERM → input EOF) ([`event`]); the loop that feeds the session with the clock and writes
+//! only its validated frames ([`run`]); model calls behind [`model::ModelRunner`] (the
+//! scripted model on its own thread; the HTTP providers with their runtime inside); tool and
+//! hook processes ([`workers`]); the session store calls; one-shot `-p` ([`oneshot`]).
+//!
+//! Must never: write to stdout anything but the session's validated frames (or, in one-shot
+//! `text`/`json`, the result projected from them); decide a protocol question itself.
+
+pub mod event;
+pub mod model;
+pub mod oneshot;
+pub mod run;
+pub mod startup;
+pub mod workers;
+
+use crate::cli::agentx_args::SessionArgs;
+
+/// `agentx --input-format stream-json --output-format stream-json …`: returns the exit status.
+pub fn run_session(args: &SessionArgs) -> i32 {
+    let startup = match startup::start(&args.common, args.replay_user_messages, true) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{}", e.0);
+            return 1;
+        }
+    };
+    let mut sink = run::StdoutSink::new();
+    run::run_loop(startup, Box::new(std::io::stdin()), &mut sink, None, false)
+}

@@ -1,0 +1,242 @@
+//! The driver loop: one thread owns the [`Session`] and feeds it every [`Event`] with the real
+//! clock; it writes the session's validated frames (only those) to the [`FrameSink`], its
+//! diagnostics to stderr, and carries out its [`Action`]s with the model runner, the tool and
+//! hook workers and the session store.
+//!
+//! Backpressure: frames are written synchronously, so a host that stops reading stdout blocks
+//! this loop; then input lines stop being consumed and the stdin thread stops reading
+//! ([`LineBudget`]): memory stays bounded.
+
+use std::io::{self, Read, Write};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Instant;
+
+use crate::model::TurnId;
+use crate::session::{Action, Attachments, Session};
+
+use super::event::{spawn_signals, spawn_stdin, Event, LineBudget};
+use super::model::{ModelCall, ModelSink};
+use super::startup::{meta, Startup};
+use super::workers::Workers;
+
+/// Where validated frames go.
+pub trait FrameSink {
+    /// One complete frame (record and `\n`).
+    fn frame(&mut self, frame: &[u8]) -> io::Result<()>;
+    fn flush(&mut self) -> io::Result<()>;
+}
+
+/// stdout, one write per frame.
+pub struct StdoutSink(io::Stdout);
+
+impl StdoutSink {
+    pub fn new() -> StdoutSink {
+        StdoutSink(io::stdout())
+    }
+}
+
+impl Default for StdoutSink {
+    fn default() -> Self {
+        StdoutSink::new()
+    }
+}
+
+impl FrameSink for StdoutSink {
+    fn frame(&mut self, frame: &[u8]) -> io::Result<()> {
+        self.0.lock().write_all(frame)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.lock().flush()
+    }
+}
+
+/// PROFILE §2: a broken stdout pipe ends quietly with status 1; any other writer failure is
+/// the latched diagnostic of PROFILE §5.
+fn output_failed(e: &io::Error) -> i32 {
+    if e.kind() != io::ErrorKind::BrokenPipe {
+        eprintln!("agentx: output failed: the record writer failed");
+    }
+    1
+}
+
+/// Runs a session over `input` until it exits; returns the exit status. With `defer_eof`
+/// (one-shot mode, whose input is only the prompt) the input's EOF is handed to the session
+/// only once it is idle, so the turn runs as without a host (PROFILE §13: ask = deny
+/// `no permission prompt available`) rather than as after a closed control stream.
+pub fn run_loop(
+    startup: Startup,
+    input: Box<dyn Read + Send>,
+    sink: &mut dyn FrameSink,
+    attachments: Option<Box<dyn Attachments>>,
+    defer_eof: bool,
+) -> i32 {
+    let Startup {
+        config,
+        home,
+        cwd,
+        selection,
+        hook,
+        mut model,
+        mut store,
+    } = startup;
+    let mut session = match Session::new(config, Instant::now()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("agentx: {e}");
+            return 1;
+        }
+    };
+    if let Some(a) = attachments {
+        session.set_attachments(a);
+    }
+    let (tx, rx) = mpsc::channel::<Event>();
+    let budget = LineBudget::default();
+    spawn_signals(tx.clone());
+    spawn_stdin(input, tx.clone(), budget.clone());
+    let mut workers = Workers::new(tx.clone(), cwd, hook);
+    let mut calls: Vec<(TurnId, Box<dyn ModelCall>)> = Vec::new();
+    let mut store_failed = false;
+    let mut input_closed = false;
+    let mut eof_pending = false;
+
+    loop {
+        if eof_pending && !session.turn_active() && session.queued_user_records() == 0 {
+            eof_pending = false;
+            session.handle_eof(Instant::now());
+        }
+        while let Some(d) = session.poll_diagnostic() {
+            eprintln!("{d}");
+        }
+        while let Some(f) = session.poll_transmit() {
+            if let Err(e) = sink.frame(&f) {
+                workers.kill_all();
+                return output_failed(&e);
+            }
+        }
+        if let Err(e) = sink.flush() {
+            workers.kill_all();
+            return output_failed(&e);
+        }
+        let mut exit = None;
+        while let Some(action) = session.poll_action() {
+            match action {
+                Action::StartModel(request) => {
+                    let turn = request.turn;
+                    // Calls of earlier turns are over (their results were written).
+                    calls.retain(|(t, _)| *t == turn);
+                    let call = model.start(request, ModelSink::new(turn, tx.clone()));
+                    calls.push((turn, call));
+                }
+                Action::CancelModel { turn } => {
+                    for (_, c) in calls.iter().filter(|(t, _)| *t == turn) {
+                        c.cancel();
+                    }
+                }
+                Action::ResumeModel { turn, decision } => {
+                    if let Some((_, c)) = calls.iter().rev().find(|(t, _)| *t == turn) {
+                        c.network_decision(decision);
+                    }
+                }
+                Action::RunTool {
+                    tool_use_id,
+                    name,
+                    input_json,
+                } => workers.run_tool(tool_use_id, &name, &input_json),
+                Action::CancelTool { tool_use_id } => workers.cancel_tool(&tool_use_id),
+                Action::StartHook {
+                    tool_use_id,
+                    session_id,
+                    tool_name,
+                    input_json,
+                } => workers.start_hook(tool_use_id, session_id, tool_name, input_json),
+                Action::KillHook { tool_use_id } => workers.kill_hook(&tool_use_id),
+                Action::UpdateEnvironment { variables } => workers.update_env(variables),
+                Action::ConnectMcpServer { .. } => {}
+                Action::Persist { lines } => {
+                    // PROFILE §11: appended and fsynced at the end of every turn.
+                    if store.is_none() && !store_failed {
+                        match crate::store::SessionStore::create(
+                            &home,
+                            &meta(session.session_id(), &selection),
+                        ) {
+                            Ok(s) => store = Some(s),
+                            Err(e) => {
+                                store_failed = true;
+                                eprintln!("{e}");
+                            }
+                        }
+                    }
+                    if let Some(s) = store.as_mut() {
+                        let bytes: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied()).collect();
+                        if let Err(e) = s.append(&bytes) {
+                            eprintln!("{e}");
+                        }
+                    }
+                }
+                Action::Exit { code } => exit = Some(code),
+            }
+        }
+        if let Some(code) = exit {
+            while let Some(d) = session.poll_diagnostic() {
+                eprintln!("{d}");
+            }
+            while let Some(f) = session.poll_transmit() {
+                if let Err(e) = sink.frame(&f) {
+                    workers.kill_all();
+                    return output_failed(&e);
+                }
+            }
+            workers.kill_all();
+            for (_, c) in &calls {
+                c.cancel();
+            }
+            return match sink.flush() {
+                Ok(()) => code,
+                Err(e) => output_failed(&e),
+            };
+        }
+
+        let event = match session.poll_timeout() {
+            Some(t) => match rx.recv_timeout(t.saturating_duration_since(Instant::now())) {
+                Ok(e) => Some(e),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => Some(Event::Eof),
+            },
+            None => Some(rx.recv().unwrap_or(Event::Eof)),
+        };
+        let now = Instant::now();
+        let Some(event) = event else {
+            session.handle_timeout(now);
+            continue;
+        };
+        match event {
+            Event::Line(bytes, number) => {
+                if !input_closed {
+                    session.handle_line(&bytes, number, now);
+                }
+                budget.release(bytes.len());
+            }
+            Event::FrameError(e) => {
+                if !input_closed {
+                    session.handle_frame_error(&e, now);
+                }
+            }
+            Event::Eof if defer_eof && !input_closed => {
+                input_closed = true;
+                eof_pending = true;
+            }
+            Event::Eof | Event::StdinFailed | Event::Terminate => {
+                if !input_closed || eof_pending {
+                    input_closed = true;
+                    eof_pending = false;
+                    session.handle_eof(now);
+                }
+            }
+            Event::Interrupt => session.handle_signal_interrupt(now),
+            Event::Model(turn, e) => session.handle_model(turn, e, now),
+            Event::ToolDone(id, outcome) => session.handle_tool_done(&id, outcome, now),
+            Event::HookDone(id, outcome) => session.handle_hook_done(&id, outcome, now),
+            Event::Diagnostic(d) => eprintln!("{d}"),
+        }
+    }
+}

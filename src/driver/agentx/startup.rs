@@ -1,0 +1,245 @@
+//! Startup of a session or one-shot run (PROFILE §8): registry and selection (§3), then
+//! `settings.json` (§10), then with `--resume` the stored binding compared first (§11, WIRE-025),
+//! then the credential union installed in the session's encoder (WIRE-013). Any failure is one
+//! stderr line and status 1 with stdout empty; the caller prints it.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use crate::cli::agentx_args::CommonArgs;
+use crate::hook::{PermissionHook, Settings, MAX_SETTINGS_LEN, SETTINGS_JSON};
+use crate::model::scripted::{Script, ScriptedModel};
+use crate::model::Message;
+use crate::provider::{
+    agentx_home, load_registry, Route, Selection, AUTH_JSON, BUILT_IN_NOTICE, MAX_AUTH_JSON_LEN,
+};
+use crate::session::{Projection, SessionConfig};
+use crate::store::{SessionMeta, SessionStore};
+
+use super::model::{ModelRunner, ScriptedRunner};
+
+/// A script file larger than this is refused.
+const MAX_SCRIPT_LEN: u64 = 16 * 1024 * 1024;
+
+/// Everything the loop needs, built before the first byte of output.
+pub struct Startup {
+    pub config: SessionConfig,
+    pub home: PathBuf,
+    pub cwd: PathBuf,
+    pub selection: Selection,
+    pub hook: Option<PermissionHook>,
+    pub model: Box<dyn ModelRunner>,
+    /// Open when resuming; created at the first persisted turn otherwise.
+    pub store: Option<SessionStore>,
+}
+
+/// A startup failure: the complete stderr line (no value of a private field).
+#[derive(Debug)]
+pub struct StartupError(pub String);
+
+fn fail(s: impl Into<String>) -> StartupError {
+    StartupError(s.into())
+}
+
+/// Runs the startup sequence. `host_permissions` is false in one-shot mode.
+pub fn start(
+    common: &CommonArgs,
+    replay_user_messages: bool,
+    host_permissions: bool,
+) -> Result<Startup, StartupError> {
+    let home = agentx_home(
+        std::env::var_os("AGENTX_HOME").as_deref(),
+        std::env::var_os("HOME").as_deref(),
+    )
+    .map_err(|e| fail(format!("agentx: {e}")))?;
+    // Registry and selection (PROFILE §3).
+    let auth = read_capped(&home.join(AUTH_JSON), MAX_AUTH_JSON_LEN as u64)
+        .map_err(|_| fail(format!("agentx: {}", crate::provider::Error::unreadable())))?;
+    if auth.is_none() {
+        eprintln!("{BUILT_IN_NOTICE}");
+    }
+    let env = |name: &str| std::env::var_os(name);
+    let registry =
+        load_registry(auth.as_deref(), &env).map_err(|e| fail(format!("agentx: {e}")))?;
+    let selection = Selection::select(registry, common.provider.as_deref())
+        .map_err(|e| fail(format!("agentx: {e}")))?;
+    // settings.json (PROFILE §10).
+    let settings = match read_capped(&home.join(SETTINGS_JSON), MAX_SETTINGS_LEN as u64) {
+        Ok(None) => Settings::default(),
+        Ok(Some(bytes)) => Settings::parse(&bytes).map_err(|e| fail(format!("agentx: {e}")))?,
+        Err(_) => return Err(fail("agentx: settings.json cannot be read")),
+    };
+    // Resume: the binding first (PROFILE §11, WIRE-025), before any output or provider I/O.
+    let mut store = None;
+    let mut history: Vec<Message> = Vec::new();
+    let session_id = match &common.resume {
+        Some(id) => {
+            let (s, _meta, transcript) = SessionStore::resume(&home, id, selection.binding())
+                .map_err(|e| fail(e.to_string()))?;
+            history = crate::store::context::prior_context(&transcript.lines).map_err(|e| {
+                fail(format!(
+                    "agentx: cannot resume {id}: transcript line {}: {}",
+                    e.line, e.what
+                ))
+            })?;
+            store = Some(s);
+            id.clone()
+        }
+        None => random_uuid(),
+    };
+    let cwd = match &common.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir()
+            .map_err(|_| fail("agentx: the current directory is unusable"))?,
+    };
+    let cwd = cwd
+        .canonicalize()
+        .ok()
+        .filter(|p| p.is_dir())
+        .ok_or_else(|| fail("agentx: --cwd is not a directory"))?;
+    let model = model_runner(&selection)?;
+    let config = SessionConfig {
+        session_id,
+        uuid_seed: random_u64(),
+        cwd: cwd.to_string_lossy().into_owned(),
+        permission_mode: common.permission_mode(),
+        replay_user_messages,
+        include_partial_messages: common.include_partial_messages,
+        attachments_enabled: !common.no_attachments,
+        projection: Projection::of(&selection),
+        tools: crate::tools::specs(),
+        // WIRE-013: the union goes into the session's encoder at construction.
+        credentials: selection.credentials().clone(),
+        hook_configured: settings.permission_hook.is_some(),
+        host_permissions,
+        pid: std::process::id(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        history,
+        reference: None,
+    };
+    Ok(Startup {
+        config,
+        home,
+        cwd,
+        selection,
+        hook: settings.permission_hook,
+        model,
+        store,
+    })
+}
+
+/// The metadata of a new stored session.
+pub fn meta(session_id: &str, selection: &Selection) -> SessionMeta {
+    SessionMeta {
+        session_id: session_id.to_owned(),
+        binding: selection.binding().clone(),
+        created_unix_ms: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0),
+    }
+}
+
+fn model_runner(selection: &Selection) -> Result<Box<dyn ModelRunner>, StartupError> {
+    let provider = selection.provider();
+    match provider.route() {
+        Route::Scripted { script } => {
+            let script = match script {
+                None => None,
+                Some(path) => {
+                    // The path is private (PROFILE §3): never printed.
+                    let unreadable = || {
+                        fail(format!(
+                            "agentx: the script file of provider \"{}\" cannot be read",
+                            provider.id()
+                        ))
+                    };
+                    let path = path.expose_str().ok_or_else(unreadable)?;
+                    let bytes = read_capped(Path::new(path), MAX_SCRIPT_LEN)
+                        .ok()
+                        .flatten()
+                        .ok_or_else(unreadable)?;
+                    let text = String::from_utf8(bytes).map_err(|_| unreadable())?;
+                    Some(Script::parse(&text))
+                }
+            };
+            Ok(Box::new(ScriptedRunner::new(ScriptedModel::new(
+                script,
+                random_u64() as u32,
+            ))))
+        }
+        _ => http_runner(selection),
+    }
+}
+
+#[cfg(feature = "openai")]
+fn http_runner(selection: &Selection) -> Result<Box<dyn ModelRunner>, StartupError> {
+    use crate::driver::openai::{BlockingClient, Endpoint};
+    let provider = selection.provider();
+    let endpoint = Endpoint::of(provider)
+        .map_err(|e| fail(format!("agentx: provider \"{}\": {e}", provider.id())))?;
+    let client = BlockingClient::new(endpoint).map_err(|_| {
+        fail(format!(
+            "agentx: provider \"{}\": the HTTP client cannot start",
+            provider.id()
+        ))
+    })?;
+    Ok(Box::new(super::model::HttpRunner::new(client)))
+}
+
+#[cfg(not(feature = "openai"))]
+fn http_runner(selection: &Selection) -> Result<Box<dyn ModelRunner>, StartupError> {
+    let provider = selection.provider();
+    let kind = match provider.provider_type() {
+        crate::provider::ProviderType::OpenAi => "openai",
+        crate::provider::ProviderType::AzureOpenAi => "azure_openai",
+        crate::provider::ProviderType::Scripted => "scripted",
+    };
+    Err(fail(format!(
+        "agentx: provider \"{}\" has type {kind}, which this build lacks (feature \"openai\")",
+        provider.id()
+    )))
+}
+
+/// `None` when the file does not exist; at most one byte past `limit` is read, so an
+/// oversized file fails its own size rule.
+pub fn read_capped(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    Ok(Some(bytes))
+}
+
+fn random_bytes() -> [u8; 16] {
+    let mut b = [0u8; 16];
+    if File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_err()
+    {
+        // No urandom: time and pid still make the ids unique per process.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        b = (t ^ (u128::from(std::process::id()) << 64)).to_le_bytes();
+    }
+    b
+}
+
+fn random_u64() -> u64 {
+    let b = random_bytes();
+    u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+}
+
+/// A fresh version-4 session UUID, lowercase (PROFILE §2b).
+pub fn random_uuid() -> String {
+    uuid::Builder::from_random_bytes(random_bytes())
+        .into_uuid()
+        .hyphenated()
+        .to_string()
+}

@@ -1,0 +1,356 @@
+//! Black-box: the real `agentx` binary in stream-json mode on the built-in model
+//! (PROFILE §8, §9, §10, §11). Every test checks all of its output with
+//! `agentx-wire check --direction output`.
+
+#[path = "common/agentx.rs"]
+mod harness;
+
+use harness::*;
+use serde_json::json;
+
+#[test]
+fn echo_turn_exact_records() {
+    let home = TempDir::new("echo");
+    let mut a = Agentx::session(home.path(), &[]);
+    a.say("hello world");
+    let turn = a.turn();
+    assert_eq!(
+        labels(&turn),
+        [
+            "system/init",
+            "system/session_state_changed:running",
+            "assistant:text:echo: hello world",
+            "result:success",
+            "system/session_state_changed:idle",
+        ]
+    );
+    let init = &turn[0];
+    assert_eq!(init["provider"], "local");
+    assert_eq!(init["model"], "agentx-echo");
+    assert_eq!(init["tools"], json!(["Read", "Write", "Bash"]));
+    let sid = init["session_id"].clone();
+    assert!(turn.iter().all(|r| r["session_id"] == sid));
+    let result = &turn[3];
+    assert_eq!(result["result"], "echo: hello world");
+    assert_eq!(result["num_turns"], 1);
+    assert_eq!(result["stop_reason"], "end_turn");
+    assert_eq!(result["total_cost_usd"], json!(null));
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+    assert!(done.rest.is_empty());
+    done.assert_valid_output();
+}
+
+#[test]
+fn tool_allowed_by_host_runs_and_denied_is_an_error_result() {
+    let home = TempDir::new("hostperm");
+    let mut a = Agentx::session(home.path(), &[]);
+    a.say("!tool Bash {\"command\":\"echo ran-it\"}\n!say after");
+    let upto = a.until(is_permission_request);
+    assert_eq!(
+        labels(&upto),
+        [
+            "system/init",
+            "system/session_state_changed:running",
+            "assistant:tool_use:Bash",
+            "system/session_state_changed:requires_action",
+            "control_request:can_use_tool",
+        ]
+    );
+    let req = upto.last().unwrap();
+    assert_eq!(req["request"]["tool_name"], "Bash");
+    assert_eq!(req["request"]["description"], "Bash: echo ran-it");
+    a.send(&allow(req["request_id"].as_str().unwrap()));
+    let rest = a.turn();
+    assert_eq!(
+        labels(&rest),
+        [
+            "system/session_state_changed:running",
+            "user:tool_result:ok",
+            "assistant:text:after",
+            "result:success",
+            "system/session_state_changed:idle",
+        ]
+    );
+    assert_eq!(
+        rest[1]["message"]["content"][0]["content"],
+        "ran-it\nexit code: 0"
+    );
+
+    // Denied: a tool_result error with the message and a permission_denials entry.
+    a.say("!tool Write {\"file_path\":\"x.txt\",\"content\":\"no\"}");
+    let upto = a.until(is_permission_request);
+    let req = upto.last().unwrap().clone();
+    a.send(&deny(req["request_id"].as_str().unwrap(), "not today"));
+    let rest = a.turn();
+    let tr = rest
+        .iter()
+        .find(|r| label(r) == "user:tool_result:error")
+        .unwrap();
+    assert_eq!(tr["message"]["content"][0]["content"], "not today");
+    let result = rest.iter().find(|r| is_result(r)).unwrap();
+    assert_eq!(
+        result["permission_denials"],
+        json!([{"tool_name":"Write","tool_use_id":req["request"]["tool_use_id"],"tool_input":{"file_path":"x.txt","content":"no"}}])
+    );
+    assert!(!home.path().join("x.txt").exists());
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+    done.assert_valid_output();
+}
+
+#[test]
+fn scenario_11_interrupt_active_turn_then_input_stays_usable() {
+    let home = TempDir::new("s11");
+    let mut a = Agentx::session(home.path(), &[]);
+    a.say("!say started\n!sleep 600000\n!say never");
+    a.until(|v| label(v) == "assistant:text:started");
+    a.send(&control("int-1", "interrupt"));
+    let rest = a.turn();
+    assert_eq!(
+        labels(&rest),
+        [
+            "control_response:success",
+            "result:error_during_execution",
+            "system/session_state_changed:idle",
+        ]
+    );
+    assert_eq!(rest[0]["response"]["request_id"], "int-1");
+    assert!(rest[0]["response"].get("response").is_none());
+    assert_eq!(rest[1]["is_error"], true);
+    a.say("still here");
+    let t = a.turn();
+    assert_eq!(labels(&t)[1], "assistant:text:echo: still here");
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+    done.assert_valid_output();
+}
+
+#[test]
+fn sigint_interrupts_like_the_control() {
+    let home = TempDir::new("sigint");
+    let mut a = Agentx::session(home.path(), &[]);
+    a.say("!say started\n!sleep 600000");
+    a.until(|v| label(v) == "assistant:text:started");
+    let pid = a.pid();
+    std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    let rest = a.turn();
+    assert_eq!(
+        labels(&rest),
+        [
+            "result:error_during_execution",
+            "system/session_state_changed:idle"
+        ]
+    );
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+    done.assert_valid_output();
+}
+
+#[test]
+fn sigterm_is_input_eof() {
+    let home = TempDir::new("sigterm");
+    let mut a = Agentx::session(home.path(), &[]);
+    a.say("first");
+    a.turn();
+    std::process::Command::new("kill")
+        .args(["-TERM", &a.pid().to_string()])
+        .status()
+        .unwrap();
+    let status = a.child.wait().unwrap().code();
+    assert_eq!(status, Some(0));
+}
+
+#[test]
+fn scenario_16_cost_null_and_zero() {
+    let home = TempDir::new("s16");
+    let mut a = Agentx::session(home.path(), &[]);
+    a.say("!cost null\n!say priced?");
+    let t = a.turn();
+    let r = t.iter().find(|r| is_result(r)).unwrap();
+    assert_eq!(r["total_cost_usd"], json!(null));
+    assert_eq!(r["modelUsage"]["agentx-echo"]["costUSD"], json!(null));
+    a.say("!cost 0\n!say free");
+    let t = a.turn();
+    let r = t.iter().find(|r| is_result(r)).unwrap();
+    assert_eq!(r["total_cost_usd"].as_f64(), Some(0.0));
+    assert_eq!(
+        r["modelUsage"]["agentx-echo"]["costUSD"].as_f64(),
+        Some(0.0)
+    );
+    let done = a.finish();
+    done.assert_valid_output();
+}
+
+#[test]
+fn scenario_9_task_progress_notification_result_suggestion_idle() {
+    let home = TempDir::new("s9");
+    let mut a = Agentx::session(home.path(), &[]);
+    a.say("!task t1 2 20\n!say working\n!suggest next step");
+    let t = a.turn();
+    let l: Vec<String> = labels(&t)
+        .into_iter()
+        .filter(|s| s != "system/init" && s != "system/session_state_changed:running")
+        .collect();
+    assert_eq!(
+        l,
+        [
+            "system/task_started",
+            "assistant:text:working",
+            "system/task_progress",
+            "system/task_progress",
+            "system/task_notification",
+            "result:success",
+            "prompt_suggestion",
+            "system/session_state_changed:idle",
+        ]
+    );
+    let done = a.finish();
+    done.assert_valid_output();
+}
+
+#[test]
+fn priorities_now_next_later() {
+    let home = TempDir::new("prio");
+    let mut a = Agentx::session(home.path(), &[]);
+    a.say("!say busy\n!sleep 600000");
+    a.until(|v| label(v) == "assistant:text:busy");
+    let mut later = user("later-1");
+    later["priority"] = json!("later");
+    let mut next = user("next-1");
+    next["priority"] = json!("next");
+    let mut now = user("now-1");
+    now["priority"] = json!("now");
+    a.send(&later);
+    a.send(&next);
+    a.send(&now);
+    // `now` interrupts the sleeping turn and runs first, then next, then later.
+    let mut texts = Vec::new();
+    let mut results = 0;
+    while results < 4 {
+        let v = a.next().unwrap();
+        if is_result(&v) {
+            results += 1;
+        }
+        if v["type"] == "assistant" {
+            texts.push(
+                v["message"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            );
+        }
+    }
+    assert_eq!(texts, ["echo: now-1", "echo: next-1", "echo: later-1"]);
+    let done = a.finish();
+    done.assert_valid_output();
+}
+
+#[test]
+fn replay_echoes_user_records_before_their_effects() {
+    let home = TempDir::new("replay");
+    let mut a = Agentx::session(home.path(), &["--replay-user-messages"]);
+    let mut u = user("hi");
+    u["uuid"] = json!("3f1e7948-5c1f-4c1f-8e2c-88bc9839ec27");
+    a.send(&u);
+    let t = a.turn();
+    assert_eq!(labels(&t)[0], "user");
+    assert_eq!(t[0]["isReplay"], true);
+    assert_eq!(t[0]["uuid"], "3f1e7948-5c1f-4c1f-8e2c-88bc9839ec27");
+    assert_eq!(labels(&t)[1], "system/init");
+    let done = a.finish();
+    done.assert_valid_output();
+}
+
+#[test]
+fn input_error_result_leaves_the_queue_usable() {
+    let home = TempDir::new("inerr");
+    let mut a = Agentx::session(home.path(), &[]);
+    a.send_raw(b"{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"x\",\"bogus\":1},\"parent_tool_use_id\":null,\"uuid\":\"3f1e7948-5c1f-4c1f-8e2c-88bc9839ec27\"}\n");
+    let r = a.until(is_result);
+    let r = r.last().unwrap();
+    assert_eq!(r["subtype"], "error_during_execution");
+    assert_eq!(r["num_turns"], 0);
+    assert_eq!(r["prompt_uuid"], "3f1e7948-5c1f-4c1f-8e2c-88bc9839ec27");
+    assert!(r["errors"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("input error: "));
+    a.say("fine");
+    let t = a.turn();
+    assert!(labels(&t).contains(&"assistant:text:echo: fine".to_string()));
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+    done.assert_valid_output();
+}
+
+#[test]
+fn resume_after_restart_keeps_the_session_and_context() {
+    let home = TempDir::new("resume");
+    let mut a = Agentx::session(home.path(), &[]);
+    a.say("remember me");
+    let t = a.turn();
+    let sid = t[0]["session_id"].as_str().unwrap().to_string();
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+
+    let mut b = Agentx::session(home.path(), &["--resume", &sid]);
+    b.say("!history");
+    let t = b.turn();
+    assert!(t.iter().all(|r| r["session_id"] == sid.as_str()));
+    let r = t.iter().find(|r| is_result(r)).unwrap();
+    assert_eq!(r["result"], "history: 2 messages");
+    let done = b.finish();
+    done.assert_valid_output();
+
+    // An unknown id: one line, status 1, stdout empty.
+    let (status, out, err) = run(
+        home.path(),
+        &[
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--resume",
+            "3f1e7948-5c1f-4c1f-8e2c-88bc9839ec27",
+        ],
+        b"",
+    );
+    assert_eq!(status, Some(1));
+    assert!(out.is_empty());
+    assert!(
+        err.contains("agentx: no session 3f1e7948-5c1f-4c1f-8e2c-88bc9839ec27"),
+        "{err}"
+    );
+}
+
+#[test]
+fn read_and_write_tools_in_bypass_mode() {
+    let home = TempDir::new("rw");
+    let mut a = Agentx::session(home.path(), &["--permission-mode", "bypassPermissions"]);
+    a.say("!tool Write {\"file_path\":\"notes.txt\",\"content\":\"a\\nb\\n\"}\n!say wrote\n!tool Read {\"file_path\":\"notes.txt\"}\n!tool Grep {}");
+    let t = a.turn();
+    let results: Vec<&serde_json::Value> = t
+        .iter()
+        .filter(|r| label(r).starts_with("user:tool_result"))
+        .collect();
+    assert_eq!(results.len(), 3);
+    assert_eq!(
+        results[0]["message"]["content"][0]["content"],
+        "wrote 4 bytes to notes.txt"
+    );
+    assert_eq!(
+        results[1]["message"]["content"][0]["content"],
+        "     1\ta\n     2\tb\n"
+    );
+    assert_eq!(results[2]["message"]["content"][0]["is_error"], true);
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("notes.txt")).unwrap(),
+        "a\nb\n"
+    );
+    let done = a.finish();
+    done.assert_valid_output();
+}

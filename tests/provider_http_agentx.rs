@@ -1,0 +1,398 @@
+//! PROFILE §14 through the real `agentx` binary: a temp AgentX home whose `auth.json` points an
+//! `openai` or `azure_openai` provider at a real HTTP/1.1 + SSE server on 127.0.0.1
+//! (tests/provider_http_support). Records, stderr lines and exit statuses are asserted; the
+//! key, endpoint, deployment and API version never appear on stdout, stderr or in the store.
+
+mod provider_http_support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use provider_http_support::*;
+use serde_json::Value;
+
+const KEY: &str = "sk-agentx-test-4f3e2d1c";
+const DEPLOYMENT: &str = "sol-prod-7";
+const API_VERSION: &str = "2026-10-01-preview";
+
+struct Home(PathBuf);
+
+impl Home {
+    fn new(auth: &str) -> Home {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "agentx-provider-http-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("work")).unwrap();
+        std::fs::write(dir.join("auth.json"), auth).unwrap();
+        Home(dir)
+    }
+
+    fn cwd(&self) -> PathBuf {
+        self.0.join("work")
+    }
+
+    /// Every byte under the home except auth.json: the session store.
+    fn store_bytes(&self) -> Vec<u8> {
+        fn walk(p: &Path, out: &mut Vec<u8>) {
+            if let Ok(entries) = std::fs::read_dir(p) {
+                for e in entries.flatten() {
+                    let path = e.path();
+                    if path.is_dir() {
+                        walk(&path, out);
+                    } else if path.file_name().is_some_and(|n| n != "auth.json") {
+                        out.extend(std::fs::read(&path).unwrap_or_default());
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.0.join("sessions"), &mut out);
+        out
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn openai_auth(server: &Server) -> String {
+    format!(
+        r#"{{"version":2,"providers":[{{"id":"oa","type":"openai","model":"gpt-x","api_key":"{KEY}","base_url":"{}","reasoning":{{"efforts":["low","high"],"default_effort":"high"}}}}]}}"#,
+        server.base_url()
+    )
+}
+
+fn azure_auth(server: &Server) -> String {
+    format!(
+        r#"{{"version":2,"providers":[{{"id":"az","type":"azure_openai","model":"gpt-5.6-sol","endpoint":"http://127.0.0.1:{}/","deployment":"{DEPLOYMENT}","api_version":"{API_VERSION}","api_key":"{KEY}"}}]}}"#,
+        server.port
+    )
+}
+
+struct Run {
+    status: i32,
+    records: Vec<Value>,
+    stdout: String,
+    stderr: String,
+}
+
+fn agentx(home: &Home, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_agentx"))
+        .args(args)
+        .arg("--cwd")
+        .arg(home.cwd())
+        .env("AGENTX_HOME", &home.0)
+        .env("HOME", &home.0)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let records = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    Run {
+        status: out.status.code().unwrap_or(-1),
+        records,
+        stdout,
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+fn one_shot(home: &Home, prompt: &str, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "-p",
+        prompt,
+        "--output-format",
+        "stream-json",
+        "--include-partial-messages",
+    ];
+    args.extend_from_slice(extra);
+    agentx(home, &args)
+}
+
+fn of_type<'r>(records: &'r [Value], ty: &str) -> Vec<&'r Value> {
+    records.iter().filter(|r| r["type"] == ty).collect()
+}
+
+fn result(run: &Run) -> &Value {
+    let r = of_type(&run.records, "result");
+    assert_eq!(r.len(), 1, "{}", run.stdout);
+    r[0]
+}
+
+/// The stream_event types in order.
+fn stream_events(records: &[Value]) -> Vec<String> {
+    of_type(records, "stream_event")
+        .iter()
+        .map(|r| {
+            let e = &r["event"];
+            match e["type"].as_str().unwrap() {
+                "content_block_delta" => format!("delta:{}", e["delta"]["type"].as_str().unwrap()),
+                t => t.to_string(),
+            }
+        })
+        .collect()
+}
+
+fn assert_no_private_material(run: &Run, home: &Home, server: &Server) {
+    let port = format!("127.0.0.1:{}", server.port);
+    for (what, bytes) in [
+        ("stdout", run.stdout.as_bytes().to_vec()),
+        ("stderr", run.stderr.as_bytes().to_vec()),
+        ("session store", home.store_bytes()),
+    ] {
+        let text = String::from_utf8_lossy(&bytes);
+        for secret in [KEY, DEPLOYMENT, API_VERSION, port.as_str()] {
+            assert!(!text.contains(secret), "{what} holds private material");
+        }
+    }
+}
+
+#[test]
+fn profile_14_openai_text_through_agentx() {
+    let server = Server::start_in_thread(vec![Reply::Sse(text_stream())]);
+    let home = Home::new(&openai_auth(&server));
+    let run = one_shot(&home, "hello", &[]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.stderr, "");
+    assert_eq!(
+        stream_events(&run.records),
+        [
+            "message_start",
+            "content_block_start",
+            "delta:text_delta",
+            "delta:text_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop"
+        ]
+    );
+    let assistants = of_type(&run.records, "assistant");
+    assert_eq!(assistants.len(), 1);
+    assert_eq!(
+        assistants[0]["message"]["content"][0]["text"],
+        "Hello world"
+    );
+    assert_eq!(assistants[0]["message"]["model"], "gpt-x");
+    let r = result(&run);
+    assert_eq!(r["subtype"], "success");
+    assert_eq!(r["result"], "Hello world");
+    assert_eq!(r["stop_reason"], "end_turn");
+    assert_eq!(r["num_turns"], 1);
+    assert_eq!(r["total_cost_usd"], Value::Null);
+    assert_eq!(r["usage"]["input_tokens"], 12);
+    assert_eq!(r["usage"]["output_tokens"], 3);
+    assert_eq!(r["modelUsage"]["gpt-x"]["costUSD"], Value::Null);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs[0].target, "/v1/chat/completions");
+    assert_eq!(
+        reqs[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    let body: Value = serde_json::from_slice(&reqs[0].body).unwrap();
+    assert_eq!(body["model"], "gpt-x");
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["stream_options"]["include_usage"], true);
+    assert_eq!(body["reasoning_effort"], "high");
+    assert_eq!(body["messages"][0]["role"], "user");
+    assert_eq!(body["messages"][0]["content"], "hello");
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            assert_eq!(t["type"], "function");
+            assert_eq!(t["function"]["parameters"]["type"], "object");
+            t["function"]["name"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(tools, ["Read", "Write", "Bash"]);
+    assert_no_private_material(&run, &home, &server);
+}
+
+#[test]
+fn profile_14_azure_tool_call_round_trip_through_agentx() {
+    let server = Server::start_in_thread(vec![
+        Reply::Sse(one_tool_stream("call_DdmO9", "a.txt")),
+        Reply::Sse(text_stream()),
+    ]);
+    let home = Home::new(&azure_auth(&server));
+    std::fs::write(home.cwd().join("a.txt"), "alpha\n").unwrap();
+    let run = one_shot(
+        &home,
+        "read a.txt",
+        &["--permission-mode", "bypassPermissions"],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let assistants = of_type(&run.records, "assistant");
+    assert_eq!(assistants[0]["message"]["content"][0]["type"], "tool_use");
+    assert_eq!(assistants[0]["message"]["content"][0]["id"], "call_DdmO9");
+    assert_eq!(assistants[0]["message"]["content"][0]["name"], "Read");
+    assert_eq!(
+        assistants[0]["message"]["content"][0]["input"],
+        serde_json::json!({"file_path": "a.txt"})
+    );
+    assert!(stream_events(&run.records).contains(&"delta:input_json_delta".to_string()));
+    let r = result(&run);
+    assert_eq!(r["num_turns"], 2);
+    assert_eq!(r["stop_reason"], "end_turn");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    for q in &reqs {
+        assert_eq!(
+            q.target,
+            format!("/openai/deployments/{DEPLOYMENT}/chat/completions?api-version={API_VERSION}")
+        );
+        assert_eq!(q.header("api-key"), Some(KEY));
+        assert_eq!(q.header("authorization"), None);
+    }
+    let body: Value = serde_json::from_slice(&reqs[1].body).unwrap();
+    let msgs = body["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 3, "{body}");
+    assert_eq!(msgs[1]["role"], "assistant");
+    assert_eq!(msgs[1]["tool_calls"][0]["id"], "call_DdmO9");
+    assert_eq!(
+        msgs[1]["tool_calls"][0]["function"]["arguments"],
+        r#"{"file_path":"a.txt"}"#
+    );
+    assert_eq!(msgs[2]["role"], "tool");
+    assert_eq!(msgs[2]["tool_call_id"], "call_DdmO9");
+    assert!(msgs[2]["content"].as_str().unwrap().contains("alpha"));
+    assert!(body.get("reasoning_effort").is_none());
+    assert_no_private_material(&run, &home, &server);
+}
+
+#[test]
+fn profile_14_two_parallel_tool_calls_through_agentx() {
+    let server = Server::start_in_thread(vec![
+        Reply::Sse(parallel_stream()),
+        Reply::Sse(text_stream()),
+    ]);
+    let home = Home::new(&openai_auth(&server));
+    std::fs::write(home.cwd().join("b.txt"), "beta\n").unwrap();
+    let run = one_shot(&home, "both", &["--permission-mode", "bypassPermissions"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let assistants = of_type(&run.records, "assistant");
+    // Text, Bash, Read of one message, then the final text.
+    assert_eq!(assistants.len(), 4, "{}", run.stdout);
+    let id = &assistants[0]["message"]["id"];
+    assert!(assistants[..3].iter().all(|a| a["message"]["id"] == *id));
+    assert_eq!(assistants[1]["message"]["content"][0]["id"], "call_a");
+    assert_eq!(assistants[2]["message"]["content"][0]["id"], "call_b");
+    let body: Value = serde_json::from_slice(&server.requests()[1].body).unwrap();
+    let msgs = body["messages"].as_array().unwrap();
+    assert_eq!(msgs[1]["content"], "Checking both.");
+    assert_eq!(msgs[1]["tool_calls"].as_array().unwrap().len(), 2);
+    assert_eq!(msgs[2]["tool_call_id"], "call_a");
+    assert_eq!(msgs[3]["tool_call_id"], "call_b");
+    assert!(msgs[3]["content"].as_str().unwrap().contains("beta"));
+}
+
+#[test]
+fn profile_14_retry_after_429_then_success_through_agentx() {
+    let server = Server::start_in_thread(vec![
+        status(
+            429,
+            &[("retry-after", "1")],
+            r#"{"error":{"message":"slow down"}}"#,
+        ),
+        Reply::Sse(text_stream()),
+    ]);
+    let home = Home::new(&openai_auth(&server));
+    let run = one_shot(&home, "hello", &[]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.stderr, "agentx: WARN provider retry 1/3: 429\n");
+    assert_eq!(result(&run)["num_turns"], 1);
+    let reqs = server.requests();
+    assert!(reqs[1].at - reqs[0].at >= Duration::from_secs(1));
+}
+
+#[test]
+fn profile_14_503_three_retries_then_server_error_through_agentx() {
+    let reply = status(
+        503,
+        &[("retry-after", "0")],
+        r#"{"error":{"message":"overloaded"}}"#,
+    );
+    let server = Server::start_in_thread(vec![reply.clone(), reply.clone(), reply.clone(), reply]);
+    let home = Home::new(&openai_auth(&server));
+    let run = one_shot(&home, "hello", &[]);
+    assert_eq!(run.status, 1);
+    assert_eq!(
+        run.stderr,
+        "agentx: WARN provider retry 1/3: 503\nagentx: WARN provider retry 2/3: 503\nagentx: WARN provider retry 3/3: 503\n"
+    );
+    let assistants = of_type(&run.records, "assistant");
+    assert_eq!(assistants.len(), 1);
+    assert_eq!(assistants[0]["error"], "server_error");
+    assert_eq!(assistants[0]["message"]["content"][0]["text"], "overloaded");
+    let r = result(&run);
+    assert_eq!(r["subtype"], "error_during_execution");
+    assert_eq!(r["is_error"], true);
+    assert_eq!(r["num_turns"], 1);
+    assert_eq!(server.requests().len(), 4);
+    assert_no_private_material(&run, &home, &server);
+}
+
+#[test]
+fn profile_14_connection_refused_through_agentx() {
+    let port = refused_port();
+    let auth = format!(
+        r#"{{"version":2,"providers":[{{"id":"oa","type":"openai","model":"m","api_key":"{KEY}","base_url":"http://127.0.0.1:{port}/v1"}}]}}"#
+    );
+    let home = Home::new(&auth);
+    let run = one_shot(&home, "hello", &[]);
+    assert_eq!(run.status, 1);
+    assert_eq!(
+        run.stderr,
+        "agentx: WARN provider retry 1/3: connection refused\nagentx: WARN provider retry 2/3: connection refused\nagentx: WARN provider retry 3/3: connection refused\n"
+    );
+    assert_eq!(of_type(&run.records, "assistant")[0]["error"], "unknown");
+    assert_eq!(result(&run)["subtype"], "error_during_execution");
+}
+
+#[test]
+fn wire_013_a_key_echoed_in_an_error_body_is_never_written() {
+    let body = format!(
+        r#"{{"error":{{"message":"Incorrect API key provided: {KEY}.","type":"invalid_request_error","code":"invalid_api_key"}}}}"#
+    );
+    let server = Server::start_in_thread(vec![status(401, &[], &body)]);
+    let home = Home::new(&openai_auth(&server));
+    let run = one_shot(&home, "hello", &[]);
+    assert_eq!(run.status, 1);
+    assert!(!run.stdout.contains(KEY) && !run.stderr.contains(KEY));
+    assert!(
+        run.stderr
+            .lines()
+            .any(|l| l == "agentx: output refused: record failed credential validation"),
+        "{}",
+        run.stderr
+    );
+    assert_no_private_material(&run, &home, &server);
+}
+
+#[test]
+fn profile_14_non_loopback_http_is_a_startup_error() {
+    let home = Home::new(&format!(
+        r#"{{"version":2,"providers":[{{"id":"oa","type":"openai","model":"m","api_key":"{KEY}","base_url":"http://models.example.invalid/v1"}}]}}"#
+    ));
+    let run = one_shot(&home, "hello", &[]);
+    assert_eq!(run.status, 1);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.contains("providers[0].base_url"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("models.example.invalid"));
+}
