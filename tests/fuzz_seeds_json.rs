@@ -16,3 +16,10 @@ fn json_write_seeds() {
     // The decode seeds are documents too: every one must survive the writer's round trip.
     replay_seeds("json_decode", agentx_wire::fuzzing::json::write_round_trip);
 }
+
+#[test]
+fn json_backends_seeds() {
+    replay_seeds("json_backends", agentx_wire::fuzzing::json::backends);
+    // Every decode seed must get the same verdict and document from every scan backend.
+    replay_seeds("json_decode", agentx_wire::fuzzing::json::backends);
+}

@@ -16,6 +16,49 @@ pub fn decode(data: &[u8]) {
     let _ = ours;
 }
 
+/// Backend differential: every scan backend this CPU can run (AVX-512BW, AVX2, SSE2, scalar)
+/// gives the same verdict (error kind and offset) and the same document, and the fused UTF-8
+/// check agrees with a whole-input check: accepted input is UTF-8, and input that is not
+/// UTF-8 is rejected as such at its first bad byte.
+pub fn backends(data: &[u8]) {
+    let limits = json::Limits::default();
+    let mut scalar = json::Parser::with_backend(limits, json::ScanBackend::Scalar)
+        .expect("the scalar backend runs everywhere");
+    let want = scalar.parse(data);
+    match (&want, std::str::from_utf8(data)) {
+        (Ok(_), Err(_)) => panic!("accepted input that is not UTF-8"),
+        (Err(e), Err(bad)) => {
+            assert_eq!(
+                e.kind(),
+                json::ErrorKind::InvalidUtf8,
+                "not-UTF-8 reported as {e}"
+            );
+            assert_eq!(
+                e.offset(),
+                bad.valid_up_to(),
+                "not-UTF-8 reported at another offset"
+            );
+        }
+        _ => {}
+    }
+    for backend in json::scan_backends() {
+        let mut parser = json::Parser::with_backend(limits, backend).expect("listed as available");
+        let got = parser.parse(data);
+        match (&want, &got) {
+            (Ok(a), Ok(b)) => {
+                assert!(same(*a, *b), "{backend:?} built another document");
+                assert_eq!(a.raw(), b.raw(), "{backend:?} spans differ");
+                let (mut x, mut y) = (Vec::new(), Vec::new());
+                json::write_value_from_tape(&mut x, *a);
+                json::write_value_from_tape(&mut y, *b);
+                assert_eq!(x, y, "{backend:?} tape differs");
+            }
+            (Err(a), Err(b)) => assert_eq!(a, b, "{backend:?} rejected differently"),
+            _ => panic!("{backend:?} disagrees with scalar on acceptance"),
+        }
+    }
+}
+
 /// Writer round trip: `parse(write(doc)) == doc`, the one-pass copy equals the tape walk, writing
 /// is idempotent, and the output is one
 /// physical line whatever the strings hold. Also writes the input as a string and reads it back.

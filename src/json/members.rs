@@ -1,15 +1,18 @@
 //! Duplicate member detection (WIRE-014, WIRE-021, PROFILE §2a).
 //!
 //! Owns the question "do two names of one object decode to the same bytes?", asked once per
-//! object when it closes, over the names the parser collected in the same pass. Names are
-//! compared after unescaping, byte for byte, so `"é"`, `"\u00e9"` and `"\u00E9"` collide and
-//! `"e\u0301"` does not.
+//! object when it closes. Names are compared after unescaping, byte for byte, so `"é"`,
+//! `"\u00e9"` and `"\u00E9"` collide and `"e\u0301"` does not.
 //!
-//! Each name gets a 64-bit fingerprint of its decoded bytes; only names with equal
-//! fingerprints are compared byte for byte. Small objects compare fingerprints pairwise; larger
-//! ones sort them. The fingerprint is not keyed, so an attacker can make names collide, but a
-//! run of equal fingerprints is then sorted by its bytes: the worst case stays O(n log n)
-//! comparisons and nothing degrades to quadratic. This module never builds the tape.
+//! The parser gives each name a 64-bit [`key`] as it reads it (a plain name of at most 8 bytes,
+//! most of them, is its own word: one load and a mask). At the close, keys that all differ
+//! settle the question with no further work (pairwise without branches up to 16 members,
+//! sorted beyond); only equal keys lead to the exact check, [`find_duplicate`], over names
+//! rebuilt from the tape: a 64-bit fingerprint of each decoded name, and byte comparison of
+//! equal fingerprints (pairwise for small objects, sorted for larger ones). Neither keys nor
+//! fingerprints are keyed, so an attacker can make names collide, but a run of equal
+//! fingerprints is then sorted by its bytes: the worst case stays O(n log n) comparisons and
+//! nothing degrades to quadratic. This module never builds the tape.
 
 /// A member name as found by the parser: the raw body span and whether it has escapes.
 #[derive(Clone, Copy, Debug)]
@@ -30,14 +33,14 @@ struct Print {
     order: u32,
 }
 
-/// Up to this many names, pairwise fingerprint comparison beats sorting.
-const PAIRWISE_MAX: usize = 16;
-
-/// Reused buffers for [`find_duplicate`].
+/// Reused buffers for keys and [`find_duplicate`].
 #[derive(Default)]
 pub(crate) struct Scratch {
     decoded: Vec<u8>,
     prints: Vec<Print>,
+    keys: Vec<u64>,
+    /// The names of the object under the exact check (rebuilt from the tape).
+    pub(crate) names: Vec<Name>,
 }
 
 /// Fingerprint of decoded name bytes: length and content mixed a word at a time.
@@ -60,43 +63,117 @@ fn fingerprint(bytes: &[u8]) -> u64 {
     h ^ (h >> 29)
 }
 
-/// Up to this many names without escapes, compare spans directly: length first, then bytes.
-const DIRECT_MAX: usize = 8;
-
-/// Equality of two names of equal length; names up to 8 bytes (most of them: `type`,
-/// `index`, `delta`) compare as one word instead of a call to `memcmp`.
+/// A word with the low `len` bytes of `w` (`len <= 8`).
 #[inline(always)]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    if a.len() <= 8 && b.len() <= 8 {
-        let word = |s: &[u8]| {
-            let mut w = [0u8; 8];
-            w[..s.len()].copy_from_slice(s);
-            u64::from_le_bytes(w)
-        };
-        word(a) == word(b) && a.len() == b.len()
+fn low_bytes(w: u64, len: usize) -> u64 {
+    if len >= 8 {
+        w
     } else {
-        a == b
+        w & ((1u64 << (8 * len)) - 1)
     }
 }
 
-/// The index (into `names`) of a name that repeats an earlier one, if any.
+#[inline(always)]
+fn word_at(bytes: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    if let Some(chunk) = bytes.get(at..at + 8) {
+        w.copy_from_slice(chunk);
+    }
+    u64::from_le_bytes(w)
+}
+
+/// The key of a 9- to 16-byte name from its first and last 8 bytes.
+#[inline(always)]
+fn mix16(first: u64, last: u64, len: usize) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    ((first.wrapping_mul(K).rotate_left(29) ^ last).wrapping_mul(K) ^ len as u64) | (1 << 63)
+}
+
+/// The duplicate-detection key of decoded name bytes: names of at most 8 bytes are their own
+/// zero-padded word (exact: a raw name holds no NUL, and a decoded `\u0000` only makes a
+/// false collision, which the exact check settles); longer names a 64-bit mix. Equal names
+/// have equal keys, so unequal keys prove unequal names.
 #[inline]
-pub(crate) fn find_duplicate(input: &[u8], names: &[Name], scratch: &mut Scratch) -> Option<usize> {
-    if names.len() < 2 {
-        return None;
-    }
-    if names.len() <= DIRECT_MAX && !names.iter().any(|n| n.escaped) {
-        let raw = |n: &Name| input.get(n.start as usize..n.end as usize).unwrap_or(&[]);
-        for (i, a) in names.iter().enumerate().skip(1) {
-            let len = a.end - a.start;
-            for b in &names[..i] {
-                if b.end - b.start == len && same_bytes(raw(a), raw(b)) {
-                    return Some(i);
-                }
-            }
+fn key_of(bytes: &[u8]) -> u64 {
+    match bytes.len() {
+        0..=8 => {
+            let mut w = [0u8; 8];
+            w[..bytes.len()].copy_from_slice(bytes);
+            u64::from_le_bytes(w)
         }
-        return None;
+        n @ 9..=16 => mix16(word_at(bytes, 0), word_at(bytes, n - 8), n),
+        _ => fingerprint(bytes) | (1 << 63),
     }
+}
+
+/// The key of the name whose raw body is `input[start..end]` (see [`key_of`]). A plain name
+/// of at most 8 bytes is one load and a mask; an escaped one is decoded into `scratch` first.
+#[inline(always)]
+pub(crate) fn key(
+    input: &[u8],
+    start: usize,
+    end: usize,
+    escaped: bool,
+    scratch: &mut Scratch,
+) -> u64 {
+    let len = end.wrapping_sub(start);
+    if !escaped && len <= 16 && start + 16 <= input.len() {
+        let first = word_at(input, start);
+        if len <= 8 {
+            return low_bytes(first, len);
+        }
+        return mix16(first, word_at(input, end - 8), len);
+    }
+    key_slow(input, start, end, escaped, scratch)
+}
+
+#[inline(never)]
+fn key_slow(input: &[u8], start: usize, end: usize, escaped: bool, scratch: &mut Scratch) -> u64 {
+    let raw = input.get(start..end).unwrap_or(&[]);
+    if !escaped {
+        return key_of(raw);
+    }
+    scratch.decoded.clear();
+    super::unescape::decode_into(raw, &mut scratch.decoded);
+    key_of(&scratch.decoded)
+}
+
+/// Up to this many members, keys are compared pairwise (without early exits); more are
+/// sorted.
+const PAIRWISE_MAX: usize = 16;
+
+/// Whether all `keys` differ, which proves the names differ. `false` only means "maybe": the
+/// caller then runs the exact check ([`find_duplicate`]).
+#[inline(always)]
+pub(crate) fn keys_differ(keys: &[u64], scratch: &mut Scratch) -> bool {
+    match keys.len() {
+        0 | 1 => true,
+        n if n <= PAIRWISE_MAX => {
+            let mut same = false;
+            for i in 1..n {
+                let k = keys[i];
+                same |= keys[..i]
+                    .iter()
+                    .fold(false, |acc, &other| acc | (other == k));
+            }
+            !same
+        }
+        _ => keys_differ_sorted(keys, scratch),
+    }
+}
+
+#[inline(never)]
+fn keys_differ_sorted(keys: &[u64], scratch: &mut Scratch) -> bool {
+    scratch.keys.clear();
+    scratch.keys.extend_from_slice(keys);
+    scratch.keys.sort_unstable();
+    !scratch.keys.windows(2).any(|w| w[0] == w[1])
+}
+
+/// The index (into `names`) of the first name that repeats an earlier one, if any: the exact
+/// check, comparing decoded bytes.
+#[cold]
+pub(crate) fn find_duplicate(input: &[u8], names: &[Name], scratch: &mut Scratch) -> Option<usize> {
     find_duplicate_by_fingerprint(input, names, scratch)
 }
 
@@ -174,4 +251,57 @@ fn find_duplicate_by_fingerprint(
         run_start += run_len;
     }
     first_dup
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The key of the body `raw` (between quotes) as the parser computes it.
+    fn key_at(raw: &str) -> u64 {
+        let input = format!("\"{raw}\"         ");
+        let escaped = raw.contains('\\');
+        key(
+            input.as_bytes(),
+            1,
+            1 + raw.len(),
+            escaped,
+            &mut Scratch::default(),
+        )
+    }
+
+    #[test]
+    fn equal_decoded_names_have_equal_keys_at_every_length() {
+        for len in 0..40 {
+            let plain: String = (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+            let mut escaped = plain.clone();
+            if len > 0 {
+                escaped.replace_range(
+                    len - 1..len,
+                    &format!("\\u{:04x}", plain.as_bytes()[len - 1]),
+                );
+            }
+            assert_eq!(key_at(&plain), key_at(&escaped), "len {len}");
+            assert_eq!(key_at(&plain), key_of(plain.as_bytes()), "len {len}");
+        }
+    }
+
+    #[test]
+    fn short_names_are_their_own_word() {
+        let names = ["", "a", "ab", "type", "abcdefg", "abcdefgh", "é"];
+        let keys: Vec<u64> = names.iter().map(|n| key_at(n)).collect();
+        assert!(keys_differ(&keys, &mut Scratch::default()));
+        assert_eq!(key_at("type"), u64::from_le_bytes(*b"type\0\0\0\0"));
+    }
+
+    #[test]
+    fn keys_differ_finds_equal_keys_pairwise_and_sorted() {
+        let mut s = Scratch::default();
+        for n in [2usize, 8, 16, 17, 40] {
+            let mut keys: Vec<u64> = (0..n as u64).map(|k| k * 0x1234_5678_9abc).collect();
+            assert!(keys_differ(&keys, &mut s), "{n} distinct");
+            keys[n - 1] = keys[n / 2 - 1];
+            assert!(!keys_differ(&keys, &mut s), "{n} with a repeat");
+        }
+    }
 }

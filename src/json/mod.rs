@@ -44,5 +44,7 @@ pub use write::{
     write_value_from_tape, NonFinite,
 };
 
+/// The scan backends this CPU can run, fastest first (for differential tests and benches).
+pub use scan::available as scan_backends;
 #[doc(hidden)]
 pub use scan::{find_special_with, string_masks_with};

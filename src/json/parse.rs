@@ -5,9 +5,16 @@
 //! documents, so parsing a line allocates nothing in steady state. Incomplete input is an
 //! error here (the framer decides what a complete line is). This module never decodes
 //! strings except member names that carry escapes, and never looks at record types.
+//!
+//! One pass over the bytes: the grammar is generic over the scan backend's kernel and runs
+//! inside the function `scan::dispatch` compiles for that backend (chosen once per parser).
+//! UTF-8 is checked inside the string walk (non-ASCII bytes are only legal in strings); a
+//! rejected document is re-checked as a whole so an input that is not UTF-8 reports
+//! [`ErrorKind::InvalidUtf8`] at its first bad byte, exactly as a separate pre-pass would.
 
 use super::error::{Error, ErrorKind, Malformed};
 use super::members::{self, Name};
+use super::scan::{self, Backend, Kernel, WithKernel};
 use super::string::string_body;
 use super::tape::{Document, Node, Tag, Value};
 
@@ -34,7 +41,7 @@ impl Default for Limits {
 struct Open {
     node: u32,
     count: u32,
-    /// Index into `names` of this object's first member name; `u32::MAX` for arrays.
+    /// Index into `keys` of this object's first member name; `u32::MAX` for arrays.
     names_from: u32,
 }
 
@@ -46,20 +53,50 @@ impl Open {
 }
 
 /// A reusable strict JSON parser.
-#[derive(Default)]
 pub struct Parser {
     limits: Limits,
+    backend: Backend,
     tape: Vec<Node>,
     stack: Vec<Open>,
-    names: Vec<Name>,
+    /// Duplicate-detection keys of the member names of every open object (`members::key`).
+    keys: Vec<u64>,
     scratch: members::Scratch,
+}
+
+impl Default for Parser {
+    fn default() -> Parser {
+        Parser {
+            limits: Limits::default(),
+            backend: scan::selected(),
+            tape: Vec::new(),
+            stack: Vec::new(),
+            keys: Vec::new(),
+            scratch: members::Scratch::default(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Parser {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Parser")
             .field("limits", &self.limits)
+            .field("backend", &self.backend)
             .finish_non_exhaustive()
+    }
+}
+
+/// One parse, handed to `scan::dispatch` to run with a backend's kernel.
+struct Grammar<'p, 'b> {
+    parser: &'p mut Parser,
+    input: &'b [u8],
+}
+
+impl WithKernel for Grammar<'_, '_> {
+    type Out = Result<(), Error>;
+
+    #[inline(always)]
+    fn run<K: Kernel>(self, kernel: K) -> Result<(), Error> {
+        self.parser.document(kernel, self.input)
     }
 }
 
@@ -107,6 +144,22 @@ impl Parser {
         self.limits
     }
 
+    /// A parser on an explicit scan backend, or `None` when this CPU cannot run it. Every
+    /// backend accepts and rejects exactly the same documents; for differential tests.
+    #[doc(hidden)]
+    pub fn with_backend(limits: Limits, backend: Backend) -> Option<Parser> {
+        scan::is_available(backend).then(|| Parser {
+            limits,
+            backend,
+            ..Parser::default()
+        })
+    }
+
+    /// The scan backend this parser runs (the fastest this CPU supports, unless chosen).
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
     /// Parses one complete JSON text (any value at the top, JSON whitespace around it) and
     /// returns its root. The tape is reused by the next call.
     pub fn parse<'p, 'a>(&'p mut self, input: &'a [u8]) -> Result<Value<'p, 'a>, Error> {
@@ -122,31 +175,43 @@ impl Parser {
         if input.len() >= u32::MAX as usize {
             return Err(Error::new(ErrorKind::TooLarge, 0));
         }
-        let text = match simdutf8::basic::from_utf8(input) {
-            Ok(text) => text,
-            Err(_) => {
-                let at = simdutf8::compat::from_utf8(input)
-                    .err()
-                    .map_or(0, |e| e.valid_up_to());
-                return Err(Error::new(ErrorKind::InvalidUtf8, at));
-            }
-        };
-        if input.starts_with(BOM) {
-            return Err(Error::malformed(Malformed::ByteOrderMark, 0));
-        }
         self.tape.clear();
         self.stack.clear();
-        self.names.clear();
-        let result = self.document(input);
-        if result.is_err() {
-            // Keep allocations bounded by what a valid document would use next time.
-            self.stack.clear();
-            self.names.clear();
+        self.keys.clear();
+        let result = if input.starts_with(BOM) {
+            Err(Error::malformed(Malformed::ByteOrderMark, 0))
+        } else {
+            let backend = self.backend;
+            scan::dispatch(
+                backend,
+                Grammar {
+                    parser: self,
+                    input,
+                },
+            )
+        };
+        match result {
+            Ok(()) => Ok(scan::validated_text(input)),
+            Err(e) => Err(self.rejected(input, e)),
         }
-        result.map(|()| text)
     }
 
-    fn document(&mut self, b: &[u8]) -> Result<(), Error> {
+    /// The error for a rejected document: not UTF-8 comes first, at its first bad byte (as the
+    /// separate UTF-8 pass this parser no longer makes reported it), then the grammar's error.
+    #[cold]
+    #[inline(never)]
+    fn rejected(&mut self, input: &[u8], e: Error) -> Error {
+        // Keep allocations bounded by what a valid document would use next time.
+        self.stack.clear();
+        self.keys.clear();
+        match simdutf8::compat::from_utf8(input) {
+            Ok(_) => e,
+            Err(bad) => Error::new(ErrorKind::InvalidUtf8, bad.valid_up_to()),
+        }
+    }
+
+    #[inline(always)]
+    fn document<K: Kernel>(&mut self, k: K, b: &[u8]) -> Result<(), Error> {
         let mut i = skip_ws(b, 0);
         if i == b.len() {
             return Err(Error::malformed(Malformed::EmptyInput, i));
@@ -158,7 +223,7 @@ impl Parser {
             };
             match c {
                 b'"' => {
-                    let (end, escaped) = string_body(b, i + 1)?;
+                    let (end, escaped) = string_body(k, b, i + 1)?;
                     self.tape
                         .push(Node::scalar(Tag::String, escaped, i + 1, end));
                     i = end + 1;
@@ -172,7 +237,7 @@ impl Parser {
                     let tag = if is_object { Tag::Object } else { Tag::Array };
                     self.tape.push(Node::scalar(tag, false, i, i));
                     let names_from = if is_object {
-                        self.names.len() as u32
+                        self.keys.len() as u32
                     } else {
                         u32::MAX
                     };
@@ -190,7 +255,7 @@ impl Parser {
                             top.count = 1;
                         }
                         if is_object {
-                            i = self.member_name(b, i)?;
+                            i = self.member_name(k, b, i)?;
                         }
                         continue 'value;
                     }
@@ -220,7 +285,7 @@ impl Parser {
                         top.count += 1;
                         i = skip_ws(b, i + 1);
                         if is_object {
-                            i = self.member_name(b, i)?;
+                            i = self.member_name(k, b, i)?;
                         }
                         continue 'value;
                     }
@@ -234,20 +299,21 @@ impl Parser {
     }
 
     /// Closes the innermost container at `b[i]` (its closing bracket); returns the offset
-    /// after it. Objects are checked for duplicate names here.
-    #[inline]
+    /// after it. Objects are checked for duplicate names here (WIRE-014, WIRE-021).
+    #[inline(always)]
     fn close(&mut self, b: &[u8], i: usize) -> Result<usize, Error> {
         let Some(open) = self.stack.pop() else {
             return Err(Error::malformed(Malformed::UnexpectedByte, i));
         };
         if open.is_object() {
             let from = open.names_from as usize;
-            let names = self.names.get(from..).unwrap_or(&[]);
-            if let Some(dup) = members::find_duplicate(b, names, &mut self.scratch) {
-                let at = names.get(dup).map_or(i, |n| n.start as usize - 1);
-                return Err(Error::new(ErrorKind::DuplicateMember, at));
+            let keys = self.keys.get(from..).unwrap_or(&[]);
+            if !members::keys_differ(keys, &mut self.scratch) {
+                if let Some(at) = self.duplicate_in(b, open) {
+                    return Err(Error::new(ErrorKind::DuplicateMember, at));
+                }
             }
-            self.names.truncate(from);
+            self.keys.truncate(from);
         }
         let next = self.tape.len() as u32;
         if let Some(node) = self.tape.get_mut(open.node as usize) {
@@ -258,9 +324,38 @@ impl Parser {
         Ok(i + 1)
     }
 
+    /// The exact duplicate check of an object whose keys collide, over its names read back
+    /// from the tape; returns the offset of the later duplicate's opening quote.
+    #[cold]
+    #[inline(never)]
+    fn duplicate_in(&mut self, b: &[u8], open: Open) -> Option<usize> {
+        let mut names = std::mem::take(&mut self.scratch.names);
+        names.clear();
+        let mut idx = open.node as usize + 1;
+        for _ in 0..open.count {
+            let (Some(name), Some(value)) = (self.tape.get(idx), self.tape.get(idx + 1)) else {
+                break;
+            };
+            names.push(Name {
+                start: name.start,
+                end: name.end,
+                escaped: name.flag,
+            });
+            idx = match value.tag {
+                Tag::Array | Tag::Object => value.next as usize,
+                _ => idx + 2,
+            };
+        }
+        let dup = members::find_duplicate(b, &names, &mut self.scratch)
+            .and_then(|d| names.get(d))
+            .map(|n| n.start as usize - 1);
+        self.scratch.names = names;
+        dup
+    }
+
     /// Parses `"name" :` at `b[i]` and leaves `i` at the member's value.
-    #[inline]
-    fn member_name(&mut self, b: &[u8], i: usize) -> Result<usize, Error> {
+    #[inline(always)]
+    fn member_name<K: Kernel>(&mut self, k: K, b: &[u8], i: usize) -> Result<usize, Error> {
         if b.get(i) != Some(&b'"') {
             return Err(Error::malformed(
                 if i == b.len() {
@@ -271,14 +366,11 @@ impl Parser {
                 i,
             ));
         }
-        let (end, escaped) = string_body(b, i + 1)?;
+        let (end, escaped) = string_body(k, b, i + 1)?;
         self.tape
             .push(Node::scalar(Tag::String, escaped, i + 1, end));
-        self.names.push(Name {
-            start: (i + 1) as u32,
-            end: end as u32,
-            escaped,
-        });
+        let key = members::key(b, i + 1, end, escaped, &mut self.scratch);
+        self.keys.push(key);
         let mut j = end + 1;
         if b.get(j) != Some(&b':') {
             j = skip_ws(b, j);

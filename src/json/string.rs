@@ -1,27 +1,32 @@
 //! String bodies: where a JSON string ends and whether everything before that end is legal
-//! (escapes, surrogate pairs, no raw control characters). PROFILE §2a.
+//! (escapes, surrogate pairs, no raw control characters, UTF-8). PROFILE §2a.
 //!
 //! Owns the string walk of the parser. Short strings are settled with one inline SWAR word; a
-//! longer body is walked 64 bytes at a time from three bit masks (quote, backslash, control)
-//! produced by the SIMD scanner, the way simdjson finds escaped characters: the quote that
-//! ends the string is the first one not escaped by an odd run of backslashes, so a body dense
-//! with escapes (source code in tool results) costs a few bit operations per block instead of a
-//! branchy step per escape. This module never decodes.
+//! longer body is walked 64 bytes at a time from four bit masks (quote, backslash, control,
+//! non-ASCII) produced by the scan backend, the way simdjson finds escaped characters: the
+//! quote that ends the string is the first one not escaped by an odd run of backslashes, so a
+//! body dense with escapes (source code in tool results) costs a few bit operations per block
+//! instead of a branchy step per escape. A body with bytes ≥ 0x80 is UTF-8-validated from the
+//! first such byte to its closing quote in the same walk: the parser makes no separate UTF-8
+//! pass (non-ASCII bytes are only legal inside strings). This module never decodes.
 
-use super::error::{Error, Malformed};
+use super::error::{Error, ErrorKind, Malformed};
 use super::escape::hex4;
-use super::scan;
+use super::scan::{Kernel, StringMasks};
 
 /// Validates a string body starting at `b[i]` (just after the opening quote). Returns the
 /// offset of the closing quote and whether the body has escapes.
 #[inline(always)]
-pub(crate) fn string_body(b: &[u8], i: usize) -> Result<(usize, bool), Error> {
-    // Short strings end within one SWAR word: no call into the vector code.
-    let first = scan::find_special_short(b, i);
-    match first.and_then(|at| b.get(at).map(|&c| (at, c))) {
-        Some((at, b'"')) => Ok((at, false)),
-        _ => string_body_blocks(b, i),
+pub(crate) fn string_body<K: Kernel>(
+    kernel: K,
+    b: &[u8],
+    i: usize,
+) -> Result<(usize, bool), Error> {
+    // Short plain strings end within one step: no call into the block walk.
+    if let Some(at) = kernel.string_short(b, i) {
+        return Ok((at, false));
     }
+    kernel.string_blocks(b, i)
 }
 
 /// Bits of characters escaped by a backslash, given the block's backslash mask; `carry` says
@@ -40,19 +45,26 @@ fn escaped_chars(backslash: u64, carry: &mut u64) -> u64 {
     (EVEN ^ invert) & follows_escape
 }
 
-/// The general string walk, one 64-byte block at a time.
-#[inline(never)]
-fn string_body_blocks(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
+/// The general string walk, one 64-byte block at a time, with `masks` from one backend (each
+/// backend compiles its own copy for its CPU features).
+#[inline(always)]
+pub(crate) fn walk(
+    b: &[u8],
+    start: usize,
+    masks: impl Fn(&[u8], usize) -> StringMasks,
+) -> Result<(usize, bool), Error> {
     let mut block = start;
     let mut carry = 0u64;
     let mut escaped_any = false;
     // Offset up to which `\u` escapes are already validated (a surrogate pair covers two).
     let mut validated_to = start;
+    // The first byte >= 0x80 of the body, if any: UTF-8 is validated from there at the end.
+    let mut first_high = usize::MAX;
     loop {
         if block >= b.len() {
             return Err(Error::malformed(Malformed::UnexpectedEnd, b.len()));
         }
-        let m = scan::string_masks(b, block);
+        let m = masks(b, block);
         let escaped = escaped_chars(m.backslash, &mut carry);
         let quotes = m.quote & !escaped;
         let end_bit = quotes.trailing_zeros();
@@ -67,6 +79,10 @@ fn string_body_blocks(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
                 Malformed::ControlCharacterInString,
                 block + control.trailing_zeros() as usize,
             ));
+        }
+        let high = m.high & within;
+        if high != 0 && first_high == usize::MAX {
+            first_high = block + high.trailing_zeros() as usize;
         }
         let mut esc = escaped & within;
         if esc != 0 {
@@ -87,9 +103,22 @@ fn string_body_blocks(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
                 // The escape check consumed bytes past this quote: it was inside a `\u` escape.
                 return Err(Error::malformed(Malformed::InvalidEscape, end));
             }
+            if first_high != usize::MAX {
+                utf8(b.get(first_high..end).unwrap_or(&[]), first_high)?;
+            }
             return Ok((end, escaped_any));
         }
         block += 64;
+    }
+}
+
+/// UTF-8 check of a string's tail from its first non-ASCII byte (the parser maps the error to
+/// the exact offset of a whole-input check).
+#[inline(never)]
+fn utf8(tail: &[u8], at: usize) -> Result<(), Error> {
+    match simdutf8::basic::from_utf8(tail) {
+        Ok(_) => Ok(()),
+        Err(_) => Err(Error::new(ErrorKind::InvalidUtf8, at)),
     }
 }
 
@@ -152,14 +181,20 @@ fn escape_error(b: &[u8], at: usize, len: usize) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::scan;
 
     /// A byte-at-a-time reference for `string_body`: the end quote and whether escapes were
     /// seen, or `None` for any invalid body.
     fn reference(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
+        let from = i;
         let mut escaped = false;
         loop {
             match *b.get(i)? {
-                b'"' => return Some((i, escaped)),
+                b'"' => {
+                    return std::str::from_utf8(&b[from..i])
+                        .is_ok()
+                        .then_some((i, escaped))
+                }
                 b'\\' => {
                     escaped = true;
                     i = escape(b, i).ok()?;
@@ -170,17 +205,30 @@ mod tests {
         }
     }
 
+    /// `string_body` on one backend's kernel.
+    struct Body<'a>(&'a [u8], usize);
+
+    impl scan::WithKernel for Body<'_> {
+        type Out = Result<(usize, bool), Error>;
+        fn run<K: Kernel>(self, kernel: K) -> Self::Out {
+            string_body(kernel, self.0, self.1)
+        }
+    }
+
+    /// Every backend agrees with the reference, at several offsets from a block boundary.
     fn agree(body: &[u8]) {
         for pad in [0usize, 1, 7, 31, 60, 63, 64, 65] {
             let mut b = vec![b'x'; pad];
             b.extend_from_slice(body);
-            let got = string_body(&b, pad).ok();
-            assert_eq!(
-                got,
-                reference(&b, pad),
-                "pad {pad} body {:?}",
-                String::from_utf8_lossy(body)
-            );
+            for backend in scan::available() {
+                let got = scan::dispatch(backend, Body(&b, pad)).ok();
+                assert_eq!(
+                    got,
+                    reference(&b, pad),
+                    "{backend:?} pad {pad} body {:?}",
+                    String::from_utf8_lossy(body)
+                );
+            }
         }
     }
 
@@ -222,6 +270,10 @@ mod tests {
             b"\\ud83d\\",
             b"\\ud83d\\u",
             b"\\ud83d\\udBFF\"",
+            b"caf\xc3\xa9\"",
+            b"caf\xc3\"",
+            b"\xf0\x9f\x98\x80\\n\"",
+            b"\xc0\xaf\"",
         ];
         for body in cases {
             agree(body);
@@ -248,6 +300,10 @@ mod tests {
             b"0041",
             b"\x01",
             b"\xc3\xa9",
+            b"\xe2\x82\xac",
+            b"\xc3",
+            b"\xff",
+            b"\xed\xa0\x80",
             b"\\\\",
             b"\\\"",
         ];

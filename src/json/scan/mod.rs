@@ -1,55 +1,130 @@
-//! String-body scanning: find the next byte that ends the fast path inside a JSON string.
+//! String-body scanning and the parser's one backend dispatch.
 //!
-//! Owns one question, asked once per string run: where is the next `"`, `\` or control byte
-//! (`< 0x20`) at or after `from`? The answer drives the parser's string loop.
+//! Owns two things. First, the byte classes the string walk needs for 64 bytes at a time
+//! ([`StringMasks`]: quote, backslash, control, non-ASCII), answered by a SIMD backend
+//! (`x86`: AVX-512BW, AVX2, SSE2) or the scalar twin ([`scalar`]) that every backend is tested
+//! against. Second, the dispatch: [`dispatch`] runs a whole parse ([`WithKernel`]) once per
+//! document inside a function compiled for the chosen backend's CPU features, so the grammar,
+//! the SWAR short-string path and the string walk are all built for that CPU and no feature
+//! test sits on a hot path. The backend is detected once and cached; the choice is the
+//! shared [`Backend`] of `frame::split`.
 //!
-//! SIMD backends (`x86`) are accelerated copies of [`scalar::find_special`]; the choice is made
-//! at run time (AVX2 when the CPU has it, SSE2 otherwise on x86_64, scalar elsewhere) and every
-//! backend is tested against the scalar twin on the same inputs. This module never decides
-//! what a special byte *means*: the parser does.
+//! Soundness: an x86 [`Kernel`] token is only constructed inside a function entered after its
+//! features were detected, so holding one is proof that its vector code may run.
+//!
+//! This module never decides what a special byte *means*: the string walk does.
 
 pub(crate) mod scalar;
+mod utf8;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
-/// Which implementation answers [`find_special`]; exposed for differential tests and benches.
+use std::sync::OnceLock;
+
+use super::error::Error;
+
+pub use crate::frame::Backend;
+pub(crate) use utf8::validated_text;
+
+/// The four byte classes of the 64 bytes at `at` (bit `k` ↔ `hay[at + k]`; bytes past the end
+/// read as zero bits in every mask).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    Scalar,
-    Sse2,
-    Avx2,
+pub(crate) struct StringMasks {
+    pub(crate) quote: u64,
+    pub(crate) backslash: u64,
+    /// Bytes below 0x20.
+    pub(crate) control: u64,
+    /// Bytes 0x80 and above (only legal inside strings, as UTF-8 sequences).
+    pub(crate) high: u64,
 }
 
-impl Backend {
-    /// Every backend this CPU can run, scalar first.
-    pub fn available() -> Vec<Backend> {
-        let mut all = vec![Backend::Scalar];
-        #[cfg(target_arch = "x86_64")]
-        {
-            all.push(Backend::Sse2);
-            if x86::has_avx2() {
-                all.push(Backend::Avx2);
-            }
-        }
-        all
+/// One backend's string walk (`super::string::walk` compiled for its CPU features).
+pub(crate) trait Kernel: Copy {
+    /// The string walk's fast path, inlined into the grammar: the offset of the closing quote
+    /// when the string body at `b[i..]` ends with no `\`, control or non-ASCII byte before it
+    /// within the bytes one step looks at (8 for the SWAR step, 64 for a vector backend);
+    /// `None` sends the body to [`Kernel::string_blocks`].
+    #[inline(always)]
+    fn string_short(self, b: &[u8], i: usize) -> Option<usize> {
+        find_special_short(b, i).filter(|&at| b.get(at) == Some(&b'"'))
     }
 
-    /// The backend [`find_special`] uses on this CPU.
-    pub fn selected() -> Backend {
+    /// See `super::string::walk`.
+    fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error>;
+}
+
+/// The closing quote among `m`'s bytes when nothing special comes before it.
+#[inline(always)]
+pub(crate) fn plain_end(m: StringMasks) -> Option<u32> {
+    let stop = m.quote | m.backslash | m.control | m.high;
+    let at = stop.trailing_zeros();
+    (at < 64 && (m.quote >> at) & 1 == 1).then_some(at)
+}
+
+/// A computation that [`dispatch`] runs with one backend's [`Kernel`], compiled (inlined)
+/// into a function built for that backend's features.
+pub(crate) trait WithKernel {
+    type Out;
+    fn run<K: Kernel>(self, kernel: K) -> Self::Out;
+}
+
+/// The portable kernel: the scalar twin, byte by byte.
+#[derive(Clone, Copy)]
+pub(crate) struct ScalarKernel;
+
+impl Kernel for ScalarKernel {
+    #[inline]
+    fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error> {
+        super::string::walk(b, start, scalar::string_masks)
+    }
+}
+
+/// Whether this CPU (and target) can run `backend`.
+pub fn is_available(backend: Backend) -> bool {
+    match backend {
+        Backend::Scalar => true,
         #[cfg(target_arch = "x86_64")]
-        {
-            if x86::has_avx2() {
-                return Backend::Avx2;
-            }
-            Backend::Sse2
-        }
+        _ => x86::is_available(backend),
         #[cfg(not(target_arch = "x86_64"))]
-        Backend::Scalar
+        _ => false,
+    }
+}
+
+/// Every backend this CPU can run, fastest first (always ends with the scalar twin).
+pub fn available() -> Vec<Backend> {
+    Backend::ALL
+        .into_iter()
+        .filter(|&b| is_available(b))
+        .collect()
+}
+
+/// The fastest backend this CPU can run, detected on first use and cached.
+pub fn selected() -> Backend {
+    static SELECTED: OnceLock<Backend> = OnceLock::new();
+    *SELECTED.get_or_init(|| {
+        Backend::ALL
+            .into_iter()
+            .find(|&b| is_available(b))
+            .unwrap_or(Backend::Scalar)
+    })
+}
+
+/// Runs `work` with `backend`'s kernel; a backend this CPU cannot run falls back to scalar.
+#[inline]
+pub(crate) fn dispatch<W: WithKernel>(backend: Backend, work: W) -> W::Out {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::dispatch(backend, work)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = backend;
+        work.run(ScalarKernel)
     }
 }
 
 /// Index of the first byte at or after `from` that is `"`, `\` or below 0x20; `hay.len()` when
-/// there is none (or `from >= hay.len()`).
+/// there is none (or `from >= hay.len()`). Used by the writer.
 #[inline]
 pub(crate) fn find_special(hay: &[u8], from: usize) -> usize {
     // Most JSON strings are short (member names, enum values): answer them with one inline
@@ -72,64 +147,40 @@ pub(crate) fn find_special(hay: &[u8], from: usize) -> usize {
     }
 }
 
-/// [`find_special`]'s first step alone: the first special byte among the 8 bytes at `from`, or
-/// `None` when those 8 bytes hold none (or fewer than 8 remain).
-#[inline]
+/// The string walk's first step: the first byte among the 8 at `from` that is `"`, `\`, below
+/// 0x20 or non-ASCII, or `None` when those 8 bytes hold none (or fewer than 8 remain).
+#[inline(always)]
 pub(crate) fn find_special_short(hay: &[u8], from: usize) -> Option<usize> {
     let chunk = hay.get(from..from + 8)?;
     let mut word = [0u8; 8];
     word.copy_from_slice(chunk);
-    let mask = scalar::special_mask(u64::from_le_bytes(word));
+    let w = u64::from_le_bytes(word);
+    let mask = scalar::special_mask(w) | (w & 0x8080_8080_8080_8080);
     (mask != 0).then(|| from + (mask.trailing_zeros() / 8) as usize)
 }
 
-/// The three masks the string walk needs for the 64 bytes at `at` (bit `k` ↔ `hay[at + k]`;
-/// bytes past the end read as zero bits).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct StringMasks {
-    pub(crate) quote: u64,
-    pub(crate) backslash: u64,
-    /// Bytes below 0x20.
-    pub(crate) control: u64,
-}
-
-#[inline]
-pub(crate) fn string_masks(hay: &[u8], at: usize) -> StringMasks {
-    #[cfg(target_arch = "x86_64")]
-    {
-        x86::string_masks(hay, at)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        scalar::string_masks(hay, at)
-    }
-}
-
-/// [`string_masks`] through a named backend; a backend the CPU lacks falls back to scalar.
+/// [`StringMasks`] through a named backend as `(quote, backslash, control, high)`; a backend
+/// the CPU lacks falls back to scalar. For differential tests.
 #[doc(hidden)]
-pub fn string_masks_with(backend: Backend, hay: &[u8], at: usize) -> (u64, u64, u64) {
+pub fn string_masks_with(backend: Backend, hay: &[u8], at: usize) -> (u64, u64, u64, u64) {
     let m = match backend {
-        Backend::Scalar => scalar::string_masks(hay, at),
         #[cfg(target_arch = "x86_64")]
-        Backend::Sse2 => x86::string_masks_sse2(hay, at),
-        #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 => x86::string_masks_avx2(hay, at),
-        #[allow(unreachable_patterns)]
+        Backend::Sse2 | Backend::Avx2 | Backend::Avx512 if is_available(backend) => {
+            x86::string_masks_with(backend, hay, at)
+        }
         _ => scalar::string_masks(hay, at),
     };
-    (m.quote, m.backslash, m.control)
+    (m.quote, m.backslash, m.control, m.high)
 }
 
 /// [`find_special`] through a named backend; a backend the CPU lacks falls back to scalar.
 #[doc(hidden)]
 pub fn find_special_with(backend: Backend, hay: &[u8], from: usize) -> usize {
     match backend {
-        Backend::Scalar => scalar::find_special(hay, from),
         #[cfg(target_arch = "x86_64")]
         Backend::Sse2 => x86::find_special_sse2(hay, from),
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 if x86::has_avx2() => x86::find_special_avx2(hay, from),
-        #[allow(unreachable_patterns)]
+        Backend::Avx2 | Backend::Avx512 if x86::has_avx2() => x86::find_special_avx2(hay, from),
         _ => scalar::find_special(hay, from),
     }
 }
@@ -140,32 +191,41 @@ mod tests {
 
     fn check_all(hay: &[u8]) {
         for at in 0..=hay.len() + 1 {
-            let want: u64 = (0..64)
-                .filter(|&k| {
-                    hay.get(at + k)
-                        .is_some_and(|&c| c == b'"' || c == b'\\' || c < 0x20)
-                })
-                .map(|k| 1u64 << k)
-                .sum();
-            let masks = scalar::string_masks(hay, at);
-            assert_eq!(masks.quote | masks.backslash | masks.control, want);
-            for b in Backend::available() {
-                let (q, bs, c) = string_masks_with(b, hay, at);
-                assert_eq!(
-                    StringMasks {
-                        quote: q,
-                        backslash: bs,
-                        control: c
-                    },
-                    masks,
-                    "string_masks {b:?} at {at}"
-                );
+            let pick = |f: fn(u8) -> bool| -> u64 {
+                (0..64)
+                    .filter(|&k| hay.get(at + k).is_some_and(|&c| f(c)))
+                    .map(|k| 1u64 << k)
+                    .sum()
+            };
+            let want = StringMasks {
+                quote: pick(|c| c == b'"'),
+                backslash: pick(|c| c == b'\\'),
+                control: pick(|c| c < 0x20),
+                high: pick(|c| c >= 0x80),
+            };
+            assert_eq!(scalar::string_masks(hay, at), want);
+            for b in available() {
+                let (quote, backslash, control, high) = string_masks_with(b, hay, at);
+                let got = StringMasks {
+                    quote,
+                    backslash,
+                    control,
+                    high,
+                };
+                assert_eq!(got, want, "string_masks {b:?} at {at}");
             }
-            assert_eq!(string_masks(hay, at), masks);
+            let short = (0..8)
+                .map(|k| at + k)
+                .find(|&k| {
+                    hay.get(k)
+                        .is_some_and(|&c| c == b'"' || c == b'\\' || !(0x20..0x80).contains(&c))
+                })
+                .filter(|_| at + 8 <= hay.len());
+            assert_eq!(find_special_short(hay, at), short, "short at {at}");
         }
         for from in 0..=hay.len() + 1 {
             let want = scalar::find_special(hay, from);
-            for b in Backend::available() {
+            for b in available() {
                 assert_eq!(find_special_with(b, hay, from), want, "{b:?} from {from}");
             }
             assert_eq!(find_special(hay, from), want);
@@ -174,8 +234,8 @@ mod tests {
 
     #[test]
     fn every_special_at_every_offset_matches_scalar() {
-        for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
-            for len in [0usize, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100] {
+        for special in [b'"', b'\\', 0x00, 0x1f, b'\n', 0x80, 0xc3, 0xff] {
+            for len in [0usize, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 130] {
                 for at in 0..len {
                     let mut hay = vec![b'a'; len];
                     hay[at] = special;
@@ -186,7 +246,9 @@ mod tests {
     }
 
     #[test]
-    fn high_bytes_and_boundary_values_are_not_special() {
+    fn boundary_values_are_classified_exactly() {
+        let hay: Vec<u8> = (0u8..=0xff).collect();
+        check_all(&hay);
         let hay: Vec<u8> = (0x20u8..=0xff)
             .filter(|&b| b != b'"' && b != b'\\')
             .collect();
@@ -206,13 +268,20 @@ mod tests {
                 .map(|i| {
                     let r = x.rotate_left(i as u32 % 64) as u8;
                     if r.is_multiple_of(23) {
-                        [b'"', b'\\', 0x01, 0x1f][(r as usize / 23) % 4]
+                        [b'"', b'\\', 0x01, 0x1f, 0xe2][(r as usize / 23) % 5]
                     } else {
-                        0x20 | r
+                        0x20 | (r & 0x7f)
                     }
                 })
                 .collect();
             check_all(&hay);
         }
+    }
+
+    #[test]
+    fn the_selected_backend_is_available() {
+        assert!(is_available(selected()));
+        assert_eq!(available().last(), Some(&Backend::Scalar));
+        assert_eq!(available().first(), Some(&selected()));
     }
 }

@@ -1,5 +1,5 @@
-//! The scalar reference for [`super::find_special`]: a table lookup per byte, eight bytes at a
-//! time through a SWAR test. Every SIMD backend must agree with it.
+//! The scalar references for [`super::find_special`] (eight bytes at a time through a SWAR
+//! test) and [`super::StringMasks`] (a byte at a time). Every SIMD backend must agree with them.
 
 /// SWAR: a mask whose lowest set bit is the high bit of the first byte of `w` (little-endian)
 /// that is `"` or `\` or below 0x20; zero when there is none. Borrows can set bits above the
@@ -48,6 +48,7 @@ pub(crate) fn string_masks(hay: &[u8], at: usize) -> super::StringMasks {
         quote: 0,
         backslash: 0,
         control: 0,
+        high: 0,
     };
     for (k, &b) in hay.get(at..).unwrap_or(&[]).iter().take(64).enumerate() {
         let bit = 1u64 << k;
@@ -55,6 +56,7 @@ pub(crate) fn string_masks(hay: &[u8], at: usize) -> super::StringMasks {
             b'"' => m.quote |= bit,
             b'\\' => m.backslash |= bit,
             0..=0x1f => m.control |= bit,
+            0x80..=0xff => m.high |= bit,
             _ => {}
         }
     }

@@ -1,15 +1,256 @@
-//! x86_64 backends for [`super::find_special`]: SSE2 (baseline on x86_64) and AVX2 (detected
-//! at run time; std caches the CPUID answer). The tail shorter than one vector goes to the
-//! scalar twin, so no load ever reads past the slice.
+//! x86_64 backends: the string masks with AVX-512BW, AVX2 and SSE2 (x86_64 baseline), the
+//! dispatch entries that compile a whole parse for each, and the writer's `find_special`.
+//!
+//! Each `run_*` entry is a `#[target_feature]` function; the parse ([`WithKernel::run`]) is
+//! inlined into it and gets that backend's kernel token, which only these entries construct.
+//! The entries are reached only through [`dispatch`], which checks the features first (std
+//! caches the CPUID answer: one atomic load per document). Loads never leave the slice: the
+//! AVX-512 tail is a masked load, the others copy the tail into a padded block.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
 
+use super::{Backend, Kernel, ScalarKernel, StringMasks, WithKernel};
+use crate::json::error::Error;
+use crate::json::string;
+
 #[inline]
 pub(super) fn has_avx2() -> bool {
     std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("bmi1")
+        && std::arch::is_x86_feature_detected!("bmi2")
+        && std::arch::is_x86_feature_detected!("popcnt")
+        && std::arch::is_x86_feature_detected!("lzcnt")
 }
 
+#[inline]
+fn has_avx512() -> bool {
+    has_avx2()
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+}
+
+pub(super) fn is_available(backend: Backend) -> bool {
+    match backend {
+        Backend::Scalar | Backend::Sse2 => true,
+        Backend::Avx2 => has_avx2(),
+        Backend::Avx512 => has_avx512(),
+    }
+}
+
+#[inline]
+pub(super) fn dispatch<W: WithKernel>(backend: Backend, work: W) -> W::Out {
+    match backend {
+        // SAFETY: the CPU reports every feature `run_avx512` is compiled for (just checked).
+        Backend::Avx512 if has_avx512() => unsafe { run_avx512(work) },
+        // SAFETY: the CPU reports every feature `run_avx2` is compiled for (just checked).
+        Backend::Avx2 if has_avx2() => unsafe { run_avx2(work) },
+        Backend::Sse2 => work.run(Sse2Kernel(())),
+        _ => work.run(ScalarKernel),
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx2,bmi1,bmi2,popcnt,lzcnt")]
+fn run_avx512<W: WithKernel>(work: W) -> W::Out {
+    work.run(Avx512Kernel(()))
+}
+
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt,lzcnt")]
+fn run_avx2<W: WithKernel>(work: W) -> W::Out {
+    work.run(Avx2Kernel(()))
+}
+
+/// Proof that AVX-512BW (and the AVX2 set) may run: only `run_avx512` constructs it.
+#[derive(Clone, Copy)]
+struct Avx512Kernel(());
+
+/// Proof that AVX2, BMI1/2, POPCNT and LZCNT may run: only `run_avx2` constructs it.
+#[derive(Clone, Copy)]
+struct Avx2Kernel(());
+
+/// SSE2 is the x86_64 baseline: no proof needed.
+#[derive(Clone, Copy)]
+struct Sse2Kernel(());
+
+impl Kernel for Avx512Kernel {
+    #[inline(always)]
+    fn string_short(self, b: &[u8], i: usize) -> Option<usize> {
+        // SAFETY: an `Avx512Kernel` exists only inside `run_avx512`, entered after detection.
+        let m = unsafe { avx512_masks(b, i) };
+        super::plain_end(m).map(|at| i + at as usize)
+    }
+
+    #[inline(always)]
+    fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error> {
+        // SAFETY: an `Avx512Kernel` exists only inside `run_avx512`, entered after detection.
+        unsafe { blocks_avx512(b, start) }
+    }
+}
+
+impl Kernel for Avx2Kernel {
+    #[inline(always)]
+    fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error> {
+        // SAFETY: an `Avx2Kernel` exists only inside `run_avx2`, entered after detection.
+        unsafe { blocks_avx2(b, start) }
+    }
+}
+
+impl Kernel for Sse2Kernel {
+    #[inline]
+    fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error> {
+        string::walk(b, start, sse2_masks)
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx2,bmi1,bmi2,popcnt,lzcnt")]
+fn blocks_avx512(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
+    string::walk(b, start, |hay, at| avx512_masks(hay, at))
+}
+
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt,lzcnt")]
+fn blocks_avx2(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
+    string::walk(b, start, |hay, at| avx2_masks(hay, at))
+}
+
+/// The masks of the bytes in `at..at + 64` with one 64-byte vector (masked load at the tail).
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+fn avx512_masks(hay: &[u8], at: usize) -> StringMasks {
+    let rest = hay.len().saturating_sub(at);
+    if rest == 0 {
+        return StringMasks {
+            quote: 0,
+            backslash: 0,
+            control: 0,
+            high: 0,
+        };
+    }
+    let (v, valid) = if rest >= 64 {
+        // SAFETY: `at + 64 <= hay.len()`, so the 64-byte unaligned load stays inside `hay`.
+        let v = unsafe { _mm512_loadu_si512(hay.as_ptr().add(at) as *const __m512i) };
+        (v, !0u64)
+    } else {
+        let valid = (1u64 << rest) - 1;
+        // SAFETY: `at < hay.len()`, so the pointer is in bounds; the mask enables exactly the
+        // `rest` bytes left in `hay`, and masked-off bytes are neither read nor able to fault.
+        let v = unsafe { _mm512_maskz_loadu_epi8(valid, hay.as_ptr().add(at) as *const i8) };
+        (v, valid)
+    };
+    StringMasks {
+        quote: _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'"' as i8)),
+        backslash: _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\\' as i8)),
+        // Zeroed lanes past the end would read as controls: keep only real bytes.
+        control: _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)) & valid,
+        high: _mm512_movepi8_mask(v),
+    }
+}
+
+/// The bytes from `at` to the end (fewer than 64) in a block padded with spaces, which are in
+/// no class, so the vector code can run on the tail of every line too.
+#[inline]
+fn padded_tail(hay: &[u8], at: usize) -> [u8; 64] {
+    let mut block = [b' '; 64];
+    let tail = hay.get(at..).unwrap_or(&[]);
+    let n = tail.len().min(64);
+    block[..n].copy_from_slice(&tail[..n]);
+    block
+}
+
+#[target_feature(enable = "avx2")]
+#[inline]
+fn avx2_masks(hay: &[u8], at: usize) -> StringMasks {
+    if at.checked_add(64).is_none_or(|end| end > hay.len()) {
+        let block = padded_tail(hay, at);
+        return avx2_masks_64(&block);
+    }
+    avx2_masks_64(&hay[at..at + 64])
+}
+
+/// # Contract
+/// `block.len() >= 64`.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn avx2_masks_64(block: &[u8]) -> StringMasks {
+    assert!(block.len() >= 64);
+    // SAFETY: both 32-byte loads end at or before 64 <= block.len() (asserted above).
+    let (lo, hi) = unsafe {
+        let p = block.as_ptr();
+        (
+            _mm256_loadu_si256(p as *const __m256i),
+            _mm256_loadu_si256(p.add(32) as *const __m256i),
+        )
+    };
+    let bits = |l: __m256i, h: __m256i| {
+        (_mm256_movemask_epi8(l) as u32 as u64) | ((_mm256_movemask_epi8(h) as u32 as u64) << 32)
+    };
+    let quote = _mm256_set1_epi8(b'"' as i8);
+    let backslash = _mm256_set1_epi8(b'\\' as i8);
+    let max_control = _mm256_set1_epi8(0x1f);
+    StringMasks {
+        quote: bits(_mm256_cmpeq_epi8(lo, quote), _mm256_cmpeq_epi8(hi, quote)),
+        backslash: bits(
+            _mm256_cmpeq_epi8(lo, backslash),
+            _mm256_cmpeq_epi8(hi, backslash),
+        ),
+        control: bits(
+            _mm256_cmpeq_epi8(_mm256_min_epu8(lo, max_control), lo),
+            _mm256_cmpeq_epi8(_mm256_min_epu8(hi, max_control), hi),
+        ),
+        high: bits(lo, hi),
+    }
+}
+
+#[inline]
+fn sse2_masks(hay: &[u8], at: usize) -> StringMasks {
+    if at.checked_add(64).is_none_or(|end| end > hay.len()) {
+        let block = padded_tail(hay, at);
+        // SAFETY: SSE2 is part of the x86_64 baseline.
+        return unsafe { sse2_masks_64(&block) };
+    }
+    // SAFETY: SSE2 is part of the x86_64 baseline.
+    unsafe { sse2_masks_64(&hay[at..at + 64]) }
+}
+
+/// # Contract
+/// `block.len() >= 64`.
+#[target_feature(enable = "sse2")]
+#[inline]
+fn sse2_masks_64(block: &[u8]) -> StringMasks {
+    assert!(block.len() >= 64);
+    let quote = _mm_set1_epi8(b'"' as i8);
+    let backslash = _mm_set1_epi8(b'\\' as i8);
+    let max_control = _mm_set1_epi8(0x1f);
+    let mut m = StringMasks {
+        quote: 0,
+        backslash: 0,
+        control: 0,
+        high: 0,
+    };
+    for k in 0..4 {
+        // SAFETY: `16 * k + 16 <= 64 <= block.len()` (asserted above); SSE2 is baseline.
+        let v = unsafe { _mm_loadu_si128(block.as_ptr().add(16 * k) as *const __m128i) };
+        let bits = |x: __m128i| (_mm_movemask_epi8(x) as u16 as u64) << (16 * k);
+        m.quote |= bits(_mm_cmpeq_epi8(v, quote));
+        m.backslash |= bits(_mm_cmpeq_epi8(v, backslash));
+        m.control |= bits(_mm_cmpeq_epi8(_mm_min_epu8(v, max_control), v));
+        m.high |= bits(v);
+    }
+    m
+}
+
+/// The masks through a named backend the caller checked is available. For tests.
+pub(super) fn string_masks_with(backend: Backend, hay: &[u8], at: usize) -> StringMasks {
+    match backend {
+        // SAFETY: the caller checked `is_available(Avx512)`.
+        Backend::Avx512 if has_avx512() => unsafe { avx512_masks(hay, at) },
+        // SAFETY: the caller checked `is_available(Avx2)`.
+        Backend::Avx2 if has_avx2() => unsafe { avx2_masks(hay, at) },
+        Backend::Sse2 => sse2_masks(hay, at),
+        _ => super::scalar::string_masks(hay, at),
+    }
+}
+
+/// The writer's search for the next `"`, `\` or control byte.
 #[inline]
 pub(super) fn find_special(hay: &[u8], from: usize) -> usize {
     if has_avx2() {
@@ -78,101 +319,4 @@ unsafe fn avx2(hay: &[u8], from: usize) -> usize {
     }
     // SAFETY: SSE2 is baseline; finishes the sub-32-byte tail with 16-byte steps and scalar.
     unsafe { sse2(hay, i) }
-}
-
-#[inline]
-pub(super) fn string_masks(hay: &[u8], at: usize) -> super::StringMasks {
-    if has_avx2() {
-        string_masks_avx2(hay, at)
-    } else {
-        string_masks_sse2(hay, at)
-    }
-}
-
-/// The bytes from `at` to the end (fewer than 64) in a block padded with spaces, which are
-/// never special, so the vector code can run on the tail of every line too.
-#[inline]
-fn padded_tail(hay: &[u8], at: usize) -> [u8; 64] {
-    let mut block = [b' '; 64];
-    let tail = hay.get(at..).unwrap_or(&[]);
-    let n = tail.len().min(64);
-    block[..n].copy_from_slice(&tail[..n]);
-    block
-}
-
-pub(super) fn string_masks_sse2(hay: &[u8], at: usize) -> super::StringMasks {
-    if at.checked_add(64).is_none_or(|end| end > hay.len()) {
-        let block = padded_tail(hay, at);
-        // SAFETY: SSE2 is baseline on x86_64, and the padded block holds exactly 64 bytes.
-        return unsafe { sse2_string_masks(&block, 0) };
-    }
-    // SAFETY: SSE2 is baseline on x86_64, and `at + 64 <= hay.len()` (checked above).
-    unsafe { sse2_string_masks(hay, at) }
-}
-
-pub(super) fn string_masks_avx2(hay: &[u8], at: usize) -> super::StringMasks {
-    if !has_avx2() {
-        return super::scalar::string_masks(hay, at);
-    }
-    if at.checked_add(64).is_none_or(|end| end > hay.len()) {
-        let block = padded_tail(hay, at);
-        // SAFETY: the CPU reports AVX2, and the padded block holds exactly 64 bytes.
-        return unsafe { avx2_string_masks(&block, 0) };
-    }
-    // SAFETY: the CPU reports AVX2, and `at + 64 <= hay.len()` (both checked above).
-    unsafe { avx2_string_masks(hay, at) }
-}
-
-/// # Safety
-/// The CPU must support SSE2 and `at + 64 <= hay.len()`.
-#[target_feature(enable = "sse2")]
-unsafe fn sse2_string_masks(hay: &[u8], at: usize) -> super::StringMasks {
-    let quote = _mm_set1_epi8(b'"' as i8);
-    let backslash = _mm_set1_epi8(b'\\' as i8);
-    let max_control = _mm_set1_epi8(0x1f);
-    let mut m = super::StringMasks {
-        quote: 0,
-        backslash: 0,
-        control: 0,
-    };
-    for k in 0..4 {
-        // SAFETY: `at + 16 * k + 16 <= at + 64 <= hay.len()` by the caller's contract.
-        let v = unsafe { _mm_loadu_si128(hay.as_ptr().add(at + 16 * k) as *const __m128i) };
-        let bits = |x: __m128i| (_mm_movemask_epi8(x) as u16 as u64) << (16 * k);
-        m.quote |= bits(_mm_cmpeq_epi8(v, quote));
-        m.backslash |= bits(_mm_cmpeq_epi8(v, backslash));
-        m.control |= bits(_mm_cmpeq_epi8(_mm_min_epu8(v, max_control), v));
-    }
-    m
-}
-
-/// # Safety
-/// The CPU must support AVX2 and `at + 64 <= hay.len()`.
-#[target_feature(enable = "avx2")]
-unsafe fn avx2_string_masks(hay: &[u8], at: usize) -> super::StringMasks {
-    let quote = _mm256_set1_epi8(b'"' as i8);
-    let backslash = _mm256_set1_epi8(b'\\' as i8);
-    let max_control = _mm256_set1_epi8(0x1f);
-    // SAFETY: both 32-byte loads end at or before `at + 64 <= hay.len()`.
-    let (lo, hi) = unsafe {
-        let p = hay.as_ptr().add(at);
-        (
-            _mm256_loadu_si256(p as *const __m256i),
-            _mm256_loadu_si256(p.add(32) as *const __m256i),
-        )
-    };
-    let bits = |l: __m256i, h: __m256i| {
-        (_mm256_movemask_epi8(l) as u32 as u64) | ((_mm256_movemask_epi8(h) as u32 as u64) << 32)
-    };
-    super::StringMasks {
-        quote: bits(_mm256_cmpeq_epi8(lo, quote), _mm256_cmpeq_epi8(hi, quote)),
-        backslash: bits(
-            _mm256_cmpeq_epi8(lo, backslash),
-            _mm256_cmpeq_epi8(hi, backslash),
-        ),
-        control: bits(
-            _mm256_cmpeq_epi8(_mm256_min_epu8(lo, max_control), lo),
-            _mm256_cmpeq_epi8(_mm256_min_epu8(hi, max_control), hi),
-        ),
-    }
 }
