@@ -376,7 +376,7 @@ fn credential_ending_in_the_line_terminator_is_refused() {
 /// set that matches nothing.
 #[test]
 fn scenario_17_typed_records_are_byte_identical_through_the_fifo() {
-    use agentx_wire::wire::{Encode, OutputRecord};
+    use agentx_wire::wire::OutputRecord;
     let stream = agentx_wire::sample::realistic_stream(17, 256 << 10);
     let mut parser = json::Parser::new();
     let records: Vec<OutputRecord<'static>> = stream

@@ -303,7 +303,7 @@ fn fifo_is_send_and_sync() {
 #[test]
 fn scenario_3_typed_records_keep_entry_order_across_threads() {
     use agentx_wire::json::Parser;
-    use agentx_wire::wire::{Encode, OutputRecord};
+    use agentx_wire::wire::OutputRecord;
     const TYPED_ASSISTANT: &str = r#"{"type":"assistant","message":{"id":"msg_1","type":"message","role":"assistant","model":"agentx-echo","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}},"parent_tool_use_id":null,"session_id":"00000000-0000-4000-8000-000000000001","uuid":"00000000-0000-4000-8000-000000000002"}"#;
     const TYPED_PERMISSION: &str = r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"},"tool_use_id":"toolu_1"}}"#;
     let mut parser = Parser::new();
