@@ -396,10 +396,7 @@ fn wire_013_a_key_echoed_in_an_error_body_is_never_written() {
         .collect();
     assert_eq!(
         types,
-        [
-            r#""system"/"init""#,
-            r#""system"/"session_state_changed""#
-        ]
+        [r#""system"/"init""#, r#""system"/"session_state_changed""#]
     );
     assert_eq!(run.records[1]["state"], "running");
     assert_eq!(
@@ -440,10 +437,8 @@ fn profile_14_interrupt_mid_stream_closes_the_connection_through_agentx() {
     // closes it; the second request gets the whole text stream.
     let mut hanging = text_stream();
     hanging.truncate(2);
-    let mut server = Server::start_in_thread(vec![
-        Reply::SseHang(hanging),
-        Reply::Sse(text_stream()),
-    ]);
+    let mut server =
+        Server::start_in_thread(vec![Reply::SseHang(hanging), Reply::Sse(text_stream())]);
     let home = Home::new(&openai_auth(&server));
     let cwd = home.cwd();
     let mut a = harness::Agentx::session(
@@ -451,7 +446,8 @@ fn profile_14_interrupt_mid_stream_closes_the_connection_through_agentx() {
         &["--include-partial-messages", "--cwd", cwd.to_str().unwrap()],
     );
     a.send(&harness::user("hello"));
-    let upto = a.until(|v| v["type"] == "stream_event" && v["event"]["type"] == "content_block_delta");
+    let upto =
+        a.until(|v| v["type"] == "stream_event" && v["event"]["type"] == "content_block_delta");
     assert_eq!(
         harness::labels(&upto),
         [
@@ -496,8 +492,8 @@ fn profile_14_interrupt_mid_stream_closes_the_connection_through_agentx() {
         .build()
         .unwrap();
     rt.block_on(async { tokio::time::timeout(harness::TIMEOUT, server.closed.recv()).await })
-    .expect("the server observed the connection closed within the timeout")
-    .expect("the server reported the close");
+        .expect("the server observed the connection closed within the timeout")
+        .expect("the server reported the close");
 
     // The provider still works: a new connection, the whole answer.
     a.send(&harness::user("again"));

@@ -481,7 +481,8 @@ fn profile_14_blocking_client_interrupt_closes_the_connection_and_the_next_call_
     use agentx_wire::driver::openai::{BlockingClient, Interrupt};
     let mut chunks = text_stream();
     chunks.truncate(2);
-    let mut server = Server::start_in_thread(vec![Reply::SseHang(chunks), Reply::Sse(text_stream())]);
+    let mut server =
+        Server::start_in_thread(vec![Reply::SseHang(chunks), Reply::Sse(text_stream())]);
     let c = BlockingClient::new(Endpoint::of(&openai(&server)).unwrap()).unwrap();
     let req = request(None, prompt("x"));
     let interrupt = Interrupt::new();
@@ -500,9 +501,11 @@ fn profile_14_blocking_client_interrupt_closes_the_connection_and_the_next_call_
         .enable_time()
         .build()
         .unwrap();
-    rt.block_on(async { tokio::time::timeout(Duration::from_secs(30), server.closed.recv()).await })
-        .expect("the server observed the close")
-        .unwrap();
+    rt.block_on(async {
+        tokio::time::timeout(Duration::from_secs(30), server.closed.recv()).await
+    })
+    .expect("the server observed the close")
+    .unwrap();
 
     interrupt.reset();
     let mut reports = Vec::new();
