@@ -55,6 +55,7 @@ where
 pub struct AsyncClientOptions {
     handler: Option<Arc<dyn AsyncCanUseTool>>,
     max_line: Option<usize>,
+    stderr_cap: Option<usize>,
 }
 
 impl std::fmt::Debug for AsyncClientOptions {
@@ -80,8 +81,27 @@ impl AsyncClientOptions {
     }
 
     /// The longest output line accepted (default 8 MiB, PROFILE §2a).
+    ///
+    /// ```
+    /// use agentx_wire::host::AsyncClientOptions;
+    /// let o = AsyncClientOptions::default().max_line(64 << 10);
+    /// # let _ = o;
+    /// ```
     pub fn max_line(mut self, bytes: usize) -> Self {
         self.max_line = Some(bytes);
+        self
+    }
+
+    /// How much of the agent's stderr [`ExitReport::stderr`] keeps (default 1 MiB); the rest
+    /// is read and dropped, so a chatty agent never blocks on a full pipe.
+    ///
+    /// ```
+    /// use agentx_wire::host::AsyncClientOptions;
+    /// let o = AsyncClientOptions::default().stderr_cap(64 << 10);
+    /// # let _ = o;
+    /// ```
+    pub fn stderr_cap(mut self, bytes: usize) -> Self {
+        self.stderr_cap = Some(bytes);
         self
     }
 }
@@ -155,6 +175,15 @@ impl Drop for CallGuard<'_> {
 
 impl AsyncClient {
     /// Starts `command` with piped stdio (killed when the client is dropped).
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = AsyncClient::spawn(&AgentCommand::stream_json("agentx"), AsyncClientOptions::default()).await?;
+    /// client.send_text("hello")?;
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn spawn(
         command: &AgentCommand,
         options: AsyncClientOptions,
@@ -164,6 +193,7 @@ impl AsyncClient {
         let mut child = cmd.spawn()?;
         let stdin = child.stdin.take().ok_or(HostError::InputClosed)?;
         let stdout = child.stdout.take().ok_or(HostError::StreamClosed)?;
+        let cap = options.stderr_cap.unwrap_or(1 << 20);
         let stderr = child.stderr.take().map(|mut e| {
             ::tokio::spawn(async move {
                 let mut kept = Vec::new();
@@ -172,7 +202,7 @@ impl AsyncClient {
                     if n == 0 {
                         break;
                     }
-                    let room = (1usize << 20).saturating_sub(kept.len());
+                    let room = cap.saturating_sub(kept.len());
                     kept.extend_from_slice(&buf[..n.min(room)]);
                 }
                 kept
@@ -185,6 +215,17 @@ impl AsyncClient {
     }
 
     /// Drives an agent over existing async pipes. Must be called inside a tokio runtime.
+    ///
+    /// ```
+    /// use agentx_wire::host::{AsyncClient, AsyncClientOptions};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let output: &'static [u8] = b"{\"type\":\"keep_alive\"}\n";
+    /// let client = AsyncClient::attach(output, tokio::io::sink(), AsyncClientOptions::default());
+    /// assert_eq!(client.recv().await.unwrap()?.record_type(), "keep_alive");
+    /// assert!(client.recv().await.is_none());
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub fn attach(
         output: impl AsyncRead + Unpin + Send + 'static,
         mut input: impl AsyncWrite + Unpin + Send + 'static,
@@ -222,6 +263,17 @@ impl AsyncClient {
     }
 
     /// `initialize`: the typed response (WIRE-024 checked).
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
+    /// use std::time::Duration;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = AsyncClient::spawn(&AgentCommand::stream_json("agentx"), AsyncClientOptions::default()).await?;
+    /// let init = client.initialize(Duration::from_secs(10)).await?;
+    /// println!("{} providers", init.providers.len());
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn initialize(
         &self,
         timeout: Duration,
@@ -232,7 +284,18 @@ impl AsyncClient {
         initialize_response(raw)
     }
 
-    /// `interrupt` (WIRE-010).
+    /// `interrupt` (WIRE-010): acknowledged at once; the turn's result follows in the stream.
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
+    /// use std::time::Duration;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = AsyncClient::spawn(&AgentCommand::stream_json("agentx"), AsyncClientOptions::default()).await?;
+    /// client.send_text("!sleep 60000")?;
+    /// client.interrupt(Duration::from_secs(5)).await?;
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn interrupt(&self, timeout: Duration) -> Result<(), HostError> {
         self.control(ControlRequestBody::Interrupt(Interrupt), timeout)
             .await
@@ -241,6 +304,20 @@ impl AsyncClient {
 
     /// Any control request, correlated (WIRE-006); abandoned by timeout or by dropping the
     /// future, it is cancelled on the wire (WIRE-007).
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
+    /// use agentx_wire::wire::subtypes::{ControlRequestBody, McpStatus};
+    /// use std::time::Duration;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = AsyncClient::spawn(&AgentCommand::stream_json("agentx"), AsyncClientOptions::default()).await?;
+    /// let status = client
+    ///     .control(ControlRequestBody::McpStatus(McpStatus), Duration::from_secs(5))
+    ///     .await?;
+    /// println!("{}", status.is_some());
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn control(
         &self,
         body: ControlRequestBody<'_>,
@@ -272,26 +349,80 @@ impl AsyncClient {
     }
 
     /// Sends a plain text user message.
+    ///
+    /// ```
+    /// use agentx_wire::host::{AsyncClient, AsyncClientOptions};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = AsyncClient::attach(tokio::io::empty(), tokio::io::sink(), AsyncClientOptions::default());
+    /// client.send_text("hello")?;
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub fn send_text(&self, text: &str) -> Result<(), HostError> {
         self.send_user(UserRecord::text(text.to_owned()))
     }
 
     /// Sends any user record.
+    ///
+    /// ```
+    /// use agentx_wire::host::{AsyncClient, AsyncClientOptions};
+    /// use agentx_wire::wire::{user::Priority, UserRecord};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = AsyncClient::attach(tokio::io::empty(), tokio::io::sink(), AsyncClientOptions::default());
+    /// let mut record = UserRecord::text("later is fine".to_owned());
+    /// record.priority = Some(Priority::Later);
+    /// client.send_user(record)?;
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub fn send_user(&self, record: UserRecord<'_>) -> Result<(), HostError> {
         self.shared.send(&InputRecord::User(record))
     }
 
-    /// The next output record; `None` once the output ended and every record was taken.
+    /// The next output record; `None` once the output ended and every record was taken. An
+    /// undecodable line is an `Err` item and the stream goes on.
+    ///
+    /// ```
+    /// use agentx_wire::host::{AsyncClient, AsyncClientOptions};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let output: &'static [u8] = b"{\"type\":\"keep_alive\"\n{\"type\":\"keep_alive\"}\n";
+    /// let client = AsyncClient::attach(output, tokio::io::sink(), AsyncClientOptions::default());
+    /// assert!(client.recv().await.unwrap().is_err());
+    /// assert_eq!(client.recv().await.unwrap()?.record_type(), "keep_alive");
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn recv(&self) -> Option<RecordItem> {
         self.records.lock().await.recv().await
     }
 
     /// Ends the agent's input (EOF) after every queued frame was written.
+    ///
+    /// ```
+    /// use agentx_wire::host::{AsyncClient, AsyncClientOptions, HostError};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = AsyncClient::attach(tokio::io::empty(), tokio::io::sink(), AsyncClientOptions::default());
+    /// client.end_input();
+    /// assert!(matches!(client.send_text("late"), Err(HostError::InputClosed)));
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub fn end_input(&self) {
         lock(&self.shared.input).take();
     }
 
     /// Ends input, waits up to `timeout` for the agent to exit (then kills it).
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
+    /// use std::time::Duration;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = AsyncClient::spawn(&AgentCommand::stream_json("agentx"), AsyncClientOptions::default()).await?;
+    /// let report = client.close(Duration::from_secs(10)).await?;
+    /// assert!(report.success());
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn close(mut self, timeout: Duration) -> Result<ExitReport, HostError> {
         self.end_input();
         if let Some(w) = self.writer.take() {
