@@ -17,8 +17,11 @@ use crate::wire::attachment_ref::AttachmentRef;
 /// validated PDF.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Normalized {
+    /// The admitted media type (from the magic, which must agree with the declared type).
     pub media: MediaType,
+    /// The stored bytes: normalized PNG/JPEG, or the validated PDF as sent.
     pub bytes: Vec<u8>,
+    /// SHA-256 of `bytes` (the content address).
     pub sha256: Sha256Digest,
 }
 
@@ -86,6 +89,7 @@ pub struct AggregateBudget {
 }
 
 impl AggregateBudget {
+    /// An empty budget with the message limit of `limits`.
     pub fn new(limits: &Limits) -> AggregateBudget {
         AggregateBudget {
             used: 0,
@@ -104,6 +108,7 @@ impl AggregateBudget {
         Ok(())
     }
 
+    /// Bytes counted so far.
     pub fn used(&self) -> u64 {
         self.used
     }

@@ -24,9 +24,13 @@ const SIGNATURE: &[u8; 8] = b"\x89PNG\r\n\x1a\n";
 /// IHDR fields, validated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PngHeader {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
+    /// Bits per sample (1, 2, 4, 8 or 16).
     pub bit_depth: u8,
+    /// PNG color type (0, 2, 3, 4 or 6).
     pub color_type: u8,
 }
 

@@ -15,7 +15,7 @@
 //! panicked with; turn anything but a validated success into a permission decision.
 //!
 //! # Waiters and emission
-//! A waiter is a value moving through [`Waiter`] states. [`Broker::request`] registers it as
+//! A waiter is a value moving through `Waiter` states. [`Broker::request`] registers it as
 //! `Emitting`, hands the envelope to the [`Emitter`] (which gets `&mut Broker`, so a loopback
 //! peer may answer re-entrantly: a *synchronous resolution*), and then:
 //! - a waiter settled during its own emission (response, abort, EOF) was `Selected`: that

@@ -157,6 +157,9 @@ pub struct Ask {
     pub blocked_path: Option<String>,
     pub decision_reason: Option<String>,
     pub agent_id: Option<String>,
+    /// The request's safe `description` when the caller has a better summary than
+    /// [`describe`] (the session's PROFILE §10 summaries); `None`: [`describe`].
+    pub description: Option<String>,
 }
 
 impl Ask {
@@ -170,7 +173,14 @@ impl Ask {
             blocked_path: None,
             decision_reason: None,
             agent_id: None,
+            description: None,
         }
+    }
+
+    /// Uses `description` as the request's safe summary (PERM-021, WIRE-PERM-003).
+    pub fn with_description(mut self, description: String) -> Ask {
+        self.description = Some(description);
+        self
     }
 
     /// The synthetic sandbox network request (PERM-022, WIRE-PERM-004): `tool_name`
@@ -369,7 +379,11 @@ impl PermissionRace {
         let host = if host_possible {
             let request = CanUseTool {
                 tool_name,
-                description: Some(Text::Owned(describe(&ask.tool_name, &ask.input))),
+                description: Some(Text::Owned(
+                    ask.description
+                        .clone()
+                        .unwrap_or_else(|| describe(&ask.tool_name, &ask.input)),
+                )),
                 input: ask.input.clone(),
                 tool_use_id,
                 permission_suggestions: ask.permission_suggestions.clone(),
@@ -594,6 +608,28 @@ impl PermissionRace {
         }
         note_settled(broker, &actions);
         (actions, cancelled.failure)
+    }
+
+    /// A fatal stop: the broker shuts down (every pending waiter settles `Shutdown`, nothing
+    /// is emitted and no new request starts) and every prompt settles as a denial, its hook
+    /// killed. Nothing is published: the session is ending.
+    pub fn shutdown(&mut self, broker: &mut Broker, now: Instant) -> Vec<RaceAction> {
+        let _ = broker.shutdown(now);
+        let mut actions = Vec::with_capacity(self.prompts.len() * 2);
+        for prompt in self.prompts.drain(..) {
+            if prompt.hook == HookLeg::Running {
+                actions.push(RaceAction::KillHook {
+                    tool_use_id: prompt.tool_use_id.clone(),
+                });
+            }
+            actions.push(RaceAction::Settled(Settlement {
+                tool_use_id: prompt.tool_use_id,
+                verdict: Verdict::deny(CONTROL_STREAM_CLOSED),
+                decider: Decider::StreamClosed,
+            }));
+        }
+        note_settled(broker, &actions);
+        actions
     }
 
     /// Input EOF (WIRE-008, after the final record was dispatched): the broker rejects every
