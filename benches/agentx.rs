@@ -51,8 +51,7 @@ struct Agent {
 
 impl Agent {
     fn spawn(tag: &str, extra: &[&str]) -> Agent {
-        let home =
-            std::env::temp_dir().join(format!("agentx-bench-{tag}-{}", std::process::id()));
+        let home = std::env::temp_dir().join(format!("agentx-bench-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&home);
         std::fs::create_dir_all(&home).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_agentx"))
@@ -134,7 +133,11 @@ fn latency() {
         loop {
             let l = a.next();
             if l.starts_with(RESULT) {
-                assert!(l.starts_with(RESULT_SUCCESS), "{}", String::from_utf8_lossy(l));
+                assert!(
+                    l.starts_with(RESULT_SUCCESS),
+                    "{}",
+                    String::from_utf8_lossy(l)
+                );
                 break;
             }
         }
@@ -147,7 +150,10 @@ fn latency() {
     let cpu = proc_stat::cpu(pid).unwrap() - cpu0;
     let hwm = proc_stat::status_kib(pid, "VmHWM").unwrap_or(0);
     a.finish();
-    let (first, last) = (lat[..100.min(turns)].to_vec(), lat[turns.saturating_sub(100)..].to_vec());
+    let (first, last) = (
+        lat[..100.min(turns)].to_vec(),
+        lat[turns.saturating_sub(100)..].to_vec(),
+    );
     let median = |mut v: Vec<Duration>| {
         v.sort();
         percentile(&v, 50.0)
@@ -204,8 +210,13 @@ fn stream() {
     let host = proc_stat::self_cpu() - host0;
     let hwm = proc_stat::status_kib(pid, "VmHWM").unwrap_or(0);
     a.finish();
-    assert!(events >= (turns * words) as u64, "one stream_event per word");
-    println!("agentx stream throughput (--include-partial-messages), {turns} turns x {words}-word echo:");
+    assert!(
+        events >= (turns * words) as u64,
+        "one stream_event per word"
+    );
+    println!(
+        "agentx stream throughput (--include-partial-messages), {turns} turns x {words}-word echo:"
+    );
     println!(
         "  {records} records ({events} stream_event), {:.1} MiB in {:.2} s wall: {:.0} records/s, {:.1} MiB/s",
         bytes as f64 / 1048576.0,

@@ -47,7 +47,8 @@ struct Home(PathBuf);
 
 impl Home {
     fn new(tag: &str) -> Home {
-        let p = std::env::temp_dir().join(format!("agentx-host-bench-{tag}-{}", std::process::id()));
+        let p =
+            std::env::temp_dir().join(format!("agentx-host-bench-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir_all(&p).unwrap();
         Home(p)
@@ -461,7 +462,11 @@ fn captured(rt: &tokio::runtime::Runtime, bytes: &[u8]) {
         }
         n
     });
-    rows.push(("host::Client (blocking): read thread + channel + recv", n, cpu));
+    rows.push((
+        "host::Client (blocking): read thread + channel + recv",
+        n,
+        cpu,
+    ));
 
     let (n, cpu) = cpu_of(if pick("tokio") { repeat } else { 0 }, || {
         rt.block_on(async {
@@ -478,7 +483,11 @@ fn captured(rt: &tokio::runtime::Runtime, bytes: &[u8]) {
             n
         })
     });
-    rows.push(("host::AsyncClient (tokio): read task + channel + recv", n, cpu));
+    rows.push((
+        "host::AsyncClient (tokio): read task + channel + recv",
+        n,
+        cpu,
+    ));
 
     let (n, cpu) = cpu_of(if pick("codec") { repeat } else { 0 }, || {
         let mut reader = Reader::new();
@@ -495,7 +504,11 @@ fn captured(rt: &tokio::runtime::Runtime, bytes: &[u8]) {
         }
         n
     });
-    rows.push(("codec loop alone: frame::Reader + decode_line + into_owned", n, cpu));
+    rows.push((
+        "codec loop alone: frame::Reader + decode_line + into_owned",
+        n,
+        cpu,
+    ));
 
     // What the threads cost: the codec loop's records handed to another thread in per-read
     // batches and dropped there (the clients' shape without routing or the client API).
@@ -571,7 +584,11 @@ fn main() {
         );
         let mut best: Vec<Run> = Vec::new();
         for _ in 0..rounds {
-            let round = [echo_blocking(turns), echo_tokio(&rt, turns), echo_serde(turns)];
+            let round = [
+                echo_blocking(turns),
+                echo_tokio(&rt, turns),
+                echo_serde(turns),
+            ];
             for r in round {
                 match best.iter_mut().find(|b| b.name == r.name) {
                     Some(b) if b.wall <= r.wall => {}

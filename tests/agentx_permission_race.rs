@@ -29,9 +29,9 @@ fn tool_use_id(records: &[Value]) -> String {
     r["request"]["tool_use_id"].as_str().unwrap().to_string()
 }
 
-/// Waits (generous deadline) until `pred` holds.
-fn wait_for(what: &str, mut pred: impl FnMut() -> bool) {
-    let deadline = Instant::now() + TIMEOUT;
+/// Waits until `pred` holds, at most `limit`.
+fn wait_for(what: &str, limit: Duration, mut pred: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
     while !pred() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(5));
@@ -42,7 +42,9 @@ fn wait_for(what: &str, mut pred: impl FnMut() -> bool) {
 fn process_ended(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
-        Ok(s) => s[s.rfind(')').unwrap() + 1..].trim_start().starts_with(['Z', 'X']),
+        Ok(s) => s[s.rfind(')').unwrap() + 1..]
+            .trim_start()
+            .starts_with(['Z', 'X']),
     }
 }
 
@@ -77,7 +79,10 @@ fn scenario_6_hook_deny_first_then_late_host_allow_is_ignored() {
     let all: Vec<Value> = cancel.iter().chain(rest.iter()).cloned().collect();
     let tr = tool_results(&all);
     assert_eq!(tr.len(), 1, "{:?}", labels(&all));
-    assert_eq!(tr[0]["message"]["content"][0]["tool_use_id"], tool_use.as_str());
+    assert_eq!(
+        tr[0]["message"]["content"][0]["tool_use_id"],
+        tool_use.as_str()
+    );
     assert_eq!(tr[0]["message"]["content"][0]["is_error"], true);
     assert_eq!(tr[0]["message"]["content"][0]["content"], "hook says no");
     let result = rest.iter().find(|r| is_result(r)).unwrap();
@@ -91,7 +96,9 @@ fn scenario_6_hook_deny_first_then_late_host_allow_is_ignored() {
     let next = a.turn();
     let r = next.iter().find(|r| is_result(r)).unwrap();
     assert_eq!(r["result"], "echo: after");
-    assert!(!next.iter().any(|r| label(r).starts_with("user:tool_result")));
+    assert!(!next
+        .iter()
+        .any(|r| label(r).starts_with("user:tool_result")));
     let done = a.finish();
     assert_eq!(done.status, Some(0));
     done.assert_valid_output();
@@ -100,9 +107,14 @@ fn scenario_6_hook_deny_first_then_late_host_allow_is_ignored() {
 #[test]
 fn scenario_6_host_allow_first_kills_the_hook_that_would_deny() {
     let home = TempDir::new("s6hostallow");
+    // The hook runs in agentx's own working directory, not `--cwd`: an absolute pid file.
+    let pid_file = home.path().join("hook.pid");
     write_hook(
         home.path(),
-        "echo $$ > hook.pid; cat >/dev/null; sleep 30; echo '{\"decision\":\"deny\",\"message\":\"hook says no\"}'",
+        &format!(
+            "echo $$ > '{}'; cat >/dev/null; sleep 30; echo '{{\"decision\":\"deny\",\"message\":\"hook says no\"}}'",
+            pid_file.display()
+        ),
     );
     let mut a = Agentx::session(home.path(), &[]);
     a.say("!tool Bash {\"command\":\"echo allowed\"}");
@@ -113,7 +125,9 @@ fn scenario_6_host_allow_first_kills_the_hook_that_would_deny() {
         .to_string();
     let tool_use = tool_use_id(&upto);
     // Both racers are running: the hook has started (its pid file) and sleeps.
-    wait_for("the hook to start", || hook_pid(home.path()).is_some());
+    wait_for("the hook to start", TIMEOUT, || {
+        hook_pid(home.path()).is_some()
+    });
     let pid = hook_pid(home.path()).unwrap();
     a.send(&allow(&request));
     let rest = a.turn();
@@ -121,7 +135,10 @@ fn scenario_6_host_allow_first_kills_the_hook_that_would_deny() {
     assert!(!rest.iter().any(|r| r["type"] == "control_cancel_request"));
     let tr = tool_results(&rest);
     assert_eq!(tr.len(), 1, "{:?}", labels(&rest));
-    assert_eq!(tr[0]["message"]["content"][0]["tool_use_id"], tool_use.as_str());
+    assert_eq!(
+        tr[0]["message"]["content"][0]["tool_use_id"],
+        tool_use.as_str()
+    );
     assert_eq!(
         tr[0]["message"]["content"][0]["content"],
         "allowed\nexit code: 0"
@@ -129,10 +146,17 @@ fn scenario_6_host_allow_first_kills_the_hook_that_would_deny() {
     let result = rest.iter().find(|r| is_result(r)).unwrap();
     assert_eq!(result["subtype"], "success");
     assert_eq!(result["permission_denials"], json!([]));
-    // Killed well before its 30 s sleep would end (the session is still running).
-    wait_for("the losing hook to be killed", || process_ended(pid));
+    // Killed: well before its 30 s sleep (or the 30 s hook timeout) would end it.
+    wait_for(
+        "the losing hook to be killed",
+        Duration::from_secs(20),
+        || process_ended(pid),
+    );
     let done = a.finish();
     assert_eq!(done.status, Some(0));
-    assert!(!done.rest.iter().any(|r| label(r).starts_with("user:tool_result")));
+    assert!(!done
+        .rest
+        .iter()
+        .any(|r| label(r).starts_with("user:tool_result")));
     done.assert_valid_output();
 }
