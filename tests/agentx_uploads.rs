@@ -1070,3 +1070,69 @@ fn one_shot_attach_limits_and_refusals() {
         "no path in the diagnostic: {err}"
     );
 }
+
+/// WIRE-020's queue reservation is checked before a `priority: "now"` record interrupts:
+/// with 128 records queued behind an active turn, a valid `now` prompt with a committed
+/// attachment is an input-error result (`the user-record queue is full`), the active turn is
+/// not interrupted, and the committed attachment is not consumed: once the queue drained,
+/// the same prompt is admitted and runs.
+#[test]
+fn a_full_queue_refuses_a_priority_now_prompt_without_interrupting() {
+    let home = TempDir::new("up-q");
+    let mut a = Agentx::session(home.path(), &[]);
+    let m1 = upload(
+        &mut a,
+        "upl_q",
+        "att_q",
+        P1,
+        "image/png",
+        &samples::png_gradient(8, 8),
+        64,
+    );
+    a.say("!say started\n!sleep 600000\n!say never");
+    a.until(|v| label(v) == "assistant:text:started");
+    for i in 0..128 {
+        a.say(&format!("q{i}"));
+    }
+    let now = prompt(P1, vec![text("now!"), m1.clone()], Some("now"));
+    a.send(&now);
+    let r = a.next().unwrap();
+    assert_eq!(label(&r), "result:error_during_execution");
+    assert_eq!(
+        r["errors"],
+        json!(["input error: the user-record queue is full (WIRE-020)"])
+    );
+    assert_eq!(r["prompt_uuid"], P1);
+    // Still the sleeping turn: the interrupt acknowledges it and its result follows.
+    a.send(&control("int-1", "interrupt"));
+    let rest = a.until(is_result);
+    assert_eq!(
+        labels(&rest),
+        ["control_response:success", "result:error_during_execution"]
+    );
+    // The 128 queued records run in order; then the refused prompt is admitted as it was.
+    let drained = a.until(|v| label(v) == "assistant:text:echo: q127");
+    let echoes: Vec<String> = labels(&drained)
+        .into_iter()
+        .filter(|l| l.starts_with("assistant:"))
+        .collect();
+    let expected: Vec<String> = (0..128)
+        .map(|i| format!("assistant:text:echo: q{i}"))
+        .collect();
+    assert_eq!(echoes, expected);
+    a.turn();
+    a.send(&now);
+    let turn = a.turn();
+    assert_eq!(
+        labels(&turn)[1..],
+        [
+            format!("assistant:text:{}", echo_with("now!", &[&m1])),
+            "result:success".into(),
+            "system/session_state_changed:idle".into(),
+        ]
+    );
+    assert_eq!(turn[2]["prompt_uuid"], P1);
+    let done = a.finish();
+    assert_eq!(done.status, Some(0), "{}", done.stderr);
+    done.assert_valid_output();
+}
