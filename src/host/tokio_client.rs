@@ -1,12 +1,13 @@
 //! The async client (feature `tokio`): the same protocol behaviour as [`super::Client`] on
 //! tokio — a reader task, a writer task fed in order, correlated calls whose abandonment
 //! (timeout, or the caller dropping the future) sends `control_cancel_request` (WIRE-007), and
-//! sync or async `can_use_tool` callbacks whose errors and panics deny (WIRE-PERM-002).
+//! sync or async `can_use_tool` callbacks whose errors and panics deny (WIRE-PERM-002); its
+//! `upload` lives with the blocking one in `super::upload`.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -15,7 +16,7 @@ use ::tokio::process::Child;
 use ::tokio::sync::{mpsc, oneshot};
 
 use super::calls::{initialize_response, Calls, Reply};
-use super::client::{ExitReport, RecordItem};
+use super::client::{ExitReport, ImportEvent, RecordItem};
 use super::command::AgentCommand;
 use super::error::HostError;
 use super::permission::{
@@ -24,6 +25,7 @@ use super::permission::{
 use super::stream::{answer, classify, AgentRequest, Decoder};
 use crate::encode::FrameEncoder;
 use crate::frame::DEFAULT_MAX_LINE;
+use crate::wire::init::AttachmentCapabilities;
 use crate::wire::initialize::InitializeResponse;
 use crate::wire::subtypes::{Initialize, Interrupt};
 use crate::wire::{
@@ -106,17 +108,23 @@ impl AsyncClientOptions {
     }
 }
 
-struct Shared {
+pub(crate) struct Shared {
     /// Validated frames (WIRE-013) to write, in order; `None` once input is closed.
     input: Mutex<Option<(mpsc::UnboundedSender<Vec<u8>>, FrameEncoder)>>,
     pending: Mutex<Pending>,
     handler: Option<Arc<dyn AsyncCanUseTool>>,
+    /// `input_capabilities` from the last successful `initialize` (for uploads).
+    capabilities: Mutex<Option<AttachmentCapabilities<'static>>>,
+    /// Numbers this client's upload and attachment IDs (`upl_h1`, `att_h1`, ...).
+    pub(crate) next_upload: AtomicU64,
 }
 
 struct Pending {
     /// The host's own calls on the shared broker (WIRE-006..009).
     calls: Calls<oneshot::Sender<Reply>>,
     permissions: HashMap<String, Arc<AtomicBool>>,
+    /// Uploads in progress, by upload id (`super::upload`).
+    uploads: HashMap<String, mpsc::UnboundedSender<ImportEvent>>,
     closed: bool,
 }
 
@@ -125,7 +133,23 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    fn send(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
+    pub(crate) fn capabilities(&self) -> Option<AttachmentCapabilities<'static>> {
+        lock(&self.capabilities).clone()
+    }
+
+    /// Routes the acknowledgements of `upload_id` to `tx` until [`Shared::forget_upload`].
+    pub(crate) fn register_upload(&self, upload_id: &str, tx: mpsc::UnboundedSender<ImportEvent>) {
+        let mut p = lock(&self.pending);
+        if !p.closed {
+            p.uploads.insert(upload_id.to_owned(), tx);
+        }
+    }
+
+    pub(crate) fn forget_upload(&self, upload_id: &str) {
+        lock(&self.pending).uploads.remove(upload_id);
+    }
+
+    pub(crate) fn send(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
         let mut input = lock(&self.input);
         let (tx, encoder) = input.as_mut().ok_or(HostError::InputClosed)?;
         let frame = encoder
@@ -138,7 +162,7 @@ impl Shared {
 
 /// A running agent session driven on tokio.
 pub struct AsyncClient {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     records: ::tokio::sync::Mutex<mpsc::UnboundedReceiver<RecordItem>>,
     child: Option<Child>,
     stderr: Option<::tokio::task::JoinHandle<Vec<u8>>>,
@@ -237,9 +261,12 @@ impl AsyncClient {
             pending: Mutex::new(Pending {
                 calls: Calls::new(),
                 permissions: HashMap::new(),
+                uploads: HashMap::new(),
                 closed: false,
             }),
             handler: options.handler.clone(),
+            capabilities: Mutex::new(None),
+            next_upload: AtomicU64::new(0),
         });
         let writer = ::tokio::spawn(async move {
             while let Some(frame) = in_rx.recv().await {
@@ -262,7 +289,8 @@ impl AsyncClient {
         }
     }
 
-    /// `initialize`: the typed response (WIRE-024 checked).
+    /// `initialize`: the typed response (WIRE-024 checked). Remembers `input_capabilities`
+    /// for [`AsyncClient::upload`].
     ///
     /// ```no_run
     /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
@@ -281,7 +309,12 @@ impl AsyncClient {
         let raw = self
             .control(ControlRequestBody::Initialize(Initialize), timeout)
             .await?;
-        initialize_response(raw)
+        let response = initialize_response(raw)?;
+        *lock(&self.shared.capabilities) = response
+            .input_capabilities
+            .as_ref()
+            .map(|c| c.attachments.clone());
+        Ok(response)
     }
 
     /// `interrupt` (WIRE-010): acknowledged at once; the turn's result follows in the stream.
@@ -479,6 +512,8 @@ async fn read_loop(
     let mut p = lock(&shared.pending);
     p.closed = true;
     p.calls.on_eof(std::time::Instant::now());
+    // A waiting upload sees its channel close: `StreamClosed`.
+    p.uploads.clear();
 }
 
 fn route(item: RecordItem, shared: &Arc<Shared>) -> Option<RecordItem> {
@@ -502,6 +537,19 @@ fn route(item: RecordItem, shared: &Arc<Shared>) -> Option<RecordItem> {
         OutputRecord::ControlRequest(r) => {
             on_agent_request(r, shared);
             None
+        }
+        // Upload acknowledgements go to their upload and stay in the record stream.
+        OutputRecord::AttachmentImportResult(ref r) => {
+            if let Some(w) = lock(&shared.pending).uploads.get(r.upload_id.as_str()) {
+                let _ = w.send(Ok(r.clone()));
+            }
+            Some(Ok(record))
+        }
+        OutputRecord::AttachmentImportRejected(ref r) => {
+            if let Some(w) = lock(&shared.pending).uploads.get(r.upload_id.as_str()) {
+                let _ = w.send(Err(r.clone()));
+            }
+            Some(Ok(record))
         }
         other => Some(Ok(other)),
     }
