@@ -41,8 +41,10 @@ const KEY: &str = "sk-bench-Zq9vT4mXw2LbR7nK";
 const TIME_TO_FIRST_TOKEN: Duration = Duration::from_millis(2);
 
 fn event(delta: &str, finish: &str) -> Vec<u8> {
-    format!("data: {HEAD}{delta},\"logprobs\":null,\"finish_reason\":{finish}}}],\"usage\":null}}\n\n")
-        .into_bytes()
+    format!(
+        "data: {HEAD}{delta},\"logprobs\":null,\"finish_reason\":{finish}}}],\"usage\":null}}\n\n"
+    )
+    .into_bytes()
 }
 
 /// The SSE events of one answer: the role chunk first, then `tokens` content deltas.
@@ -217,13 +219,17 @@ impl Agentx {
             let line = &self.line[..];
             if line.starts_with(br#"{"type":"stream_event","#) {
                 first.get_or_insert(at);
-                if line.starts_with(br#"{"type":"stream_event","event":{"type":"content_block_delta","#) {
+                if line.starts_with(
+                    br#"{"type":"stream_event","event":{"type":"content_block_delta","#,
+                ) {
                     deltas += 1;
                     last = Some(at);
                 }
             } else if line.starts_with(br#"{"type":"result","#) {
                 result = line.to_vec();
-            } else if line.starts_with(br#"{"type":"system","subtype":"session_state_changed","state":"idle""#) {
+            } else if line.starts_with(
+                br#"{"type":"system","subtype":"session_state_changed","state":"idle""#,
+            ) {
                 break;
             }
         }
