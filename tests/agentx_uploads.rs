@@ -919,3 +919,220 @@ fn two_agentx_processes_share_one_home() {
     );
     assert_eq!(store.manifest_count(), 4);
 }
+
+/// The manifest a `file_path` source gets (PROFILE §2, §13): the derived stable attachment
+/// ID, the file name as its name.
+fn file_manifest(name: &str, media: MediaType, raw: &[u8]) -> Value {
+    let n = admit::normalize(media, raw, &Limits::default()).unwrap();
+    let id = admit::derive_attachment_id(&n.sha256, name);
+    expected_manifest(&id, name, media, raw)
+}
+
+/// `agentx -p PROMPT [--cwd HOME] ARGS…` with `AGENTX_HOME=home`: (status, stdout, stderr).
+fn one_shot(home: &Path, args: &[&str]) -> (Option<i32>, Vec<u8>, String) {
+    let cwd = home.to_string_lossy().into_owned();
+    let mut all = args.to_vec();
+    all.extend(["--cwd", cwd.as_str()]);
+    run(home, &all, b"")
+}
+
+/// Issue 12 item 5 / PROFILE §13: `-p --attach PATH…` admits each file as a `file_path`
+/// source through the same pipeline and blob store, and the prompt carries the manifests
+/// after its text: the model sees them in order; `agentx-wire attach` on another home
+/// commits the same manifest for the same file.
+#[test]
+fn one_shot_attach_png_and_pdf() {
+    let home = TempDir::new("up-p");
+    let png = samples::png_gradient(30, 20);
+    let pdf = samples::pdf_with_pages(3);
+    let (fa, fb) = (home.path().join("screen.png"), home.path().join("spec.pdf"));
+    std::fs::write(&fa, &png).unwrap();
+    std::fs::write(&fb, &pdf).unwrap();
+    let (fa, fb) = (fa.to_str().unwrap(), fb.to_str().unwrap());
+    let (status, out, err) = one_shot(
+        home.path(),
+        &[
+            "-p",
+            "what is this",
+            "--attach",
+            fa,
+            "--attach",
+            fb,
+            "--output-format",
+            "stream-json",
+        ],
+    );
+    assert_eq!(status, Some(0), "{err}");
+    check_output(&out);
+    let recs: Vec<Value> = out
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    let ma = file_manifest("screen.png", MediaType::Png, &png);
+    let mb = file_manifest("spec.pdf", MediaType::Pdf, &pdf);
+    let reply = echo_with("what is this", &[&ma, &mb]);
+    assert_eq!(
+        labels(&recs),
+        [
+            "system/init".to_owned(),
+            "system/session_state_changed:running".into(),
+            format!("assistant:text:{reply}"),
+            "result:success".into(),
+            "system/session_state_changed:idle".into(),
+        ]
+    );
+    assert_eq!(recs[0]["input_capabilities"], advertised_capabilities());
+    assert_no_bytes(&out, home.path(), &[&png, &pdf]);
+    assert!(!String::from_utf8_lossy(&out).contains(fa), "no file path");
+    let mut blobs = vec![
+        (
+            ma["storage_id"].as_str().unwrap().to_owned(),
+            ma["size_bytes"].as_u64().unwrap(),
+        ),
+        (
+            mb["storage_id"].as_str().unwrap().to_owned(),
+            mb["size_bytes"].as_u64().unwrap(),
+        ),
+    ];
+    blobs.sort();
+    assert_eq!(blob_files(home.path()), blobs);
+    assert_eq!(ledger(home.path()), [ma.clone(), mb]);
+
+    // The same file through `agentx-wire attach` on another home: the same manifest.
+    let other = TempDir::new("up-p-attach");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentx-wire"))
+        .args(["attach", "--home", other.path().to_str().unwrap(), fa])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap(), ma);
+}
+
+/// `max_attachments_per_message` (8) at its edge for `--attach`: 8 files run, a 9th is
+/// rejected before any output; `--no-attachments` refuses `--attach` (`capability_absent`);
+/// an unreadable path is a rejection too. A rejection writes nothing on stdout, exits 1.
+#[test]
+fn one_shot_attach_limits_and_refusals() {
+    let home = TempDir::new("up-p8");
+    let mut args: Vec<String> = vec!["-p".into(), "eight".into()];
+    let mut manifests = Vec::new();
+    for i in 0..9 {
+        let png = samples::png_gradient(4 + i, 4);
+        let name = format!("p{i}.png");
+        let f = home.path().join(&name);
+        std::fs::write(&f, &png).unwrap();
+        args.push("--attach".into());
+        args.push(f.to_string_lossy().into_owned());
+        manifests.push(file_manifest(&name, MediaType::Png, &png));
+    }
+    let eight: Vec<&str> = args[..2 + 16].iter().map(String::as_str).collect();
+    let (status, out, err) = one_shot(home.path(), &eight);
+    assert_eq!(status, Some(0), "{err}");
+    let refs: Vec<&Value> = manifests[..8].iter().collect();
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        echo_with("eight", &refs) + "\n"
+    );
+
+    let nine: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (status, out, err) = one_shot(home.path(), &nine);
+    assert_eq!(status, Some(1));
+    assert!(out.is_empty());
+    assert_eq!(
+        err.lines().last().unwrap(),
+        "agentx: attachment rejected: aggregate_too_large"
+    );
+
+    let mut refused = eight.clone();
+    refused.push("--no-attachments");
+    let (status, out, err) = one_shot(home.path(), &refused);
+    assert_eq!(status, Some(1));
+    assert!(out.is_empty());
+    assert_eq!(
+        err.lines().last().unwrap(),
+        "agentx: attachment rejected: capability_absent"
+    );
+
+    let missing = home.path().join("missing.png");
+    let (status, out, err) = one_shot(
+        home.path(),
+        &["-p", "x", "--attach", missing.to_str().unwrap()],
+    );
+    assert_eq!(status, Some(1));
+    assert!(out.is_empty());
+    assert_eq!(
+        err.lines().last().unwrap(),
+        "agentx: attachment rejected: process_failure"
+    );
+    assert!(
+        !err.contains("missing.png"),
+        "no path in the diagnostic: {err}"
+    );
+}
+
+/// WIRE-020's queue reservation is checked before a `priority: "now"` record interrupts:
+/// with 128 records queued behind an active turn, a valid `now` prompt with a committed
+/// attachment is an input-error result (`the user-record queue is full`), the active turn is
+/// not interrupted, and the committed attachment is not consumed: once the queue drained,
+/// the same prompt is admitted and runs.
+#[test]
+fn a_full_queue_refuses_a_priority_now_prompt_without_interrupting() {
+    let home = TempDir::new("up-q");
+    let mut a = Agentx::session(home.path(), &[]);
+    let m1 = upload(
+        &mut a,
+        "upl_q",
+        "att_q",
+        P1,
+        "image/png",
+        &samples::png_gradient(8, 8),
+        64,
+    );
+    a.say("!say started\n!sleep 600000\n!say never");
+    a.until(|v| label(v) == "assistant:text:started");
+    for i in 0..128 {
+        a.say(&format!("q{i}"));
+    }
+    let now = prompt(P1, vec![text("now!"), m1.clone()], Some("now"));
+    a.send(&now);
+    let r = a.next().unwrap();
+    assert_eq!(label(&r), "result:error_during_execution");
+    assert_eq!(
+        r["errors"],
+        json!(["input error: the user-record queue is full (WIRE-020)"])
+    );
+    assert_eq!(r["prompt_uuid"], P1);
+    // Still the sleeping turn: the interrupt acknowledges it and its result follows.
+    a.send(&control("int-1", "interrupt"));
+    let rest = a.until(is_result);
+    assert_eq!(
+        labels(&rest),
+        ["control_response:success", "result:error_during_execution"]
+    );
+    // The 128 queued records run in order; then the refused prompt is admitted as it was.
+    let drained = a.until(|v| label(v) == "assistant:text:echo: q127");
+    let echoes: Vec<String> = labels(&drained)
+        .into_iter()
+        .filter(|l| l.starts_with("assistant:"))
+        .collect();
+    let expected: Vec<String> = (0..128)
+        .map(|i| format!("assistant:text:echo: q{i}"))
+        .collect();
+    assert_eq!(echoes, expected);
+    a.turn();
+    a.send(&now);
+    let turn = a.turn();
+    assert_eq!(
+        labels(&turn)[1..],
+        [
+            format!("assistant:text:{}", echo_with("now!", &[&m1])),
+            "result:success".into(),
+            "system/session_state_changed:idle".into(),
+        ]
+    );
+    assert_eq!(turn[2]["prompt_uuid"], P1);
+    let done = a.finish();
+    assert_eq!(done.status, Some(0), "{}", done.stderr);
+    done.assert_valid_output();
+}
