@@ -14,7 +14,7 @@ use super::calls::{initialize_response, Calls, Reply};
 use super::command::AgentCommand;
 use super::error::HostError;
 use super::permission::{decide, CanUseToolHandler};
-use super::stream::{answer, classify, AgentRequest, Decoder};
+use super::stream::{answer, classify, AgentRequest, Batch, Decoder};
 use crate::encode::FrameEncoder;
 use crate::frame::DEFAULT_MAX_LINE;
 use crate::wire::import::{ImportRejected, ImportResult};
@@ -188,13 +188,20 @@ impl Shared {
     }
 }
 
+/// The receiving end of the record stream: batches from the read thread ([`Batch`]), the
+/// current one being taken record by record.
+struct Records {
+    rx: Receiver<Vec<RecordItem>>,
+    ready: std::vec::IntoIter<RecordItem>,
+}
+
 /// A running agent session seen from the host.
 ///
 /// `Send + Sync`: share it by reference between threads (calls are correlated; records go to
 /// whoever calls [`recv`](Client::recv)).
 pub struct Client {
     pub(crate) shared: Arc<Shared>,
-    records: Mutex<Receiver<RecordItem>>,
+    records: Mutex<Records>,
     child: Option<Child>,
     stderr: Option<JoinHandle<Vec<u8>>>,
 }
@@ -279,7 +286,10 @@ impl Client {
         thread::spawn(move || read_loop(output, max_line, &reader_shared, &tx));
         Client {
             shared,
-            records: Mutex::new(rx),
+            records: Mutex::new(Records {
+                rx,
+                ready: Vec::new().into_iter(),
+            }),
             child: None,
             stderr: None,
         }
@@ -441,7 +451,13 @@ impl Client {
     /// # Ok::<(), agentx_wire::host::HostError>(())
     /// ```
     pub fn recv(&self) -> Option<RecordItem> {
-        lock(&self.records).recv().ok()
+        let mut r = lock(&self.records);
+        loop {
+            if let Some(item) = r.ready.next() {
+                return Some(item);
+            }
+            r.ready = r.rx.recv().ok()?.into_iter();
+        }
     }
 
     /// Like [`recv`](Client::recv) with a deadline: `Ok(None)` once the output ended,
@@ -455,10 +471,22 @@ impl Client {
     /// # Ok::<(), agentx_wire::host::HostError>(())
     /// ```
     pub fn recv_timeout(&self, timeout: Duration) -> Result<Option<RecordItem>, HostError> {
-        match lock(&self.records).recv_timeout(timeout) {
-            Ok(item) => Ok(Some(item)),
-            Err(RecvTimeoutError::Disconnected) => Ok(None),
-            Err(RecvTimeoutError::Timeout) => Err(HostError::Timeout { subtype: "recv" }),
+        let deadline = Instant::now() + timeout;
+        let mut r = lock(&self.records);
+        loop {
+            if let Some(item) = r.ready.next() {
+                return Ok(Some(item));
+            }
+            match r
+                .rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                Ok(batch) => r.ready = batch.into_iter(),
+                Err(RecvTimeoutError::Disconnected) => return Ok(None),
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(HostError::Timeout { subtype: "recv" })
+                }
+            }
         }
     }
 
@@ -528,18 +556,27 @@ fn wait_or_kill(child: &mut Child, timeout: Duration) -> io::Result<ExitStatus> 
     }
 }
 
-/// The read thread: frames, decodes once, routes.
+/// The read thread: frames, decodes once, routes, hands records over a read's worth at a time.
 fn read_loop(
     mut output: impl Read,
     max_line: usize,
     shared: &Arc<Shared>,
-    tx: &Sender<RecordItem>,
+    tx: &Sender<Vec<RecordItem>>,
 ) {
     let mut decoder = Decoder::new(max_line);
     let mut buf = vec![0u8; 256 << 10];
-    let mut deliver = |item: RecordItem| {
+    let mut batch = Batch::new();
+    let hand_over = |batch: &mut Batch| {
+        if let Some(items) = batch.take() {
+            let _ = tx.send(items);
+        }
+    };
+    let deliver = |batch: &mut Batch, item: RecordItem| {
+        if Batch::flush_before(&item) {
+            hand_over(batch);
+        }
         if let Some(item) = route(item, shared) {
-            let _ = tx.send(item);
+            batch.push(item);
         }
     };
     loop {
@@ -547,18 +584,20 @@ fn read_loop(
             Ok(0) => break,
             Ok(n) => {
                 decoder.push(&buf[..n]);
-                decoder.drain(&mut deliver);
+                decoder.drain(|item| deliver(&mut batch, item));
+                hand_over(&mut batch);
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                deliver(Err(HostError::Io(e)));
+                deliver(&mut batch, Err(HostError::Io(e)));
                 break;
             }
         }
     }
     // WIRE-EOF-001: the unterminated tail is dispatched before pending requests are rejected.
     decoder.finish();
-    decoder.drain(&mut deliver);
+    decoder.drain(|item| deliver(&mut batch, item));
+    hand_over(&mut batch);
     let mut p = shared.pending();
     p.closed = true;
     // WIRE-008: every call still pending is rejected.

@@ -22,7 +22,7 @@ use super::error::HostError;
 use super::permission::{
     CallbackError, PermissionAnswer, ToolPermissionRequest, CALLBACK_FAILED, NO_CALLBACK,
 };
-use super::stream::{answer, classify, AgentRequest, Decoder};
+use super::stream::{answer, classify, AgentRequest, Batch, Decoder};
 use crate::encode::FrameEncoder;
 use crate::frame::DEFAULT_MAX_LINE;
 use crate::wire::init::AttachmentCapabilities;
@@ -163,7 +163,11 @@ impl Shared {
 /// A running agent session driven on tokio.
 pub struct AsyncClient {
     pub(crate) shared: Arc<Shared>,
-    records: ::tokio::sync::Mutex<mpsc::UnboundedReceiver<RecordItem>>,
+    /// Batches from the read task ([`Batch`]) and the one being taken record by record.
+    records: ::tokio::sync::Mutex<(
+        mpsc::UnboundedReceiver<Vec<RecordItem>>,
+        std::vec::IntoIter<RecordItem>,
+    )>,
     child: Option<Child>,
     stderr: Option<::tokio::task::JoinHandle<Vec<u8>>>,
     writer: Option<::tokio::task::JoinHandle<()>>,
@@ -282,11 +286,25 @@ impl AsyncClient {
         ::tokio::spawn(read_loop(output, max_line, reader_shared, tx));
         AsyncClient {
             shared,
-            records: ::tokio::sync::Mutex::new(rx),
+            records: ::tokio::sync::Mutex::new((rx, Vec::new().into_iter())),
             child: None,
             stderr: None,
             writer: Some(writer),
         }
+    }
+
+    /// The child's process id, when spawned and still running (as [`Client::pid`](super::Client::pid)).
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = AsyncClient::spawn(&AgentCommand::stream_json("agentx"), AsyncClientOptions::default()).await?;
+    /// println!("agentx is process {:?}", client.pid());
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(Child::id)
     }
 
     /// `initialize`: the typed response (WIRE-024 checked). Remembers `input_capabilities`
@@ -426,7 +444,15 @@ impl AsyncClient {
     /// # }).unwrap();
     /// ```
     pub async fn recv(&self) -> Option<RecordItem> {
-        self.records.lock().await.recv().await
+        let mut guard = self.records.lock().await;
+        let (rx, ready) = &mut *guard;
+        loop {
+            if let Some(item) = ready.next() {
+                return Some(item);
+            }
+            // Cancel-safe: a batch is either still in the channel or already in `ready`.
+            *ready = rx.recv().await?.into_iter();
+        }
     }
 
     /// Ends the agent's input (EOF) after every queued frame was written.
@@ -483,13 +509,22 @@ async fn read_loop(
     mut output: impl AsyncRead + Unpin,
     max_line: usize,
     shared: Arc<Shared>,
-    tx: mpsc::UnboundedSender<RecordItem>,
+    tx: mpsc::UnboundedSender<Vec<RecordItem>>,
 ) {
     let mut decoder = Decoder::new(max_line);
     let mut buf = vec![0u8; 256 << 10];
-    let mut deliver = |item: RecordItem| {
+    let mut batch = Batch::new();
+    let hand_over = |batch: &mut Batch| {
+        if let Some(items) = batch.take() {
+            let _ = tx.send(items);
+        }
+    };
+    let deliver = |batch: &mut Batch, item: RecordItem| {
+        if Batch::flush_before(&item) {
+            hand_over(batch);
+        }
         if let Some(item) = route(item, &shared) {
-            let _ = tx.send(item);
+            batch.push(item);
         }
     };
     loop {
@@ -497,18 +532,20 @@ async fn read_loop(
             Ok(0) => break,
             Ok(n) => {
                 decoder.push(&buf[..n]);
-                decoder.drain(&mut deliver);
+                decoder.drain(|item| deliver(&mut batch, item));
+                hand_over(&mut batch);
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                deliver(Err(HostError::Io(e)));
+                deliver(&mut batch, Err(HostError::Io(e)));
                 break;
             }
         }
     }
     // WIRE-EOF-001 first, then WIRE-008.
     decoder.finish();
-    decoder.drain(&mut deliver);
+    decoder.drain(|item| deliver(&mut batch, item));
+    hand_over(&mut batch);
     let mut p = lock(&shared.pending);
     p.closed = true;
     p.calls.on_eof(std::time::Instant::now());
