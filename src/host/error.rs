@@ -84,10 +84,20 @@ impl From<io::Error> for HostError {
 
 impl HostError {
     /// A timeout (the request was cancelled on the wire).
+    ///
+    /// ```
+    /// use agentx_wire::host::HostError;
+    /// assert!(HostError::Timeout { subtype: "interrupt" }.is_timeout());
+    /// ```
     pub fn is_timeout(&self) -> bool {
         matches!(self, HostError::Timeout { .. })
     }
     /// The stream closed with the request pending.
+    ///
+    /// ```
+    /// use agentx_wire::host::HostError;
+    /// assert!(HostError::StreamClosed.is_stream_closed());
+    /// ```
     pub fn is_stream_closed(&self) -> bool {
         matches!(self, HostError::StreamClosed)
     }

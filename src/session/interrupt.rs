@@ -81,7 +81,8 @@ impl Session {
             num_turns: t.request_count(),
             text: String::new(),
             stop_reason: was_streaming.then_some("cancelled"),
-            cost: t.cost_total(),
+            // WIRE-012: a model call cut short reported no price, so the total is unknown.
+            cost: if was_streaming { None } else { t.cost_total() },
             usage: t.usage_total(),
             model: Some(self.config.projection.init.model.clone()),
             denials: t.denials.clone(),

@@ -415,6 +415,8 @@ impl Session {
                 t.failed = true;
                 t.model_done = true;
                 t.stop_reason = None;
+                // WIRE-012: a call that failed reported no price.
+                t.cost_unknown = true;
             }
             ModelEvent::Cancelled if streaming => {
                 self.end_request(&mut t, now);
@@ -423,6 +425,7 @@ impl Session {
                 t.failed = true;
                 t.model_done = true;
                 t.stop_reason = Some(StopReason::Cancelled.as_str());
+                t.cost_unknown = true;
             }
             ModelEvent::TaskStarted {
                 task_id,
