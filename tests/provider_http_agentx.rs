@@ -523,3 +523,65 @@ fn profile_14_interrupt_mid_stream_closes_the_connection_through_agentx() {
     };
     assert_no_private_material(&run, &home, &server);
 }
+
+/// PROFILE §14: an interrupt while the request is still opening (the server has read it and not
+/// answered) closes the connection and ends the turn with `stop_reason: "cancelled"`, in the
+/// hard-interrupt order, with no `stream_event` and no assistant record.
+#[test]
+fn profile_14_interrupt_while_opening_closes_the_connection_through_agentx() {
+    let mut server = Server::start_in_thread(vec![Reply::Silent, Reply::Sse(text_stream())]);
+    let home = Home::new(&openai_auth(&server));
+    let cwd = home.cwd();
+    let mut a = harness::Agentx::session(
+        &home.0,
+        &["--include-partial-messages", "--cwd", cwd.to_str().unwrap()],
+    );
+    a.send(&harness::user("hello"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    // The request reached the server (waited for, never slept on).
+    rt.block_on(async { tokio::time::timeout(harness::TIMEOUT, server.received.recv()).await })
+        .expect("the server received the request within the timeout")
+        .unwrap();
+    a.send(&harness::control("int-1", "interrupt"));
+    let turn = a.turn();
+    assert_eq!(
+        harness::labels(&turn),
+        [
+            "system/init",
+            "system/session_state_changed:running",
+            "control_response:success",
+            "result:error_during_execution",
+            "system/session_state_changed:idle",
+        ]
+    );
+    assert_eq!(turn[2]["response"]["request_id"], "int-1");
+    let r = &turn[3];
+    assert_eq!(r["stop_reason"], "cancelled", "{r}");
+    assert_eq!(r["num_turns"], 1);
+    assert_eq!(r["total_cost_usd"], Value::Null);
+    rt.block_on(async { tokio::time::timeout(harness::TIMEOUT, server.closed.recv()).await })
+        .expect("the server observed the connection closed within the timeout")
+        .unwrap();
+
+    a.send(&harness::user("again"));
+    let next = a.turn();
+    assert_eq!(
+        harness::labels(&next)
+            .into_iter()
+            .filter(|l| l != "stream_event")
+            .collect::<Vec<_>>(),
+        [
+            "system/session_state_changed:running",
+            "assistant:text:Hello world",
+            "result:success",
+            "system/session_state_changed:idle",
+        ]
+    );
+    let done = a.finish();
+    assert_eq!(done.status, Some(0), "{}", done.stderr);
+    assert_eq!(done.stderr, "");
+    done.assert_valid_output();
+}
