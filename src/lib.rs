@@ -91,7 +91,6 @@ pub mod attach;
 #[cfg(feature = "cli")]
 pub mod cli;
 
-#[allow(missing_docs)] // documented once issue 10's session-2 changes land
 pub mod control;
 pub mod driver;
 pub mod encode;
@@ -109,7 +108,6 @@ pub mod provider;
 #[cfg(feature = "sample")]
 pub mod sample;
 #[cfg(feature = "agent")]
-#[allow(missing_docs)] // documented once issue 10's session-2 changes land
 pub mod session;
 #[cfg(feature = "agent")]
 pub mod store;

@@ -38,11 +38,18 @@ pub enum Settlement {
     /// Run the tool, with the winner's `updatedInput` (compact JSON) when given (PERM-042)
     /// and its `updatedPermissions` (PERM-043).
     Allow {
+        /// The winner's replacement input, compact JSON (PERM-042).
         updated_input: Option<String>,
+        /// The winner's `updatedPermissions` (PERM-043).
         updated_permissions: Vec<PermissionUpdate<'static>>,
     },
     /// Do not run it; `interrupt` (PERM-045) also interrupts the turn.
-    Deny { message: String, interrupt: bool },
+    Deny {
+        /// The `tool_result` error text.
+        message: String,
+        /// PERM-045: interrupt the turn too.
+        interrupt: bool,
+    },
 }
 
 /// What asking did.
