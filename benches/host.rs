@@ -1,137 +1,626 @@
-//! The host client, measured on whole processes:
-//! - `host_decode`: records per second a host decodes from an agent's stdout — the same
-//!   stream_event-heavy session (`sample::stream_events`, 32 MiB) streamed by `cat` — through
-//!   our blocking client, our tokio client, and a typical hand-written Rust host
-//!   (`BufRead::lines` + `serde_json::from_str::<serde_json::Value>`), in the same run.
-//! - `host_echo_turn`: round trips (user record in → result out) through the real `agentx`
-//!   binary on its built-in model, blocking and tokio.
+//! Issue 13's benchmark of the host client against the real `agentx` (built-in `agentx-echo`),
+//! every contender in the same run:
 //!
-//! `cargo bench --bench host`; the figures go to the README.
+//! 1. **echo round trips**: `AGENTX_BENCH_TURNS` (default 1,000) turns in one session each,
+//!    user record in → `result` out, through `host::Client` (blocking), `host::AsyncClient`
+//!    (tokio, multi-thread runtime) and a hand-written host (`BufRead::lines` +
+//!    `serde_json::from_str::<serde_json::Value>`). Round trips per wall second, and CPU time
+//!    per turn of the host process and of agentx.
+//! 2. **live stream session**: `--include-partial-messages`, `AGENTX_BENCH_STREAM_TURNS`
+//!    (default 100) turns of `AGENTX_BENCH_WORDS` (default 4,000) words, one `stream_event` per
+//!    word, read by a raw LF splitter (which also captures the transcript bytes), both
+//!    clients, and the serde_json host. Wall records/s here are bounded by agentx producing
+//!    them, so the host process's CPU time per record is what tells the decoders apart.
+//! 3. **captured transcript**: the bytes from 2, decoded in memory `AGENTX_BENCH_REPEAT`
+//!    (default 4) times by each host: `Client::attach` and `AsyncClient::attach` over the bytes
+//!    (read thread/task, channel, `recv`), the codec loop the clients run (`frame::Reader` +
+//!    `OutputRecord::decode_line` + `into_owned`, no channel), and `BufRead::lines` +
+//!    `serde_json::Value`. Records per CPU-second of this process (all threads).
+//!
+//! `cargo bench --bench host [echo|live|captured]`; figures go to the README with the load.
 
-use std::io::{BufRead, BufReader, Write};
+#[path = "proc_stat.rs"]
+mod proc_stat;
+
+use std::io::{BufRead, BufReader, Cursor, Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use agentx_wire::frame::Reader;
 use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions, Client, ClientOptions};
+use agentx_wire::json::Parser;
 use agentx_wire::wire::OutputRecord;
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-const STREAM_BYTES: usize = 32 << 20;
+const AGENTX: &str = env!("CARGO_BIN_EXE_agentx");
+const IDLE: &[u8] =
+    b"{\"type\":\"system\",\"subtype\":\"session_state_changed\",\"state\":\"idle\"";
 
-fn stream_file() -> (PathBuf, u64) {
-    let path =
-        std::env::temp_dir().join(format!("agentx-host-bench-{}.ndjson", std::process::id()));
-    let bytes = agentx_wire::sample::stream_events(7, STREAM_BYTES);
-    let records = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
-    std::fs::File::create(&path)
-        .unwrap()
-        .write_all(&bytes)
-        .unwrap();
-    (path, records)
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
-fn decode(c: &mut Criterion) {
-    let (path, records) = stream_file();
-    let mut g = c.benchmark_group("host_decode");
-    g.sample_size(10);
-    g.measurement_time(Duration::from_secs(10));
-    g.throughput(Throughput::Elements(records));
-    let cat = AgentCommand::new("cat").arg(&path);
-    g.bench_function("agentx_wire_client", |b| {
-        b.iter(|| {
-            let client = Client::spawn(&cat, ClientOptions::default()).unwrap();
-            let mut n = 0u64;
-            while let Some(r) = client.recv() {
-                std::hint::black_box(r.unwrap());
-                n += 1;
-            }
-            assert_eq!(n, records);
-        })
-    });
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    g.bench_function("agentx_wire_tokio_client", |b| {
-        b.iter(|| {
-            rt.block_on(async {
-                let client = AsyncClient::spawn(&cat, AsyncClientOptions::default())
-                    .await
-                    .unwrap();
-                let mut n = 0u64;
-                while let Some(r) = client.recv().await {
-                    std::hint::black_box(r.unwrap());
-                    n += 1;
-                }
-                assert_eq!(n, records);
-            })
-        })
-    });
-    g.bench_function("bufread_lines_serde_json_value", |b| {
-        b.iter(|| {
-            let mut child = Command::new("cat")
-                .arg(&path)
-                .stdout(Stdio::piped())
-                .spawn()
-                .unwrap();
-            let out = BufReader::new(child.stdout.take().unwrap());
-            let mut n = 0u64;
-            for line in out.lines() {
-                let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
-                std::hint::black_box(v);
-                n += 1;
-            }
-            child.wait().unwrap();
-            assert_eq!(n, records);
-        })
-    });
-    g.finish();
-    let _ = std::fs::remove_file(&path);
+struct Home(PathBuf);
+
+impl Home {
+    fn new(tag: &str) -> Home {
+        let p =
+            std::env::temp_dir().join(format!("agentx-host-bench-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Home(p)
+    }
 }
 
-fn echo_turns(c: &mut Criterion) {
-    let home = std::env::temp_dir().join(format!("agentx-host-bench-home-{}", std::process::id()));
-    std::fs::create_dir_all(&home).unwrap();
-    let cmd = AgentCommand::stream_json(env!("CARGO_BIN_EXE_agentx")).env("AGENTX_HOME", &home);
-    let mut g = c.benchmark_group("host_echo_turn");
-    g.throughput(Throughput::Elements(1));
-    let client = Client::spawn(&cmd, ClientOptions::default()).unwrap();
-    g.bench_function("blocking", |b| {
-        b.iter(|| {
-            client.send_text("hello").unwrap();
-            while let Some(r) = client.recv() {
-                if matches!(r.unwrap(), OutputRecord::Result(_)) {
+impl Drop for Home {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn args(home: &Home, partial: bool) -> Vec<String> {
+    let mut a: Vec<String> = [
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if partial {
+        a.push("--include-partial-messages".into());
+    }
+    a.push("--cwd".into());
+    a.push(home.0.to_string_lossy().into_owned());
+    a
+}
+
+fn command(home: &Home, partial: bool) -> AgentCommand {
+    let mut c = AgentCommand::new(AGENTX);
+    for a in args(home, partial) {
+        c = c.arg(a);
+    }
+    c.env("AGENTX_HOME", &home.0).env_remove("HOME")
+}
+
+fn user_line(text: &str) -> String {
+    format!(
+        "{{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\"}},\"parent_tool_use_id\":null}}\n"
+    )
+}
+
+/// The prompts of the live stream session: `words` distinct words each.
+fn stream_prompts() -> Vec<String> {
+    let turns = env_usize("AGENTX_BENCH_STREAM_TURNS", 100);
+    let words = env_usize("AGENTX_BENCH_WORDS", 4000);
+    (0..turns)
+        .map(|t| {
+            (0..words)
+                .map(|w| format!("w{t}x{w}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// What one host did in one session.
+struct Run {
+    name: &'static str,
+    units: u64,
+    wall: Duration,
+    host_cpu: Duration,
+    agent_cpu: Duration,
+}
+
+/// Measures `body` (given agentx's pid) between its first prompt and its last result.
+struct Meter {
+    pid: u32,
+    t0: Instant,
+    host0: Duration,
+    agent0: Duration,
+}
+
+impl Meter {
+    fn start(pid: u32) -> Meter {
+        Meter {
+            pid,
+            host0: proc_stat::self_cpu(),
+            agent0: proc_stat::cpu(pid).unwrap_or_default(),
+            t0: Instant::now(),
+        }
+    }
+    fn stop(self, name: &'static str, units: u64) -> Run {
+        Run {
+            name,
+            units,
+            wall: self.t0.elapsed(),
+            host_cpu: proc_stat::self_cpu() - self.host0,
+            agent_cpu: proc_stat::cpu(self.pid).unwrap_or_default() - self.agent0,
+        }
+    }
+}
+
+// ---- 1. echo round trips ------------------------------------------------------------------
+
+fn is_result(r: &OutputRecord<'_>) -> bool {
+    matches!(r, OutputRecord::Result(_))
+}
+
+fn echo_blocking(turns: usize) -> Run {
+    let home = Home::new("echo-blocking");
+    let client = Client::spawn(&command(&home, false), ClientOptions::default()).unwrap();
+    let pid = client.pid().unwrap();
+    let turn = |i: usize| {
+        client.send_text(&format!("hello {i}")).unwrap();
+        while !is_result(&client.recv().expect("record").unwrap()) {}
+    };
+    (0..20).for_each(turn);
+    let m = Meter::start(pid);
+    (0..turns).for_each(turn);
+    let run = m.stop("host::Client (blocking)", turns as u64);
+    assert!(client.close(Duration::from_secs(30)).unwrap().success());
+    run
+}
+
+fn echo_tokio(rt: &tokio::runtime::Runtime, turns: usize) -> Run {
+    let home = Home::new("echo-tokio");
+    rt.block_on(async {
+        let client = AsyncClient::spawn(&command(&home, false), AsyncClientOptions::default())
+            .await
+            .unwrap();
+        let pid = client.pid().unwrap();
+        let turn = |i: usize| {
+            let client = &client;
+            async move {
+                client.send_text(&format!("hello {i}")).unwrap();
+                while !is_result(&client.recv().await.expect("record").unwrap()) {}
+            }
+        };
+        for i in 0..20 {
+            turn(i).await;
+        }
+        let m = Meter::start(pid);
+        for i in 0..turns {
+            turn(i).await;
+        }
+        let run = m.stop("host::AsyncClient (tokio)", turns as u64);
+        assert!(client
+            .close(Duration::from_secs(30))
+            .await
+            .unwrap()
+            .success());
+        run
+    })
+}
+
+/// The hand-written host: a child with pipes, `BufRead::lines`, `serde_json::Value`.
+struct SerdeHost {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
+
+impl SerdeHost {
+    fn spawn(home: &Home, partial: bool) -> SerdeHost {
+        let mut child = Command::new(AGENTX)
+            .args(args(home, partial))
+            .env("AGENTX_HOME", &home.0)
+            .env_remove("HOME")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        SerdeHost {
+            child,
+            stdin,
+            lines,
+        }
+    }
+    fn say(&mut self, text: &str) {
+        let s = self.stdin.as_mut().unwrap();
+        s.write_all(user_line(text).as_bytes()).unwrap();
+        s.flush().unwrap();
+    }
+    fn next(&mut self) -> Option<serde_json::Value> {
+        let line = self.lines.next()?.unwrap();
+        Some(serde_json::from_str(&line).unwrap())
+    }
+    fn until_result(&mut self) -> u64 {
+        let mut n = 0;
+        loop {
+            let v = self.next().expect("record");
+            n += 1;
+            if v["type"] == "result" {
+                return n;
+            }
+        }
+    }
+    /// EOF, the rest of the output, exit status 0: the records read.
+    fn finish(mut self) -> u64 {
+        self.stdin = None;
+        let mut n = 0;
+        while self.next().is_some() {
+            n += 1;
+        }
+        assert!(self.child.wait().unwrap().success());
+        n
+    }
+}
+
+fn echo_serde(turns: usize) -> Run {
+    let home = Home::new("echo-serde");
+    let mut h = SerdeHost::spawn(&home, false);
+    let pid = h.child.id();
+    for i in 0..20 {
+        h.say(&format!("hello {i}"));
+        h.until_result();
+    }
+    let m = Meter::start(pid);
+    for i in 0..turns {
+        h.say(&format!("hello {i}"));
+        h.until_result();
+    }
+    let run = m.stop("BufRead::lines + serde_json::Value", turns as u64);
+    h.finish();
+    run
+}
+
+fn print_echo(runs: &[Run]) {
+    println!("| host | round trips/s (wall) | host CPU per turn | agentx CPU per turn |");
+    println!("| --- | ---: | ---: | ---: |");
+    for r in runs {
+        println!(
+            "| {} | {:.0} | {} | {} |",
+            r.name,
+            r.units as f64 / r.wall.as_secs_f64(),
+            proc_stat::us(r.host_cpu / r.units as u32),
+            proc_stat::us(r.agent_cpu / r.units as u32),
+        );
+    }
+}
+
+// ---- 2. the live stream session -----------------------------------------------------------
+
+/// A host that only splits lines; returns the run and the transcript bytes.
+fn live_raw(prompts: &[String]) -> (Run, Vec<u8>) {
+    let home = Home::new("live-raw");
+    let mut child = Command::new(AGENTX)
+        .args(args(&home, true))
+        .env("AGENTX_HOME", &home.0)
+        .env_remove("HOME")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take();
+    let mut out = BufReader::with_capacity(1 << 20, child.stdout.take().unwrap());
+    let pid = child.id();
+    let mut transcript = Vec::new();
+    let mut line = Vec::new();
+    let mut records = 0u64;
+    let say = |w: &mut Option<std::process::ChildStdin>, text: &str| {
+        let w = w.as_mut().unwrap();
+        w.write_all(user_line(text).as_bytes()).unwrap();
+        w.flush().unwrap();
+    };
+    say(&mut stdin, "warm up");
+    loop {
+        line.clear();
+        out.read_until(b'\n', &mut line).unwrap();
+        if line.starts_with(IDLE) {
+            break;
+        }
+    }
+    let m = Meter::start(pid);
+    for p in prompts {
+        say(&mut stdin, p);
+        loop {
+            line.clear();
+            assert!(out.read_until(b'\n', &mut line).unwrap() > 0);
+            transcript.extend_from_slice(&line);
+            records += 1;
+            if line.starts_with(IDLE) {
+                break;
+            }
+        }
+    }
+    let run = m.stop("LF splitter only (agentx's pace)", records);
+    drop(stdin);
+    out.read_to_end(&mut Vec::new()).unwrap();
+    assert!(child.wait().unwrap().success());
+    (run, transcript)
+}
+
+fn live_blocking(prompts: &[String]) -> Run {
+    let home = Home::new("live-blocking");
+    let client = Client::spawn(&command(&home, true), ClientOptions::default()).unwrap();
+    client.send_text("warm up").unwrap();
+    while !is_result(&client.recv().unwrap().unwrap()) {}
+    let m = Meter::start(client.pid().unwrap());
+    let mut records = 0u64;
+    for p in prompts {
+        client.send_text(p).unwrap();
+        loop {
+            records += 1;
+            if is_result(&client.recv().unwrap().unwrap()) {
+                break;
+            }
+        }
+    }
+    let run = m.stop("host::Client (blocking)", records);
+    client.end_input();
+    while client.recv().is_some() {}
+    assert!(client.close(Duration::from_secs(30)).unwrap().success());
+    run
+}
+
+fn live_tokio(rt: &tokio::runtime::Runtime, prompts: &[String]) -> Run {
+    let home = Home::new("live-tokio");
+    rt.block_on(async {
+        let client = AsyncClient::spawn(&command(&home, true), AsyncClientOptions::default())
+            .await
+            .unwrap();
+        client.send_text("warm up").unwrap();
+        while !is_result(&client.recv().await.unwrap().unwrap()) {}
+        let m = Meter::start(client.pid().unwrap());
+        let mut records = 0u64;
+        for p in prompts {
+            client.send_text(p).unwrap();
+            loop {
+                records += 1;
+                if is_result(&client.recv().await.unwrap().unwrap()) {
                     break;
                 }
             }
+        }
+        let run = m.stop("host::AsyncClient (tokio)", records);
+        client.end_input();
+        while client.recv().await.is_some() {}
+        assert!(client
+            .close(Duration::from_secs(30))
+            .await
+            .unwrap()
+            .success());
+        run
+    })
+}
+
+fn live_serde(prompts: &[String]) -> Run {
+    let home = Home::new("live-serde");
+    let mut h = SerdeHost::spawn(&home, true);
+    h.say("warm up");
+    h.until_result();
+    let m = Meter::start(h.child.id());
+    let mut records = 0u64;
+    for p in prompts {
+        h.say(p);
+        records += h.until_result();
+    }
+    let run = m.stop("BufRead::lines + serde_json::Value", records);
+    h.finish();
+    run
+}
+
+fn print_live(runs: &[Run]) {
+    let serde = runs.iter().find(|r| r.name.starts_with("BufRead")).unwrap();
+    let serde_per = serde.host_cpu.as_secs_f64() / serde.units as f64;
+    println!("| host | records | records/s (wall) | host CPU µs/record | serde host CPU / this host CPU | agentx CPU µs/record |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    for r in runs {
+        let per = r.host_cpu.as_secs_f64() / r.units as f64;
+        println!(
+            "| {} | {} | {:.0} | {:.2} | {:.2}× | {:.2} |",
+            r.name,
+            r.units,
+            r.units as f64 / r.wall.as_secs_f64(),
+            per * 1e6,
+            serde_per / per.max(1e-12),
+            r.agent_cpu.as_secs_f64() * 1e6 / r.units as f64,
+        );
+    }
+}
+
+// ---- 3. the captured transcript -----------------------------------------------------------
+
+fn cpu_of(repeat: usize, mut body: impl FnMut() -> u64) -> (u64, Duration) {
+    if repeat == 0 {
+        return (0, Duration::ZERO);
+    }
+    body(); // warm-up
+    let c0 = proc_stat::self_cpu();
+    let n: u64 = (0..repeat).map(|_| body()).sum();
+    (n, proc_stat::self_cpu() - c0)
+}
+
+fn captured(rt: &tokio::runtime::Runtime, bytes: &[u8]) {
+    let repeat = env_usize("AGENTX_BENCH_REPEAT", 4);
+    let records = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+    let shared: std::sync::Arc<[u8]> = bytes.into();
+    let mut rows: Vec<(&str, u64, Duration)> = Vec::new();
+    // AGENTX_BENCH_HOSTS=blocking,tokio,codec,serde picks contenders (for profiling one).
+    let hosts = std::env::var("AGENTX_BENCH_HOSTS").unwrap_or_default();
+    let pick = |h: &str| hosts.is_empty() || hosts.split(',').any(|x| x == h);
+
+    let (n, cpu) = cpu_of(if pick("blocking") { repeat } else { 0 }, || {
+        let c = Client::attach(
+            Cursor::new(shared.clone()),
+            std::io::sink(),
+            ClientOptions::default(),
+        );
+        let mut n = 0;
+        while let Some(r) = c.recv() {
+            std::hint::black_box(r.unwrap());
+            n += 1;
+        }
+        n
+    });
+    rows.push((
+        "host::Client (blocking): read thread + channel + recv",
+        n,
+        cpu,
+    ));
+
+    let (n, cpu) = cpu_of(if pick("tokio") { repeat } else { 0 }, || {
+        rt.block_on(async {
+            let c = AsyncClient::attach(
+                Cursor::new(shared.clone()),
+                tokio::io::sink(),
+                AsyncClientOptions::default(),
+            );
+            let mut n = 0;
+            while let Some(r) = c.recv().await {
+                std::hint::black_box(r.unwrap());
+                n += 1;
+            }
+            n
         })
     });
-    drop(client);
+    rows.push((
+        "host::AsyncClient (tokio): read task + channel + recv",
+        n,
+        cpu,
+    ));
+
+    let (n, cpu) = cpu_of(if pick("codec") { repeat } else { 0 }, || {
+        let mut reader = Reader::new();
+        let mut parser = Parser::new();
+        let mut n = 0;
+        for chunk in shared.chunks(256 << 10) {
+            reader.push_slice(chunk);
+            while let Some(line) = reader.next_line() {
+                let line = line.unwrap();
+                let r = OutputRecord::decode_line(line.as_bytes(), &mut parser).unwrap();
+                std::hint::black_box(r.into_owned());
+                n += 1;
+            }
+        }
+        n
+    });
+    rows.push((
+        "codec loop alone: frame::Reader + decode_line + into_owned",
+        n,
+        cpu,
+    ));
+
+    // What the threads cost: the codec loop's records handed to another thread in per-read
+    // batches and dropped there (the clients' shape without routing or the client API).
+    let (n, cpu) = cpu_of(if pick("handoff") { repeat } else { 0 }, || {
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<OutputRecord<'static>>>();
+        let sink = std::thread::spawn(move || rx.iter().map(|b| b.len() as u64).sum::<u64>());
+        let mut reader = Reader::new();
+        let mut parser = Parser::new();
+        for chunk in shared.chunks(256 << 10) {
+            reader.push_slice(chunk);
+            let mut batch = Vec::with_capacity(1024);
+            while let Some(line) = reader.next_line() {
+                let line = line.unwrap();
+                let r = OutputRecord::decode_line(line.as_bytes(), &mut parser).unwrap();
+                batch.push(r.into_owned());
+            }
+            tx.send(batch).unwrap();
+        }
+        drop(tx);
+        sink.join().unwrap()
+    });
+    rows.push(("codec loop, records dropped on another thread", n, cpu));
+
+    let (n, cpu) = cpu_of(if pick("serde") { repeat } else { 0 }, || {
+        let mut n = 0;
+        for line in BufReader::new(Cursor::new(shared.clone())).lines() {
+            let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+            std::hint::black_box(v);
+            n += 1;
+        }
+        n
+    });
+    rows.push(("BufRead::lines + serde_json::Value", n, cpu));
+
+    let serde_rate = n as f64 / cpu.as_secs_f64().max(1e-9);
+    println!(
+        "captured transcript: {records} records, {:.1} MiB, decoded {repeat} times by each host \
+         (a record item is {} bytes):",
+        bytes.len() as f64 / 1048576.0,
+        std::mem::size_of::<Result<OutputRecord<'static>, agentx_wire::host::HostError>>()
+    );
+    println!("| host | records per CPU-second | MiB per CPU-second | vs serde host |");
+    println!("| --- | ---: | ---: | ---: |");
+    for (name, n, cpu) in rows.into_iter().filter(|r| r.1 > 0) {
+        assert_eq!(n, records * repeat as u64, "{name} lost records");
+        let rate = n as f64 / cpu.as_secs_f64();
+        println!(
+            "| {name} | {:.0} | {:.0} | {:.2}× |",
+            rate,
+            (bytes.len() * repeat) as f64 / 1048576.0 / cpu.as_secs_f64(),
+            rate / serde_rate
+        );
+    }
+}
+
+fn main() {
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let want = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
-    let client = rt
-        .block_on(AsyncClient::spawn(&cmd, AsyncClientOptions::default()))
-        .unwrap();
-    g.bench_function("tokio", |b| {
-        b.iter(|| {
-            rt.block_on(async {
-                client.send_text("hello").unwrap();
-                while let Some(r) = client.recv().await {
-                    if matches!(r.unwrap(), OutputRecord::Result(_)) {
-                        break;
-                    }
+    println!("load average at start: {}", proc_stat::load());
+    if want("echo") {
+        let turns = env_usize("AGENTX_BENCH_TURNS", 1000);
+        let rounds = env_usize("AGENTX_BENCH_ROUNDS", 3).max(1);
+        println!(
+            "echo round trips, {turns} turns per host and session (after 20 warm-up turns), \
+             best of {rounds} alternating rounds:"
+        );
+        let mut best: Vec<Run> = Vec::new();
+        for _ in 0..rounds {
+            let round = [
+                echo_blocking(turns),
+                echo_tokio(&rt, turns),
+                echo_serde(turns),
+            ];
+            for r in round {
+                match best.iter_mut().find(|b| b.name == r.name) {
+                    Some(b) if b.wall <= r.wall => {}
+                    Some(b) => *b = r,
+                    None => best.push(r),
                 }
-            })
-        })
-    });
-    g.finish();
-    let started = Instant::now();
-    drop(client);
-    let _ = started;
+            }
+        }
+        print_echo(&best);
+        println!("load average: {}", proc_stat::load());
+    }
+    if want("live") || want("captured") {
+        let prompts = stream_prompts();
+        let (raw, transcript) = live_raw(&prompts);
+        if want("live") {
+            println!(
+                "live stream session (--include-partial-messages), {} turns x {} words:",
+                prompts.len(),
+                env_usize("AGENTX_BENCH_WORDS", 4000)
+            );
+            let runs = [
+                raw,
+                live_blocking(&prompts),
+                live_tokio(&rt, &prompts),
+                live_serde(&prompts),
+            ];
+            print_live(&runs);
+            println!("load average: {}", proc_stat::load());
+        }
+        if want("captured") {
+            captured(&rt, &transcript);
+        }
+    }
+    println!("load average at end: {}", proc_stat::load());
 }
-
-criterion_group!(benches, decode, echo_turns);
-criterion_main!(benches);

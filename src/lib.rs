@@ -82,50 +82,38 @@
 //! `driver`. `attach` (media), `provider`, `agent` (`session`, `store`, `tools`, `hook`),
 //! `openai`, `tokio`, `cli` add the rest; `sample` and `fuzzing` are for tests and fuzzing.
 #![deny(unsafe_code)]
-// The public API is documented module by module: `frame`, `encode`, `driver` and this crate
-// root are clean; the modules marked `allow(missing_docs)` below are not yet.
+// The public API is documented (issue 9 item 7); the few modules still marked
+// `allow(missing_docs)` are being changed by other work in flight.
 #![warn(missing_docs)]
 
 #[cfg(feature = "attach")]
-#[allow(missing_docs)] // not yet fully documented (issue 9 item 7 follow-up)
 pub mod attach;
 #[cfg(feature = "cli")]
-#[allow(missing_docs)] // not yet fully documented (issue 9 item 7 follow-up)
 pub mod cli;
-#[allow(missing_docs)] // not yet fully documented (issue 9 item 7 follow-up)
+
 pub mod control;
 pub mod driver;
 pub mod encode;
 pub mod frame;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 #[cfg(feature = "agent")]
-#[allow(missing_docs)] // not yet fully documented (issue 9 item 7 follow-up)
 pub mod hook;
-#[allow(missing_docs)] // not yet fully documented (issue 9 item 7 follow-up)
 pub mod host;
-#[allow(missing_docs)] // not yet fully documented (issue 9 item 7 follow-up)
 pub mod json;
-#[allow(missing_docs)] // not yet fully documented (issue 9 item 7 follow-up)
 pub mod model;
 #[cfg(feature = "provider")]
-#[allow(missing_docs)] // not yet fully documented (issue 9 item 7 follow-up)
 pub mod provider;
 #[cfg(feature = "sample")]
 pub mod sample;
 #[cfg(feature = "agent")]
-#[allow(missing_docs)] // not yet fully documented (issue 9 item 7 follow-up)
 pub mod session;
 #[cfg(feature = "agent")]
-#[allow(missing_docs)] // not yet fully documented (issue 9 item 7 follow-up)
 pub mod store;
 #[cfg(feature = "agent")]
-#[allow(missing_docs)] // not yet fully documented (issue 9 item 7 follow-up)
 pub mod tools;
-#[allow(missing_docs)] // not yet fully documented (issue 9 item 7 follow-up)
 pub mod wire;
-
-#[cfg(feature = "fuzzing")]
-#[doc(hidden)]
-pub mod fuzzing;
 
 pub use control::{Full, Outbox};
 pub use driver::{OutputFifo, Pump, RecordLine, RecordWriter, WriteAll};

@@ -32,6 +32,11 @@ fn registry(home: &std::path::Path) {
 
 fn assert_no_sentinel(bytes: &[u8], stderr: &str) {
     let out = String::from_utf8_lossy(bytes);
+    // WIRE-016 / scenario 21: no credential path or field name as source metadata (the
+    // catalog's fixed descriptions say "configured by AgentX-home auth.json", never a path).
+    for s in ["/auth.json", "api_key", "api_key_env"] {
+        assert!(!out.contains(s), "stdout names {s}");
+    }
     for s in SENTINELS {
         assert!(!out.contains(s), "stdout holds {s}");
         assert!(!stderr.contains(s), "stderr holds {s}");
@@ -94,6 +99,8 @@ fn scenarios_25_26_27_28_selected_nondefault_provider_session() {
     assert_eq!(si["provider"], "echo-b");
     assert_eq!(si["provider_type"], "scripted");
     assert_eq!(si["model"], "echo-model-b");
+    // 21, the other initialization form (WIRE-016): system/init says `user` too.
+    assert_eq!(si["apiKeySource"], "user");
     assert_eq!(
         si["reasoning_capabilities"],
         json!({"supported":true,"efforts":["low","high"],"defaultEffort":"low"})

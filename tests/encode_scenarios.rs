@@ -369,3 +369,42 @@ fn credential_ending_in_the_line_terminator_is_refused() {
         "the frame decodes to a string ending in the credential"
     );
 }
+
+/// Scenario 17's FIFO leg with typed records (the audit, issue 9 item 8): every line of the
+/// realistic stream decoded into a typed `OutputRecord` and pushed as that value; the FIFO's
+/// output is byte for byte the records' own canonical encoding, with and without a credential
+/// set that matches nothing.
+#[test]
+fn scenario_17_typed_records_are_byte_identical_through_the_fifo() {
+    use agentx_wire::wire::OutputRecord;
+    let stream = agentx_wire::sample::realistic_stream(17, 256 << 10);
+    let mut parser = json::Parser::new();
+    let records: Vec<OutputRecord<'static>> = stream
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            OutputRecord::decode_line(l, &mut parser)
+                .expect("the sample stream is valid output")
+                .into_owned()
+        })
+        .collect();
+    assert!(records.len() > 100, "a stream worth the name");
+    let mut expected = Vec::new();
+    for r in &records {
+        r.encode(&mut expected);
+        expected.push(b'\n');
+    }
+    for credentials in [
+        CredentialSet::empty(),
+        CredentialSet::new(["sk-not-in-the-stream-0123456789"]).unwrap(),
+    ] {
+        let sink = Sink::default();
+        let fifo = sink.encoder();
+        fifo.set_credentials(credentials).unwrap();
+        for r in &records {
+            fifo.push(r).unwrap();
+        }
+        assert_eq!(sink.bytes(), expected);
+        assert_eq!(sink.calls(), records.len());
+    }
+}

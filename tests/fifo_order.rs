@@ -296,3 +296,42 @@ fn fifo_is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<OutputFifo>();
 }
+
+/// Scenario 3 with typed records (the audit, issue 9 item 8): the assistant record and the
+/// permission request are `OutputRecord` values pushed from two producer threads while a drain
+/// is running; the wire shows them in entry order, each exactly as the record encodes itself.
+#[test]
+fn scenario_3_typed_records_keep_entry_order_across_threads() {
+    use agentx_wire::json::Parser;
+    use agentx_wire::wire::OutputRecord;
+    const TYPED_ASSISTANT: &str = r#"{"type":"assistant","message":{"id":"msg_1","type":"message","role":"assistant","model":"agentx-echo","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}},"parent_tool_use_id":null,"session_id":"00000000-0000-4000-8000-000000000001","uuid":"00000000-0000-4000-8000-000000000002"}"#;
+    const TYPED_PERMISSION: &str = r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"},"tool_use_id":"toolu_1"}}"#;
+    let mut parser = Parser::new();
+    let assistant = OutputRecord::decode_line(TYPED_ASSISTANT.as_bytes(), &mut parser)
+        .expect("a valid assistant record")
+        .into_owned();
+    let permission = OutputRecord::decode_line(TYPED_PERMISSION.as_bytes(), &mut parser)
+        .expect("a valid can_use_tool request")
+        .into_owned();
+    let encoded = |r: &OutputRecord<'_>| {
+        let mut v = Vec::new();
+        r.encode(&mut v);
+        String::from_utf8(v).unwrap()
+    };
+    let (a_line, p_line) = (encoded(&assistant), encoded(&permission));
+    within(move || {
+        let (fifo, out, release, entered) = gated_fifo(16, CredentialSet::empty());
+        let f = fifo.clone();
+        let drainer = thread::spawn(move || f.push(INIT.as_bytes()));
+        entered.recv().unwrap();
+        let f = fifo.clone();
+        let a = thread::spawn(move || f.push(&assistant)).join().unwrap();
+        assert_eq!(a.unwrap(), Pushed::Queued);
+        let f = fifo.clone();
+        let p = thread::spawn(move || f.push(&permission)).join().unwrap();
+        assert_eq!(p.unwrap(), Pushed::Queued);
+        release.send(()).unwrap();
+        assert_eq!(drainer.join().unwrap().unwrap(), Pushed::Written);
+        assert_eq!(lines(&out), [INIT.to_owned(), a_line, p_line]);
+    });
+}

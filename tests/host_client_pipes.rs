@@ -339,3 +339,43 @@ fn output_line_limit_at_its_edge() {
     assert!(matches!(client.recv(), Some(Ok(OutputRecord::KeepAlive))));
     assert!(client.recv().is_none());
 }
+
+/// The stderr cap at its edge, for both clients: a child that writes 3 MB to stderr exits
+/// (the pipe is drained past the cap, so it never blocks) and the report keeps exactly the
+/// cap's bytes.
+#[test]
+fn stderr_is_drained_and_kept_up_to_the_cap() {
+    let chatty = || {
+        agentx_wire::host::AgentCommand::new("sh")
+            .arg("-c")
+            .arg("head -c 3000000 /dev/zero | tr '\\0' e >&2")
+    };
+    for (cap, kept) in [(None, 1 << 20), (Some(1000), 1000), (Some(0), 0)] {
+        let mut options = ClientOptions::default();
+        if let Some(c) = cap {
+            options = options.stderr_cap(c);
+        }
+        let client = Client::spawn(&chatty(), options).unwrap();
+        let report = client.close(Duration::from_secs(60)).unwrap();
+        assert!(report.success(), "{:?}", report.status);
+        assert_eq!(report.stderr.len(), kept);
+        assert!(report.stderr.iter().all(|&b| b == b'e'));
+
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let report = rt.block_on(async {
+            let mut options = agentx_wire::host::AsyncClientOptions::default();
+            if let Some(c) = cap {
+                options = options.stderr_cap(c);
+            }
+            let client = agentx_wire::host::AsyncClient::spawn(&chatty(), options)
+                .await
+                .unwrap();
+            client.close(Duration::from_secs(60)).await.unwrap()
+        });
+        assert!(report.success(), "{:?}", report.status);
+        assert_eq!(report.stderr.len(), kept);
+    }
+}

@@ -3,6 +3,8 @@
 //! (tests/provider_http_support). Records, stderr lines and exit statuses are asserted; the
 //! key, endpoint, deployment and API version never appear on stdout, stderr or in the store.
 
+#[path = "common/agentx.rs"]
+mod harness;
 mod provider_http_support;
 
 use std::path::{Path, PathBuf};
@@ -340,6 +342,8 @@ fn profile_14_503_three_retries_then_server_error_through_agentx() {
     assert_eq!(r["subtype"], "error_during_execution");
     assert_eq!(r["is_error"], true);
     assert_eq!(r["num_turns"], 1);
+    // WIRE-012: the failed call reported no price.
+    assert_eq!(r["total_cost_usd"], Value::Null);
     assert_eq!(server.requests().len(), 4);
     assert_no_private_material(&run, &home, &server);
 }
@@ -361,6 +365,21 @@ fn profile_14_connection_refused_through_agentx() {
     assert_eq!(result(&run)["subtype"], "error_during_execution");
 }
 
+/// No 8-byte piece of `KEY` (so no prefix, suffix or middle of it, and not the whole key) in
+/// `bytes`.
+fn assert_no_key_piece(what: &str, bytes: &[u8]) {
+    for piece in KEY.as_bytes().windows(8) {
+        assert!(
+            !bytes.windows(8).any(|w| w == piece),
+            "{what} holds a piece of the key"
+        );
+    }
+}
+
+/// WIRE-013 + issue 15 (where PROFILE §14 would drop the message and write the record without
+/// it; see README "Model providers"): the 401 body quotes the key, the assistant record that
+/// would carry it is refused by the encoder's credential validation, the latched failure is
+/// reported on stderr and agentx exits with status 1. Nothing after the refusal is written.
 #[test]
 fn wire_013_a_key_echoed_in_an_error_body_is_never_written() {
     let body = format!(
@@ -370,14 +389,25 @@ fn wire_013_a_key_echoed_in_an_error_body_is_never_written() {
     let home = Home::new(&openai_auth(&server));
     let run = one_shot(&home, "hello", &[]);
     assert_eq!(run.status, 1);
-    assert!(!run.stdout.contains(KEY) && !run.stderr.contains(KEY));
-    assert!(
-        run.stderr
-            .lines()
-            .any(|l| l == "agentx: output refused: record failed credential validation"),
-        "{}",
-        run.stderr
+    let types: Vec<String> = run
+        .records
+        .iter()
+        .map(|r| format!("{}/{}", r["type"], r["subtype"]))
+        .collect();
+    assert_eq!(
+        types,
+        [r#""system"/"init""#, r#""system"/"session_state_changed""#]
     );
+    assert_eq!(run.records[1]["state"], "running");
+    assert_eq!(
+        run.stderr,
+        "agentx: output refused: record failed credential validation\n"
+    );
+    assert_no_key_piece("stdout", run.stdout.as_bytes());
+    assert_no_key_piece("stderr", run.stderr.as_bytes());
+    assert_no_key_piece("session store", &home.store_bytes());
+    // 401 is final: one request, no retry.
+    assert_eq!(server.requests().len(), 1);
     assert_no_private_material(&run, &home, &server);
 }
 
@@ -395,4 +425,163 @@ fn profile_14_non_loopback_http_is_a_startup_error() {
         run.stderr
     );
     assert!(!run.stderr.contains("models.example.invalid"));
+}
+
+/// PROFILE §14 + WIRE-010/011 through agentx: an `interrupt` while the answer is streaming
+/// closes the HTTP connection (the server sees it) and the turn ends with the hard-interrupt
+/// order (acknowledgement, result with `stop_reason: "cancelled"`, idle); the next turn opens
+/// a new connection and runs normally.
+#[test]
+fn profile_14_interrupt_mid_stream_closes_the_connection_through_agentx() {
+    // The role chunk and "Hello", then the server holds the stream open until the client
+    // closes it; the second request gets the whole text stream.
+    let mut hanging = text_stream();
+    hanging.truncate(2);
+    let mut server =
+        Server::start_in_thread(vec![Reply::SseHang(hanging), Reply::Sse(text_stream())]);
+    let home = Home::new(&openai_auth(&server));
+    let cwd = home.cwd();
+    let mut a = harness::Agentx::session(
+        &home.0,
+        &["--include-partial-messages", "--cwd", cwd.to_str().unwrap()],
+    );
+    a.send(&harness::user("hello"));
+    let upto =
+        a.until(|v| v["type"] == "stream_event" && v["event"]["type"] == "content_block_delta");
+    assert_eq!(
+        harness::labels(&upto),
+        [
+            "system/init",
+            "system/session_state_changed:running",
+            "stream_event",
+            "stream_event",
+            "stream_event",
+        ]
+    );
+    assert_eq!(
+        stream_events(&upto),
+        ["message_start", "content_block_start", "delta:text_delta"]
+    );
+    assert_eq!(upto[4]["event"]["delta"]["text"], "Hello");
+
+    a.send(&harness::control("int-1", "interrupt"));
+    let rest = a.turn();
+    // WIRE-010/011, PROFILE §8: no pending permission, no tool use, no task: the
+    // acknowledgement, the result, idle; no partial assistant record.
+    assert_eq!(
+        harness::labels(&rest),
+        [
+            "control_response:success",
+            "result:error_during_execution",
+            "system/session_state_changed:idle",
+        ]
+    );
+    assert_eq!(rest[0]["response"]["request_id"], "int-1");
+    assert!(rest[0]["response"].get("response").is_none());
+    let r = &rest[1];
+    assert_eq!(r["stop_reason"], "cancelled", "{r}");
+    assert_eq!(r["is_error"], true);
+    assert_eq!(r["num_turns"], 1);
+    // WIRE-012: the cut call reported no price: null, not 0.
+    assert_eq!(r["total_cost_usd"], Value::Null);
+    assert_eq!(r["modelUsage"]["gpt-x"]["costUSD"], Value::Null);
+
+    // The server observed the connection closed (waited for, never slept on).
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async { tokio::time::timeout(harness::TIMEOUT, server.closed.recv()).await })
+        .expect("the server observed the connection closed within the timeout")
+        .expect("the server reported the close");
+
+    // The provider still works: a new connection, the whole answer.
+    a.send(&harness::user("again"));
+    let next = a.turn();
+    assert_eq!(
+        harness::labels(&next)
+            .into_iter()
+            .filter(|l| l != "stream_event")
+            .collect::<Vec<_>>(),
+        [
+            "system/session_state_changed:running",
+            "assistant:text:Hello world",
+            "result:success",
+            "system/session_state_changed:idle",
+        ]
+    );
+    assert_eq!(server.requests().len(), 2);
+    let done = a.finish();
+    assert_eq!(done.status, Some(0), "{}", done.stderr);
+    assert_eq!(done.stderr, "");
+    done.assert_valid_output();
+    let run = Run {
+        status: 0,
+        records: Vec::new(),
+        stdout: String::from_utf8(done.stdout.clone()).unwrap(),
+        stderr: done.stderr.clone(),
+    };
+    assert_no_private_material(&run, &home, &server);
+}
+
+/// PROFILE §14: an interrupt while the request is still opening (the server has read it and not
+/// answered) closes the connection and ends the turn with `stop_reason: "cancelled"`, in the
+/// hard-interrupt order, with no `stream_event` and no assistant record.
+#[test]
+fn profile_14_interrupt_while_opening_closes_the_connection_through_agentx() {
+    let mut server = Server::start_in_thread(vec![Reply::Silent, Reply::Sse(text_stream())]);
+    let home = Home::new(&openai_auth(&server));
+    let cwd = home.cwd();
+    let mut a = harness::Agentx::session(
+        &home.0,
+        &["--include-partial-messages", "--cwd", cwd.to_str().unwrap()],
+    );
+    a.send(&harness::user("hello"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    // The request reached the server (waited for, never slept on).
+    rt.block_on(async { tokio::time::timeout(harness::TIMEOUT, server.received.recv()).await })
+        .expect("the server received the request within the timeout")
+        .unwrap();
+    a.send(&harness::control("int-1", "interrupt"));
+    let turn = a.turn();
+    assert_eq!(
+        harness::labels(&turn),
+        [
+            "system/init",
+            "system/session_state_changed:running",
+            "control_response:success",
+            "result:error_during_execution",
+            "system/session_state_changed:idle",
+        ]
+    );
+    assert_eq!(turn[2]["response"]["request_id"], "int-1");
+    let r = &turn[3];
+    assert_eq!(r["stop_reason"], "cancelled", "{r}");
+    assert_eq!(r["num_turns"], 1);
+    assert_eq!(r["total_cost_usd"], Value::Null);
+    rt.block_on(async { tokio::time::timeout(harness::TIMEOUT, server.closed.recv()).await })
+        .expect("the server observed the connection closed within the timeout")
+        .unwrap();
+
+    a.send(&harness::user("again"));
+    let next = a.turn();
+    assert_eq!(
+        harness::labels(&next)
+            .into_iter()
+            .filter(|l| l != "stream_event")
+            .collect::<Vec<_>>(),
+        [
+            "system/session_state_changed:running",
+            "assistant:text:Hello world",
+            "result:success",
+            "system/session_state_changed:idle",
+        ]
+    );
+    let done = a.finish();
+    assert_eq!(done.status, Some(0), "{}", done.stderr);
+    assert_eq!(done.stderr, "");
+    done.assert_valid_output();
 }

@@ -473,6 +473,57 @@ async fn profile_14_interrupt_mid_stream_closes_the_connection_and_cancels() {
         .unwrap();
 }
 
+/// The `agentx` path: `BlockingClient` (a current-thread runtime that runs only inside a
+/// call). A cancelled call shuts its runtime down before reporting `Cancelled`, so the socket
+/// is closed although no call drives the runtime afterwards; the next call builds a fresh one.
+#[test]
+fn profile_14_blocking_client_interrupt_closes_the_connection_and_the_next_call_works() {
+    use agentx_wire::driver::openai::{BlockingClient, Interrupt};
+    let mut chunks = text_stream();
+    chunks.truncate(2);
+    let mut server =
+        Server::start_in_thread(vec![Reply::SseHang(chunks), Reply::Sse(text_stream())]);
+    let c = BlockingClient::new(Endpoint::of(&openai(&server)).unwrap()).unwrap();
+    let req = request(None, prompt("x"));
+    let interrupt = Interrupt::new();
+    let mut reports = Vec::new();
+    c.call(&req, &interrupt, &mut |r| {
+        if matches!(r, Report::Event(E::TextDelta { .. })) {
+            interrupt.trigger();
+        }
+        reports.push(r);
+    });
+    let ev = events(&reports);
+    assert_eq!(ev.len(), 4, "{ev:?}");
+    assert_eq!(ev[3], E::Cancelled);
+    // Nothing drives a runtime now: the close happened inside the cancelled call.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        tokio::time::timeout(Duration::from_secs(30), server.closed.recv()).await
+    })
+    .expect("the server observed the close")
+    .unwrap();
+
+    interrupt.reset();
+    let mut reports = Vec::new();
+    c.call(&req, &interrupt, &mut |r| reports.push(r));
+    let ev = events(&reports);
+    let id = message_id(&ev);
+    assert_eq!(
+        ev.last(),
+        Some(&E::MessageStop {
+            stop_reason: StopReason::EndTurn,
+            usage: usage(12, 3),
+            cost: None
+        }),
+        "{ev:?} {id}"
+    );
+    assert_eq!(server.requests().len(), 2);
+}
+
 #[tokio::test]
 async fn profile_14_interrupt_during_a_retry_wait_cancels() {
     let server = Server::start(vec![status(429, &[("retry-after", "30")], "{}")]).await;

@@ -641,3 +641,105 @@ fn scenario_19_refused_emission_strands_nothing() {
     assert_eq!(sim2.s.is_done().map(|e| e.code), Some(1));
     assert!(sim2.out.iter().all(|v| !v.to_string().contains("sk-live")));
 }
+
+/// PERM-049 / WIRE-PERM-002 through the broker and `PermissionRace`: a hook "allow" whose
+/// `updatedInput` is not a JSON object is a malformed decision, a decisive denial (never an
+/// allow): the host request is cancelled, the tool never runs.
+#[test]
+fn hook_allow_with_malformed_updated_input_is_a_denial() {
+    let mut sim = with_hook();
+    one_tool(&mut sim);
+    sim.send(&user("x"));
+    sim.hook(
+        "toolu_1",
+        HookOutcome::Allow {
+            updated_input: Some("[1]".into()),
+        },
+    );
+    assert_eq!(
+        sim.labels_from(5),
+        [
+            "control_cancel_request:agentx-perm-1",
+            "state:running",
+            "tool_result:toolu_1:permission hook failed",
+            "assistant:text:done",
+            "result:success",
+            "state:idle",
+        ]
+    );
+    assert!(sim.run_tools().is_empty());
+    assert!(sim.s.pending_requests().is_empty());
+    assert!(sim.s.is_resolved("toolu_1"));
+    // The host's late allow is known-late (WIRE-007): nothing written, not an orphan.
+    let before = sim.out.len();
+    sim.send(&allow("agentx-perm-1"));
+    assert_eq!(sim.out.len(), before);
+    assert_eq!(sim.s.orphaned_responses(), 0);
+}
+
+/// PERM-042 for the hook: a winning hook's `updatedInput` is the input the tool gets, as the
+/// hook runner gave it.
+#[test]
+fn hook_allow_updated_input_is_what_runs() {
+    let mut sim = with_hook();
+    one_tool(&mut sim);
+    sim.send(&user("x"));
+    sim.hook(
+        "toolu_1",
+        HookOutcome::Allow {
+            updated_input: Some(r#"{"command":"ls -l"}"#.into()),
+        },
+    );
+    let run = sim.actions.iter().find_map(|a| match a {
+        Action::RunTool { input_json, .. } => Some(input_json.clone()),
+        _ => None,
+    });
+    assert_eq!(run.as_deref(), Some(r#"{"command":"ls -l"}"#));
+}
+
+/// PERM-053: a tool-use ID settles exactly once. A model that reuses a settled ID in a later
+/// turn gets no second prompt (no request, no `requires_action`): the use is denied.
+#[test]
+fn a_settled_tool_use_id_is_never_asked_again() {
+    let mut sim = Sim::local();
+    one_tool(&mut sim);
+    sim.script(tool_reply("msg_c", &[("toolu_1", "Bash", BASH_PWD)]))
+        .script(text_reply("msg_d", "again", None));
+    sim.send(&user("x"));
+    sim.send(&allow("agentx-perm-1"));
+    let before = sim.out.len();
+    sim.send(&user("y"));
+    assert_eq!(
+        sim.labels_from(before),
+        [
+            "state:running",
+            "assistant:tool_use:toolu_1",
+            "tool_result:toolu_1:this tool use already settled (PERM-053)",
+            "assistant:text:again",
+            "result:success",
+            "state:idle",
+        ]
+    );
+    assert_eq!(sim.run_tools(), ["toolu_1"]);
+    assert!(sim.s.pending_requests().is_empty());
+}
+
+/// A fatal input error with a prompt open (PROFILE §8): the broker shuts down, the hook is
+/// killed, nothing more is written (no cancel record), nothing stays pending, exit 1.
+#[test]
+fn fatal_input_closes_open_prompts_silently() {
+    let mut sim = with_hook();
+    one_tool(&mut sim);
+    sim.send(&user("x"));
+    assert_eq!(sim.s.pending_requests(), ["agentx-perm-1"]);
+    let before = sim.out.len();
+    sim.send("{");
+    assert_eq!(sim.out.len(), before);
+    assert!(sim
+        .actions
+        .iter()
+        .any(|a| matches!(a, Action::KillHook { tool_use_id } if tool_use_id == "toolu_1")));
+    assert!(sim.s.pending_requests().is_empty());
+    assert!(sim.s.open_prompts().is_empty());
+    assert_eq!(sim.s.is_done().map(|e| e.code), Some(1));
+}

@@ -75,6 +75,7 @@ pub struct IncrementalDigest {
 }
 
 impl IncrementalDigest {
+    /// A digest of zero bytes so far.
     pub fn new() -> Self {
         Self::default()
     }

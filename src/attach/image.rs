@@ -12,6 +12,7 @@ use super::reason::ReasonCode;
 /// Bytes per sample of decoded pixels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SampleDepth {
+    /// One byte per sample.
     Eight,
     /// Big-endian 16-bit samples (PNG order).
     Sixteen,
@@ -20,10 +21,15 @@ pub enum SampleDepth {
 /// Decoded pixels, row-major, interleaved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecodedImage {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
+    /// The channels per pixel.
     pub colorspace: ColorSpace,
+    /// Bytes per sample.
     pub depth: SampleDepth,
+    /// The samples, row-major, interleaved.
     pub pixels: Vec<u8>,
 }
 
@@ -66,6 +72,7 @@ pub fn check_dimensions(width: u32, height: u32, limits: &Limits) -> Result<(), 
 pub struct Orientation(u8);
 
 impl Orientation {
+    /// Tag value 1: as stored.
     pub const UPRIGHT: Orientation = Orientation(1);
 
     /// Orientation from the tag value; out-of-range values mean upright.
@@ -76,6 +83,7 @@ impl Orientation {
         }
     }
 
+    /// The tag value, 1–8.
     pub fn value(self) -> u8 {
         self.0
     }

@@ -23,8 +23,11 @@ pub const QUALITY: u8 = 92;
 /// What the marker walk learns before the first scan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct JpegHeader {
+    /// Width in pixels (from SOF).
     pub width: u32,
+    /// Height in pixels (from SOF).
     pub height: u32,
+    /// The EXIF orientation (upright when absent).
     pub orientation: Orientation,
 }
 

@@ -42,19 +42,33 @@ pub const PDF_TIME_LIMIT: Duration = Duration::from_secs(10);
 /// Every admission limit in one place. `Limits::default()` is the advertised profile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
+    /// Largest base64 text of one chunk ([`MAX_CHUNK_ENCODED_BYTES`]).
     pub max_chunk_encoded_bytes: usize,
+    /// Largest decoded chunk ([`MAX_CHUNK_DECODED_BYTES`]).
     pub max_chunk_decoded_bytes: usize,
+    /// Largest item, declared and decoded ([`MAX_ITEM_BYTES`]).
     pub max_item_bytes: u64,
+    /// Largest sum of the items of one user message ([`MAX_AGGREGATE_BYTES`]).
     pub max_aggregate_bytes: u64,
+    /// Largest blob store ([`MAX_STORAGE_BYTES`]).
     pub max_storage_bytes: u64,
+    /// Most manifests in the ledger ([`MAX_MANIFESTS`]).
     pub max_manifests: u64,
+    /// Largest image width or height ([`MAX_IMAGE_DIMENSION`]).
     pub max_image_dimension: u32,
+    /// Most pixels in one image ([`MAX_IMAGE_PIXELS`]).
     pub max_image_pixels: u64,
+    /// Most pages in one PDF ([`MAX_PDF_PAGES`]).
     pub max_pdf_pages: usize,
+    /// Longest PDF validation ([`PDF_TIME_LIMIT`]).
     pub pdf_time_limit: Duration,
+    /// Most uploads active at once ([`MAX_ACTIVE_UPLOADS`]).
     pub max_active_uploads: usize,
+    /// Most upload IDs remembered per session ([`MAX_UPLOAD_LEDGER`]).
     pub max_upload_ledger: usize,
+    /// Longest idle time of an active upload ([`UPLOAD_TIMEOUT`]).
     pub upload_timeout: Duration,
+    /// Most attachments in one user message ([`MAX_ATTACHMENTS_PER_MESSAGE`]).
     pub max_attachments_per_message: usize,
 }
 

@@ -8,8 +8,11 @@ use super::reason::ReasonCode;
 /// One of the three types advertised in `input_capabilities.attachments.media_types`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MediaType {
+    /// `image/png`.
     Png,
+    /// `image/jpeg`.
     Jpeg,
+    /// `application/pdf`.
     Pdf,
 }
 

@@ -340,9 +340,13 @@ impl<B: BlobBackend> BlobStore<B> {
 /// what survived); set the fault flags to make the next write or append fail.
 #[derive(Clone, Debug, Default)]
 pub struct MemoryBackend {
+    /// Stored blobs by digest.
     pub blobs: HashMap<Sha256Digest, Vec<u8>>,
+    /// The manifest ledger's lines, in order.
     pub manifest_lines: Vec<Vec<u8>>,
+    /// Make the next blob write fail.
     pub fail_next_write: bool,
+    /// Make the next manifest append fail.
     pub fail_next_append: bool,
 }
 

@@ -44,7 +44,10 @@ usage: agentx --list-providers [--output-format text|json] [--]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AgentxArgs {
     /// `--list-providers [--output-format text|json] [--]` (WIRE-026).
-    ListProviders { format: Format },
+    ListProviders {
+        /// The listing format.
+        format: Format,
+    },
     /// `--input-format stream-json --output-format stream-json` (PROFILE §8).
     Session(SessionArgs),
     /// `-p PROMPT` (PROFILE §13).
@@ -82,6 +85,7 @@ impl CommonArgs {
 /// The stream-json session mode.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct SessionArgs {
+    /// Provider, permission mode, resume, working directory, partial messages, attachments.
     pub common: CommonArgs,
     /// `--replay-user-messages` (PROFILE §8 Replay).
     pub replay_user_messages: bool,
@@ -90,20 +94,25 @@ pub struct SessionArgs {
 /// The one-shot output format (PROFILE §13; `text` is the default).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum OneShotFormat {
+    /// `text`: the result text only.
     #[default]
     Text,
+    /// `json`: the result record only.
     Json,
+    /// `stream-json`: every record.
     StreamJson,
 }
 
 /// The one-shot mode.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct OneShotArgs {
+    /// Provider, permission mode, resume, working directory, partial messages, attachments.
     pub common: CommonArgs,
     /// `-p PROMPT`, verbatim.
     pub prompt: String,
     /// Every `--attach PATH`, in order.
     pub attach: Vec<PathBuf>,
+    /// `--output-format`.
     pub output_format: OneShotFormat,
 }
 

@@ -13,16 +13,22 @@ use crate::wire::{self, Direction, InputRecord, OutputRecord};
 /// The record layer's verdict on one line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RecordCheck {
+    /// A defined record, valid.
     Valid,
     /// Valid but ignored: `kind` is `unknown_type`.
     Warning {
+        /// `unknown_type`.
         kind: &'static str,
+        /// The diagnostic text (PROFILE §5).
         message: String,
     },
     /// Invalid: `kind` is one of PROFILE §2's kinds; `fatal` per WIRE-021.
     Error {
+        /// One of PROFILE §2's error kinds.
         kind: &'static str,
+        /// The diagnostic text (never a value from the line).
         message: String,
+        /// Whether the error ends the stream (WIRE-021).
         fatal: bool,
     },
 }

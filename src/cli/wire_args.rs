@@ -22,9 +22,13 @@ use crate::wire::Direction;
 /// What `agentx-wire` was asked to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WireArgs {
+    /// `agentx-wire check`.
     Check(CheckArgs),
+    /// `agentx-wire canon`.
     Canon(CanonArgs),
+    /// `agentx-wire attach`.
     Attach(AttachArgs),
+    /// `--help` or `help`.
     Help,
 }
 
@@ -32,9 +36,13 @@ pub enum WireArgs {
 /// flag and the input (`None` = stdin, also for `-`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckArgs {
+    /// `--level json|records`.
     pub level: Level,
+    /// `--direction input|output`.
     pub direction: Direction,
+    /// `--json`: a JSON summary instead of text.
     pub json: bool,
+    /// The input file; `None` reads stdin.
     pub file: Option<PathBuf>,
 }
 
@@ -42,17 +50,24 @@ pub struct CheckArgs {
 /// stdin, also for `-`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CanonArgs {
+    /// `--direction input|output`.
     pub direction: Direction,
+    /// `--credentials FILE`: one credential per line, refused in the output.
     pub credentials: Option<PathBuf>,
+    /// The input file; `None` reads stdin.
     pub file: Option<PathBuf>,
 }
 
 /// `attach`: the AgentX home, the claimed MIME type, the display name and the one file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AttachArgs {
+    /// `--home DIR`: the AgentX home (default: `$AGENTX_HOME`, else `$HOME/.agentx`).
     pub home: Option<PathBuf>,
+    /// `--mime TYPE`: the claimed MIME type (default: from the file's magic).
     pub mime: Option<String>,
+    /// `--name NAME`: the display name (default: the file name).
     pub name: Option<String>,
+    /// The file to admit.
     pub file: PathBuf,
 }
 
@@ -76,7 +91,9 @@ pub const ATTACH_USAGE: &str =
 /// subcommand's, or the whole tool's); the caller exits with status 2.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UsageError {
+    /// The text after `agentx-wire: `.
     pub message: String,
+    /// The usage text printed after it.
     pub usage: &'static str,
 }
 

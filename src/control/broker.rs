@@ -15,7 +15,7 @@
 //! panicked with; turn anything but a validated success into a permission decision.
 //!
 //! # Waiters and emission
-//! A waiter is a value moving through [`Waiter`] states. [`Broker::request`] registers it as
+//! A waiter is a value moving through `Waiter` states. [`Broker::request`] registers it as
 //! `Emitting`, hands the envelope to the [`Emitter`] (which gets `&mut Broker`, so a loopback
 //! peer may answer re-entrantly: a *synchronous resolution*), and then:
 //! - a waiter settled during its own emission (response, abort, EOF) was `Selected`: that
@@ -76,6 +76,7 @@ pub enum EmissionFailure {
 }
 
 impl EmissionFailure {
+    /// The fixed text (WIRE-015); nothing of the callback's own error.
     pub fn message(&self) -> &'static str {
         EMISSION_FAILURE_TEXT
     }
@@ -94,7 +95,9 @@ impl std::error::Error for EmissionFailure {}
 /// race does, through the same emitter, so it takes its place in the one FIFO.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StateChange {
+    /// `requires_action`: the first prompt opened.
     RequiresAction,
+    /// `running`: no prompt remains.
     Running,
 }
 
@@ -143,6 +146,7 @@ impl crate::wire::Encode for Emission<'_> {
 /// Where the broker's records go: in the agent, a push into the session's outbox; in tests, a
 /// recorder or a loopback peer. It gets `&mut Broker` so it may resolve re-entrantly.
 pub trait Emitter {
+    /// Queues one outbound record; `Err(Refused)` (or a panic) is the fixed emission failure.
     fn emit(&mut self, broker: &mut Broker, emission: Emission<'_>) -> Result<(), Refused>;
 }
 
@@ -177,7 +181,9 @@ pub enum Outcome {
     Success(Payload),
     /// The peer answered `error`.
     Error {
+        /// The peer's `error` text.
         message: String,
+        /// The peer's `pending_permission_requests`, when given.
         pending_permission_requests: Option<Vec<ControlRequest<'static>>>,
     },
     /// A success whose payload failed the waiter's schema (WIRE-009; for `can_use_tool` a
@@ -205,8 +211,11 @@ impl Outcome {
 /// message (which names the path and rule and never echoes a value).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InvalidResponse {
+    /// The wire error's classification.
     pub kind: ErrorKind,
+    /// The rule the payload broke (`WIRE-009`, `PERM-0xx`).
     pub rule: &'static str,
+    /// The message: names the path and rule, never echoes a value.
     pub message: Box<str>,
 }
 
@@ -229,9 +238,11 @@ impl fmt::Display for InvalidResponse {
 /// A settled waiter, returned to the caller as a value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Resolved {
+    /// The request ID.
     pub id: Box<str>,
     /// The `tool_use_id` of a `can_use_tool` request.
     pub tool_use_id: Option<Box<str>>,
+    /// How it ended.
     pub outcome: Outcome,
 }
 
@@ -239,13 +250,17 @@ pub struct Resolved {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Started {
     /// Registered and emitted; the waiter is pending.
-    Pending { id: Box<str> },
+    Pending {
+        /// The request ID.
+        id: Box<str>,
+    },
     /// Settled during its own emission (a synchronous resolution, or an abort or EOF from
     /// inside the emitter). This result stands even if the emitter then failed.
     Resolved(Resolved),
 }
 
 impl Started {
+    /// The request ID.
     pub fn id(&self) -> &str {
         match self {
             Started::Pending { id } => id,
@@ -287,12 +302,23 @@ pub enum Dispatch {
     /// It settled a pending waiter.
     Resolved(Resolved),
     /// It settled the waiter being emitted; that waiter's `request` call returns it.
-    Selected { id: Box<str> },
+    Selected {
+        /// The request ID.
+        id: Box<str>,
+    },
     /// A response to a request already aborted, closed, shut down or rolled back: ignored
     /// (WIRE-007).
-    KnownLate { id: Box<str> },
+    KnownLate {
+        /// The request ID.
+        id: Box<str>,
+    },
     /// A response whose tool-use ID is in the resolved set: ignored (PERM-050).
-    Duplicate { id: Box<str>, tool_use_id: Box<str> },
+    Duplicate {
+        /// The request ID.
+        id: Box<str>,
+        /// The resolved tool use it named.
+        tool_use_id: Box<str>,
+    },
     /// No pending request and no known resolved tool identity (PERM-050): for the caller's
     /// orphan handler.
     Orphan(ControlResponse<'static>),

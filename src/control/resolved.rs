@@ -47,22 +47,27 @@ impl<V> BoundedMap<V> {
         true
     }
 
+    /// The value held for `key`.
     pub fn get(&self, key: &str) -> Option<&V> {
         self.members.get(key)
     }
 
+    /// True while `key` is held.
     pub fn contains(&self, key: &str) -> bool {
         self.members.contains_key(key)
     }
 
+    /// Keys held.
     pub fn len(&self) -> usize {
         self.order.len()
     }
 
+    /// True when nothing is held.
     pub fn is_empty(&self) -> bool {
         self.order.is_empty()
     }
 
+    /// The most keys held at once (the oldest is evicted beyond it).
     pub fn capacity(&self) -> usize {
         self.capacity
     }
@@ -101,18 +106,22 @@ impl ResolvedToolUses {
         self.0.insert(tool_use_id, ())
     }
 
+    /// True while `tool_use_id` is in the set (PERM-050).
     pub fn contains(&self, tool_use_id: &str) -> bool {
         self.0.contains(tool_use_id)
     }
 
+    /// IDs held.
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
+    /// True when no ID is held.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// The bound (1,000 by default).
     pub fn capacity(&self) -> usize {
         self.0.capacity()
     }

@@ -10,9 +10,15 @@ pub const HOOK_FAILED: &str = "permission hook failed";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HookDecision {
     /// Decisive allow; `updated_input` is the replacement input object as compact JSON.
-    Allow { updated_input: Option<String> },
+    Allow {
+        /// The replacement input object as compact JSON, if any.
+        updated_input: Option<String>,
+    },
     /// Decisive deny with its message (`"Permission denied"` when absent, as PERM-044).
-    Deny { message: String },
+    Deny {
+        /// The denial message.
+        message: String,
+    },
     /// Not decisive: the host decides.
     Pass,
     /// The hook failed: a decisive deny with [`HOOK_FAILED`].

@@ -19,20 +19,25 @@ pub const MAX_HOOK_ARGS: usize = 256;
 /// The parsed file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Settings {
+    /// The `permissionHook` object, if configured.
     pub permission_hook: Option<PermissionHook>,
 }
 
 /// The configured hook: a program and its arguments (no shell), and its timeout.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PermissionHook {
+    /// The program and its arguments, run without a shell.
     pub command: Vec<String>,
+    /// How long the hook may run before it counts as failed (a denial).
     pub timeout_ms: u64,
 }
 
 /// Why `settings.json` was rejected: a JSON path and a rule, never a value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SettingsError {
+    /// The JSON path of the offending member.
     pub path: String,
+    /// The rule it broke.
     pub rule: &'static str,
 }
 

@@ -14,7 +14,7 @@ use super::calls::{initialize_response, Calls, Reply};
 use super::command::AgentCommand;
 use super::error::HostError;
 use super::permission::{decide, CanUseToolHandler};
-use super::stream::{answer, classify, AgentRequest, Decoder};
+use super::stream::{answer, classify, AgentRequest, Batch, Decoder};
 use crate::encode::FrameEncoder;
 use crate::frame::DEFAULT_MAX_LINE;
 use crate::wire::import::{ImportRejected, ImportResult};
@@ -53,6 +53,7 @@ impl std::fmt::Debug for ClientOptions {
         f.debug_struct("ClientOptions")
             .field("can_use_tool", &self.handler.is_some())
             .field("max_line", &self.max_line)
+            .field("stderr_cap", &self.stderr_cap)
             .finish()
     }
 }
@@ -72,8 +73,27 @@ impl ClientOptions {
     }
 
     /// The longest output line accepted (default 8 MiB, PROFILE §2a).
+    ///
+    /// ```
+    /// use agentx_wire::host::ClientOptions;
+    /// let o = ClientOptions::default().max_line(64 << 10);
+    /// # let _ = o;
+    /// ```
     pub fn max_line(mut self, bytes: usize) -> Self {
         self.max_line = bytes;
+        self
+    }
+
+    /// How much of the agent's stderr [`ExitReport::stderr`] keeps (default 1 MiB); the rest
+    /// is read and dropped, so a chatty agent never blocks on a full pipe.
+    ///
+    /// ```
+    /// use agentx_wire::host::ClientOptions;
+    /// let o = ClientOptions::default().stderr_cap(64 << 10);
+    /// # let _ = o;
+    /// ```
+    pub fn stderr_cap(mut self, bytes: usize) -> Self {
+        self.stderr_cap = bytes;
         self
     }
 }
@@ -89,6 +109,15 @@ pub struct ExitReport {
 
 impl ExitReport {
     /// Exit status 0 (or attached pipes).
+    ///
+    /// ```
+    /// use agentx_wire::host::{Client, ClientOptions};
+    /// use std::time::Duration;
+    /// let client = Client::attach(std::io::empty(), std::io::sink(), ClientOptions::default());
+    /// let report = client.close(Duration::from_secs(1))?;
+    /// assert!(report.success() && report.status.is_none());
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// ```
     pub fn success(&self) -> bool {
         self.status.is_none_or(|s| s.success())
     }
@@ -159,13 +188,20 @@ impl Shared {
     }
 }
 
+/// The receiving end of the record stream: batches from the read thread ([`Batch`]), the
+/// current one being taken record by record.
+struct Records {
+    rx: Receiver<Vec<RecordItem>>,
+    ready: std::vec::IntoIter<RecordItem>,
+}
+
 /// A running agent session seen from the host.
 ///
 /// `Send + Sync`: share it by reference between threads (calls are correlated; records go to
 /// whoever calls [`recv`](Client::recv)).
 pub struct Client {
     pub(crate) shared: Arc<Shared>,
-    records: Mutex<Receiver<RecordItem>>,
+    records: Mutex<Records>,
     child: Option<Child>,
     stderr: Option<JoinHandle<Vec<u8>>>,
 }
@@ -180,6 +216,13 @@ impl std::fmt::Debug for Client {
 
 impl Client {
     /// Starts `command` with piped stdio and begins reading its output.
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, Client, ClientOptions};
+    /// let client = Client::spawn(&AgentCommand::stream_json("agentx"), ClientOptions::default())?;
+    /// println!("agent pid {:?}", client.pid());
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// ```
     pub fn spawn(command: &AgentCommand, options: ClientOptions) -> Result<Client, HostError> {
         let mut child = command.to_command().spawn()?;
         let stdin = child.stdin.take().ok_or(HostError::InputClosed)?;
@@ -210,6 +253,18 @@ impl Client {
 
     /// Drives an agent over existing pipes: `output` is what the agent writes, `input` what
     /// it reads.
+    ///
+    /// ```
+    /// use agentx_wire::host::{Client, ClientOptions};
+    /// use agentx_wire::wire::OutputRecord;
+    /// // An agent that wrote one record of a type this profile does not define, then ended.
+    /// let output = std::io::Cursor::new(b"{\"type\":\"custom_event\",\"n\":1}\n".to_vec());
+    /// let client = Client::attach(output, std::io::sink(), ClientOptions::default());
+    /// let record = client.recv().expect("one record")?;
+    /// assert!(matches!(record, OutputRecord::Unknown(_))); // kept, never a crash (WIRE-002)
+    /// assert!(client.recv().is_none()); // the output ended
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// ```
     pub fn attach(
         output: impl Read + Send + 'static,
         input: impl Write + Send + 'static,
@@ -231,19 +286,39 @@ impl Client {
         thread::spawn(move || read_loop(output, max_line, &reader_shared, &tx));
         Client {
             shared,
-            records: Mutex::new(rx),
+            records: Mutex::new(Records {
+                rx,
+                ready: Vec::new().into_iter(),
+            }),
             child: None,
             stderr: None,
         }
     }
 
-    /// The child's process id, when spawned.
+    /// The child's process id, when spawned (`None` for [`attach`](Client::attach)).
+    ///
+    /// ```
+    /// use agentx_wire::host::{Client, ClientOptions};
+    /// let client = Client::attach(std::io::empty(), std::io::sink(), ClientOptions::default());
+    /// assert_eq!(client.pid(), None);
+    /// ```
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)
     }
 
     /// `initialize` (fieldless): the typed response with providers, models and capabilities
     /// (checked against WIRE-024). Remembers `input_capabilities` for [`Client::upload`].
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, Client, ClientOptions};
+    /// use std::time::Duration;
+    /// let client = Client::spawn(&AgentCommand::stream_json("agentx"), ClientOptions::default())?;
+    /// let init = client.initialize(Duration::from_secs(10))?;
+    /// for p in &init.providers {
+    ///     println!("{} selected={:?}", p.id, p.selected);
+    /// }
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// ```
     pub fn initialize(&self, timeout: Duration) -> Result<InitializeResponse<'static>, HostError> {
         let payload = self.control(ControlRequestBody::Initialize(Initialize), timeout)?;
         let response = initialize_response(payload)?;
@@ -256,6 +331,15 @@ impl Client {
 
     /// `interrupt`: acknowledged at once (WIRE-010); the turn's own result follows later in
     /// the record stream.
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, Client, ClientOptions};
+    /// use std::time::Duration;
+    /// let client = Client::spawn(&AgentCommand::stream_json("agentx"), ClientOptions::default())?;
+    /// client.send_text("!sleep 60000")?;
+    /// client.interrupt(Duration::from_secs(5))?; // acknowledged; the cancelled result follows
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// ```
     pub fn interrupt(&self, timeout: Duration) -> Result<(), HostError> {
         self.control(ControlRequestBody::Interrupt(Interrupt), timeout)
             .map(drop)
@@ -264,6 +348,19 @@ impl Client {
     /// Any control request, correlated: the success payload (`None` when the response has
     /// none). On timeout the pending request is removed and one `control_cancel_request` is
     /// sent (WIRE-007); a late response is ignored.
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, Client, ClientOptions};
+    /// use agentx_wire::wire::subtypes::{ControlRequestBody, GetContextUsage};
+    /// use std::time::Duration;
+    /// let client = Client::spawn(&AgentCommand::stream_json("agentx"), ClientOptions::default())?;
+    /// let usage = client.control(
+    ///     ControlRequestBody::GetContextUsage(GetContextUsage),
+    ///     Duration::from_secs(5),
+    /// )?;
+    /// println!("{:?}", usage.map(|raw| String::from_utf8_lossy(raw.as_bytes()).into_owned()));
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// ```
     pub fn control(
         &self,
         body: ControlRequestBody<'_>,
@@ -302,37 +399,105 @@ impl Client {
     }
 
     /// Sends a plain text user message (legacy string form, priority `next`).
+    ///
+    /// ```
+    /// use agentx_wire::host::{Client, ClientOptions};
+    /// let client = Client::attach(std::io::empty(), std::io::sink(), ClientOptions::default());
+    /// client.send_text("hello")?;
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// ```
     pub fn send_text(&self, text: &str) -> Result<(), HostError> {
         self.send_user(UserRecord::text(text.to_owned()))
     }
 
     /// Sends any user record (text, priority, attachments, uuid).
+    ///
+    /// ```
+    /// use agentx_wire::host::{Client, ClientOptions};
+    /// use agentx_wire::wire::{user::Priority, UserRecord};
+    /// let client = Client::attach(std::io::empty(), std::io::sink(), ClientOptions::default());
+    /// let mut record = UserRecord::text("now, please".to_owned());
+    /// record.priority = Some(Priority::Now);
+    /// client.send_user(record)?;
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// ```
     pub fn send_user(&self, record: UserRecord<'_>) -> Result<(), HostError> {
         self.shared.write(&InputRecord::User(record))
     }
 
     /// Sends any input record as it is.
+    ///
+    /// ```
+    /// use agentx_wire::host::{Client, ClientOptions};
+    /// use agentx_wire::wire::InputRecord;
+    /// let client = Client::attach(std::io::empty(), std::io::sink(), ClientOptions::default());
+    /// client.send(&InputRecord::KeepAlive)?;
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// ```
     pub fn send(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
         self.shared.write(record)
     }
 
     /// The next output record, waiting for it; `None` once the agent's output ended and every
-    /// record was taken.
+    /// record was taken. An undecodable line is an `Err` item and the stream goes on.
+    ///
+    /// ```
+    /// use agentx_wire::host::{Client, ClientOptions};
+    /// let output = std::io::Cursor::new(b"not json\n{\"type\":\"keep_alive\"}\n".to_vec());
+    /// let client = Client::attach(output, std::io::sink(), ClientOptions::default());
+    /// assert!(client.recv().unwrap().is_err()); // the bad line, reported
+    /// assert_eq!(client.recv().unwrap()?.record_type(), "keep_alive");
+    /// assert!(client.recv().is_none());
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// ```
     pub fn recv(&self) -> Option<RecordItem> {
-        lock(&self.records).recv().ok()
+        let mut r = lock(&self.records);
+        loop {
+            if let Some(item) = r.ready.next() {
+                return Some(item);
+            }
+            r.ready = r.rx.recv().ok()?.into_iter();
+        }
     }
 
-    /// Like [`recv`](Client::recv) with a deadline: `Err(Timeout)` maps to `None` with
-    /// `timed_out` true.
+    /// Like [`recv`](Client::recv) with a deadline: `Ok(None)` once the output ended,
+    /// [`HostError::Timeout`] (subtype `recv`) when nothing came in time.
+    ///
+    /// ```
+    /// use agentx_wire::host::{Client, ClientOptions};
+    /// use std::time::Duration;
+    /// let client = Client::attach(std::io::empty(), std::io::sink(), ClientOptions::default());
+    /// assert!(client.recv_timeout(Duration::from_secs(5))?.is_none());
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// ```
     pub fn recv_timeout(&self, timeout: Duration) -> Result<Option<RecordItem>, HostError> {
-        match lock(&self.records).recv_timeout(timeout) {
-            Ok(item) => Ok(Some(item)),
-            Err(RecvTimeoutError::Disconnected) => Ok(None),
-            Err(RecvTimeoutError::Timeout) => Err(HostError::Timeout { subtype: "recv" }),
+        let deadline = Instant::now() + timeout;
+        let mut r = lock(&self.records);
+        loop {
+            if let Some(item) = r.ready.next() {
+                return Ok(Some(item));
+            }
+            match r
+                .rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                Ok(batch) => r.ready = batch.into_iter(),
+                Err(RecvTimeoutError::Disconnected) => return Ok(None),
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(HostError::Timeout { subtype: "recv" })
+                }
+            }
         }
     }
 
     /// Ends the agent's input (it sees EOF) while the record stream stays readable.
+    ///
+    /// ```
+    /// use agentx_wire::host::{Client, ClientOptions, HostError};
+    /// let client = Client::attach(std::io::empty(), std::io::sink(), ClientOptions::default());
+    /// client.end_input();
+    /// assert!(matches!(client.send_text("late"), Err(HostError::InputClosed)));
+    /// ```
     pub fn end_input(&self) {
         lock(&self.shared.input).writer = None;
     }
@@ -340,6 +505,15 @@ impl Client {
     /// Ends input, waits up to `timeout` for the agent to exit (then kills it), and returns its
     /// status and stderr. Records not yet received are dropped: drain [`recv`](Client::recv)
     /// first to keep them.
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, Client, ClientOptions};
+    /// use std::time::Duration;
+    /// let client = Client::spawn(&AgentCommand::stream_json("agentx"), ClientOptions::default())?;
+    /// let report = client.close(Duration::from_secs(10))?;
+    /// assert!(report.success(), "agentx exited with {:?}", report.status);
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// ```
     pub fn close(mut self, timeout: Duration) -> Result<ExitReport, HostError> {
         self.end_input();
         let status = match self.child.take() {
@@ -382,18 +556,27 @@ fn wait_or_kill(child: &mut Child, timeout: Duration) -> io::Result<ExitStatus> 
     }
 }
 
-/// The read thread: frames, decodes once, routes.
+/// The read thread: frames, decodes once, routes, hands records over a read's worth at a time.
 fn read_loop(
     mut output: impl Read,
     max_line: usize,
     shared: &Arc<Shared>,
-    tx: &Sender<RecordItem>,
+    tx: &Sender<Vec<RecordItem>>,
 ) {
     let mut decoder = Decoder::new(max_line);
     let mut buf = vec![0u8; 256 << 10];
-    let mut deliver = |item: RecordItem| {
+    let mut batch = Batch::new();
+    let hand_over = |batch: &mut Batch| {
+        if let Some(items) = batch.take() {
+            let _ = tx.send(items);
+        }
+    };
+    let deliver = |batch: &mut Batch, item: RecordItem| {
+        if Batch::flush_before(&item) {
+            hand_over(batch);
+        }
         if let Some(item) = route(item, shared) {
-            let _ = tx.send(item);
+            batch.push(item);
         }
     };
     loop {
@@ -401,18 +584,20 @@ fn read_loop(
             Ok(0) => break,
             Ok(n) => {
                 decoder.push(&buf[..n]);
-                decoder.drain(&mut deliver);
+                decoder.drain(|item| deliver(&mut batch, item));
+                hand_over(&mut batch);
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                deliver(Err(HostError::Io(e)));
+                deliver(&mut batch, Err(HostError::Io(e)));
                 break;
             }
         }
     }
     // WIRE-EOF-001: the unterminated tail is dispatched before pending requests are rejected.
     decoder.finish();
-    decoder.drain(&mut deliver);
+    decoder.drain(|item| deliver(&mut batch, item));
+    hand_over(&mut batch);
     let mut p = shared.pending();
     p.closed = true;
     // WIRE-008: every call still pending is rejected.

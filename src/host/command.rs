@@ -45,12 +45,24 @@ impl AgentCommand {
     }
 
     /// Appends one argument.
+    ///
+    /// ```
+    /// use agentx_wire::host::AgentCommand;
+    /// let c = AgentCommand::new("agentx").arg("--provider").arg("echo");
+    /// assert_eq!(c.args().len(), 2);
+    /// ```
     pub fn arg(mut self, a: impl AsRef<OsStr>) -> Self {
         self.args.push(a.as_ref().to_owned());
         self
     }
 
     /// Sets an environment variable for the child.
+    ///
+    /// ```
+    /// use agentx_wire::host::AgentCommand;
+    /// let c = AgentCommand::stream_json("agentx").env("AGENTX_HOME", "/tmp/agentx-home");
+    /// assert_eq!(c.to_command().get_envs().count(), 1);
+    /// ```
     pub fn env(mut self, k: impl AsRef<OsStr>, v: impl AsRef<OsStr>) -> Self {
         self.env
             .push((k.as_ref().to_owned(), Some(v.as_ref().to_owned())));
@@ -58,23 +70,48 @@ impl AgentCommand {
     }
 
     /// Removes an environment variable for the child.
+    ///
+    /// ```
+    /// use agentx_wire::host::AgentCommand;
+    /// let c = AgentCommand::stream_json("agentx").env_remove("OPENAI_API_KEY");
+    /// let envs: Vec<_> = c.to_command().get_envs().map(|(k, v)| (k.to_owned(), v.is_none())).collect();
+    /// assert_eq!(envs, [("OPENAI_API_KEY".into(), true)]);
+    /// ```
     pub fn env_remove(mut self, k: impl AsRef<OsStr>) -> Self {
         self.env.push((k.as_ref().to_owned(), None));
         self
     }
 
     /// The child's working directory.
+    ///
+    /// ```
+    /// use agentx_wire::host::AgentCommand;
+    /// let c = AgentCommand::stream_json("agentx").current_dir("/tmp");
+    /// assert_eq!(c.to_command().get_current_dir(), Some(std::path::Path::new("/tmp")));
+    /// ```
     pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cwd = Some(dir.into());
         self
     }
 
     /// The arguments so far.
+    ///
+    /// ```
+    /// use agentx_wire::host::AgentCommand;
+    /// let c = AgentCommand::stream_json("agentx");
+    /// assert_eq!(c.args(), ["--input-format", "stream-json", "--output-format", "stream-json"]);
+    /// ```
     pub fn args(&self) -> &[OsString] {
         &self.args
     }
 
     /// A `std::process::Command` with piped stdin, stdout and stderr.
+    ///
+    /// ```
+    /// use agentx_wire::host::AgentCommand;
+    /// let c = AgentCommand::new("agentx").arg("--version").to_command();
+    /// assert_eq!(c.get_program(), "agentx");
+    /// ```
     pub fn to_command(&self) -> Command {
         let mut c = Command::new(&self.program);
         c.args(&self.args)

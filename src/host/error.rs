@@ -11,25 +11,42 @@ pub enum HostError {
     Io(io::Error),
     /// The agent answered a control request with an error response.
     Control {
+        /// The request's subtype.
         subtype: &'static str,
+        /// The agent's error message.
         error: String,
     },
     /// No response within the call's timeout; a `control_cancel_request` was sent (WIRE-007).
-    Timeout { subtype: &'static str },
+    Timeout {
+        /// The request's subtype.
+        subtype: &'static str,
+    },
     /// The agent's output ended (or the client was closed) with the request pending
     /// (WIRE-008: `control stream closed`).
     StreamClosed,
     /// An output line could not be decoded; the line number and a bounded reason.
-    Decode { line: u64, reason: String },
+    Decode {
+        /// The physical output line, from 1.
+        line: u64,
+        /// Why it was rejected (bounded, no line content).
+        reason: String,
+    },
     /// A success response whose payload does not match its subtype's schema (WIRE-009).
     InvalidResponse {
+        /// The request's subtype.
         subtype: &'static str,
+        /// What does not match.
         reason: String,
     },
     /// The agent did not advertise `input_capabilities` (text only): no upload is attempted.
     AttachmentsUnavailable,
     /// An upload ended without a committed manifest: the reason code of WIRE-019 / PROFILE §6.
-    Upload { status: String, reason: String },
+    Upload {
+        /// The terminal status (`aborted`, `expired`, `failed`, `rejected`).
+        status: String,
+        /// The PROFILE §6 reason code.
+        reason: String,
+    },
     /// The record could not be encoded as one valid frame (the encoder's fixed text).
     Encode(&'static str),
     /// The input side is closed (after `close()` began or a write failed).
@@ -67,10 +84,20 @@ impl From<io::Error> for HostError {
 
 impl HostError {
     /// A timeout (the request was cancelled on the wire).
+    ///
+    /// ```
+    /// use agentx_wire::host::HostError;
+    /// assert!(HostError::Timeout { subtype: "interrupt" }.is_timeout());
+    /// ```
     pub fn is_timeout(&self) -> bool {
         matches!(self, HostError::Timeout { .. })
     }
     /// The stream closed with the request pending.
+    ///
+    /// ```
+    /// use agentx_wire::host::HostError;
+    /// assert!(HostError::StreamClosed.is_stream_closed());
+    /// ```
     pub fn is_stream_closed(&self) -> bool {
         matches!(self, HostError::StreamClosed)
     }

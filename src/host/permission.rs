@@ -43,9 +43,17 @@ impl ToolPermissionRequest {
 #[derive(Clone, Debug, PartialEq)]
 pub enum PermissionAnswer {
     /// Allow, optionally with a replacement input object (compact JSON text, PERM-042).
-    Allow { updated_input: Option<String> },
+    Allow {
+        /// The replacement input object as compact JSON, if any.
+        updated_input: Option<String>,
+    },
     /// Deny with a message; `interrupt` also interrupts the active turn (PERM-045).
-    Deny { message: String, interrupt: bool },
+    Deny {
+        /// The denial message shown to the model.
+        message: String,
+        /// Whether to interrupt the active turn too.
+        interrupt: bool,
+    },
 }
 
 impl PermissionAnswer {

@@ -40,11 +40,29 @@ pub fn query(
 
 impl Query {
     /// The client, for interrupts or other controls while the turn runs.
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{query, AgentCommand, ClientOptions};
+    /// use std::time::Duration;
+    /// let q = query(&AgentCommand::stream_json("agentx"), "!sleep 60000", ClientOptions::default())?;
+    /// q.client().interrupt(Duration::from_secs(5))?;
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// ```
     pub fn client(&self) -> &Client {
         &self.client
     }
 
     /// Ends input and waits for the agent to exit.
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{query, AgentCommand, ClientOptions};
+    /// use std::time::Duration;
+    /// let mut q = query(&AgentCommand::stream_json("agentx"), "hello", ClientOptions::default())?;
+    /// let records: Vec<_> = q.by_ref().collect::<Result<_, _>>()?;
+    /// assert_eq!(records.last().map(|r| r.record_type()), Some("result"));
+    /// assert!(q.finish(Duration::from_secs(10))?.success());
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// ```
     pub fn finish(self, timeout: Duration) -> Result<ExitReport, HostError> {
         self.client.close(timeout)
     }

@@ -1,7 +1,8 @@
 //! What both clients do with the agent's output bytes and its requests, written once.
 //!
 //! Owns: framing and decoding each output line once into an owned record (an undecodable line
-//! becomes an error item in its place, never a silent loss), and the host's answers to
+//! becomes an error item in its place, never a silent loss), handing the records to the
+//! receiver a read's worth at a time ([`Batch`]), and the host's answers to
 //! agent → host control requests: `can_use_tool` goes to the callback, anything else gets the
 //! generic unsupported-control error (PROFILE §5).
 
@@ -55,6 +56,48 @@ impl Decoder {
                 },
             });
         }
+    }
+}
+
+/// Records for the record stream, handed over a read's worth at a time: one channel message,
+/// and at most one wake-up of a waiting receiver, per read of the agent's output instead of per
+/// record (on a `stream_event`-heavy session the per-record hand-over cost more CPU than
+/// decoding). Order is kept: a record whose routing acts outside the record stream (a control
+/// response resolving a waiter, an agent request starting a callback, an upload result) first
+/// hands over the records before it, so whoever is woken by it finds them already in the stream.
+pub(crate) struct Batch {
+    items: Vec<RecordItem>,
+}
+
+impl Batch {
+    pub(crate) fn new() -> Self {
+        Batch { items: Vec::new() }
+    }
+
+    /// Whether records before `item` must be handed over before it is routed.
+    pub(crate) fn flush_before(item: &RecordItem) -> bool {
+        matches!(
+            item,
+            Ok(OutputRecord::ControlResponse(_)
+                | OutputRecord::ControlRequest(_)
+                | OutputRecord::ControlCancelRequest(_)
+                | OutputRecord::AttachmentImportResult(_)
+                | OutputRecord::AttachmentImportRejected(_))
+        )
+    }
+
+    pub(crate) fn push(&mut self, item: RecordItem) {
+        self.items.push(item);
+    }
+
+    /// The records collected so far (`None` when there are none). The next batch starts with
+    /// room for as many (records are 300-odd bytes: no regrowth copies on a steady stream).
+    pub(crate) fn take(&mut self) -> Option<Vec<RecordItem>> {
+        if self.items.is_empty() {
+            return None;
+        }
+        let room = self.items.len();
+        Some(std::mem::replace(&mut self.items, Vec::with_capacity(room)))
     }
 }
 

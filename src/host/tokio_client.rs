@@ -1,12 +1,13 @@
 //! The async client (feature `tokio`): the same protocol behaviour as [`super::Client`] on
 //! tokio — a reader task, a writer task fed in order, correlated calls whose abandonment
 //! (timeout, or the caller dropping the future) sends `control_cancel_request` (WIRE-007), and
-//! sync or async `can_use_tool` callbacks whose errors and panics deny (WIRE-PERM-002).
+//! sync or async `can_use_tool` callbacks whose errors and panics deny (WIRE-PERM-002); its
+//! `upload` lives with the blocking one in `super::upload`.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -15,15 +16,16 @@ use ::tokio::process::Child;
 use ::tokio::sync::{mpsc, oneshot};
 
 use super::calls::{initialize_response, Calls, Reply};
-use super::client::{ExitReport, RecordItem};
+use super::client::{ExitReport, ImportEvent, RecordItem};
 use super::command::AgentCommand;
 use super::error::HostError;
 use super::permission::{
     CallbackError, PermissionAnswer, ToolPermissionRequest, CALLBACK_FAILED, NO_CALLBACK,
 };
-use super::stream::{answer, classify, AgentRequest, Decoder};
+use super::stream::{answer, classify, AgentRequest, Batch, Decoder};
 use crate::encode::FrameEncoder;
 use crate::frame::DEFAULT_MAX_LINE;
+use crate::wire::init::AttachmentCapabilities;
 use crate::wire::initialize::InitializeResponse;
 use crate::wire::subtypes::{Initialize, Interrupt};
 use crate::wire::{
@@ -55,6 +57,7 @@ where
 pub struct AsyncClientOptions {
     handler: Option<Arc<dyn AsyncCanUseTool>>,
     max_line: Option<usize>,
+    stderr_cap: Option<usize>,
 }
 
 impl std::fmt::Debug for AsyncClientOptions {
@@ -80,23 +83,48 @@ impl AsyncClientOptions {
     }
 
     /// The longest output line accepted (default 8 MiB, PROFILE §2a).
+    ///
+    /// ```
+    /// use agentx_wire::host::AsyncClientOptions;
+    /// let o = AsyncClientOptions::default().max_line(64 << 10);
+    /// # let _ = o;
+    /// ```
     pub fn max_line(mut self, bytes: usize) -> Self {
         self.max_line = Some(bytes);
         self
     }
+
+    /// How much of the agent's stderr [`ExitReport::stderr`] keeps (default 1 MiB); the rest
+    /// is read and dropped, so a chatty agent never blocks on a full pipe.
+    ///
+    /// ```
+    /// use agentx_wire::host::AsyncClientOptions;
+    /// let o = AsyncClientOptions::default().stderr_cap(64 << 10);
+    /// # let _ = o;
+    /// ```
+    pub fn stderr_cap(mut self, bytes: usize) -> Self {
+        self.stderr_cap = Some(bytes);
+        self
+    }
 }
 
-struct Shared {
+pub(crate) struct Shared {
     /// Validated frames (WIRE-013) to write, in order; `None` once input is closed.
     input: Mutex<Option<(mpsc::UnboundedSender<Vec<u8>>, FrameEncoder)>>,
     pending: Mutex<Pending>,
     handler: Option<Arc<dyn AsyncCanUseTool>>,
+    /// `input_capabilities` from the last successful `initialize` (for uploads).
+    capabilities: Mutex<Option<AttachmentCapabilities<'static>>>,
+    /// Numbers this client's upload and attachment IDs (`upl_h1`, `att_h1`, ...).
+    pub(crate) next_upload: AtomicU64,
 }
 
 struct Pending {
     /// The host's own calls on the shared broker (WIRE-006..009).
     calls: Calls<oneshot::Sender<Reply>>,
     permissions: HashMap<String, Arc<AtomicBool>>,
+    /// Uploads in progress, by upload id (`super::upload`).
+    uploads: HashMap<String, mpsc::UnboundedSender<ImportEvent>>,
     closed: bool,
 }
 
@@ -105,7 +133,23 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    fn send(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
+    pub(crate) fn capabilities(&self) -> Option<AttachmentCapabilities<'static>> {
+        lock(&self.capabilities).clone()
+    }
+
+    /// Routes the acknowledgements of `upload_id` to `tx` until [`Shared::forget_upload`].
+    pub(crate) fn register_upload(&self, upload_id: &str, tx: mpsc::UnboundedSender<ImportEvent>) {
+        let mut p = lock(&self.pending);
+        if !p.closed {
+            p.uploads.insert(upload_id.to_owned(), tx);
+        }
+    }
+
+    pub(crate) fn forget_upload(&self, upload_id: &str) {
+        lock(&self.pending).uploads.remove(upload_id);
+    }
+
+    pub(crate) fn send(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
         let mut input = lock(&self.input);
         let (tx, encoder) = input.as_mut().ok_or(HostError::InputClosed)?;
         let frame = encoder
@@ -118,8 +162,12 @@ impl Shared {
 
 /// A running agent session driven on tokio.
 pub struct AsyncClient {
-    shared: Arc<Shared>,
-    records: ::tokio::sync::Mutex<mpsc::UnboundedReceiver<RecordItem>>,
+    pub(crate) shared: Arc<Shared>,
+    /// Batches from the read task ([`Batch`]) and the one being taken record by record.
+    records: ::tokio::sync::Mutex<(
+        mpsc::UnboundedReceiver<Vec<RecordItem>>,
+        std::vec::IntoIter<RecordItem>,
+    )>,
     child: Option<Child>,
     stderr: Option<::tokio::task::JoinHandle<Vec<u8>>>,
     writer: Option<::tokio::task::JoinHandle<()>>,
@@ -155,6 +203,15 @@ impl Drop for CallGuard<'_> {
 
 impl AsyncClient {
     /// Starts `command` with piped stdio (killed when the client is dropped).
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = AsyncClient::spawn(&AgentCommand::stream_json("agentx"), AsyncClientOptions::default()).await?;
+    /// client.send_text("hello")?;
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn spawn(
         command: &AgentCommand,
         options: AsyncClientOptions,
@@ -164,6 +221,7 @@ impl AsyncClient {
         let mut child = cmd.spawn()?;
         let stdin = child.stdin.take().ok_or(HostError::InputClosed)?;
         let stdout = child.stdout.take().ok_or(HostError::StreamClosed)?;
+        let cap = options.stderr_cap.unwrap_or(1 << 20);
         let stderr = child.stderr.take().map(|mut e| {
             ::tokio::spawn(async move {
                 let mut kept = Vec::new();
@@ -172,7 +230,7 @@ impl AsyncClient {
                     if n == 0 {
                         break;
                     }
-                    let room = (1usize << 20).saturating_sub(kept.len());
+                    let room = cap.saturating_sub(kept.len());
                     kept.extend_from_slice(&buf[..n.min(room)]);
                 }
                 kept
@@ -185,6 +243,17 @@ impl AsyncClient {
     }
 
     /// Drives an agent over existing async pipes. Must be called inside a tokio runtime.
+    ///
+    /// ```
+    /// use agentx_wire::host::{AsyncClient, AsyncClientOptions};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let output: &'static [u8] = b"{\"type\":\"keep_alive\"}\n";
+    /// let client = AsyncClient::attach(output, tokio::io::sink(), AsyncClientOptions::default());
+    /// assert_eq!(client.recv().await.unwrap()?.record_type(), "keep_alive");
+    /// assert!(client.recv().await.is_none());
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub fn attach(
         output: impl AsyncRead + Unpin + Send + 'static,
         mut input: impl AsyncWrite + Unpin + Send + 'static,
@@ -196,9 +265,12 @@ impl AsyncClient {
             pending: Mutex::new(Pending {
                 calls: Calls::new(),
                 permissions: HashMap::new(),
+                uploads: HashMap::new(),
                 closed: false,
             }),
             handler: options.handler.clone(),
+            capabilities: Mutex::new(None),
+            next_upload: AtomicU64::new(0),
         });
         let writer = ::tokio::spawn(async move {
             while let Some(frame) = in_rx.recv().await {
@@ -214,14 +286,40 @@ impl AsyncClient {
         ::tokio::spawn(read_loop(output, max_line, reader_shared, tx));
         AsyncClient {
             shared,
-            records: ::tokio::sync::Mutex::new(rx),
+            records: ::tokio::sync::Mutex::new((rx, Vec::new().into_iter())),
             child: None,
             stderr: None,
             writer: Some(writer),
         }
     }
 
-    /// `initialize`: the typed response (WIRE-024 checked).
+    /// The child's process id, when spawned and still running (as [`Client::pid`](super::Client::pid)).
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = AsyncClient::spawn(&AgentCommand::stream_json("agentx"), AsyncClientOptions::default()).await?;
+    /// println!("agentx is process {:?}", client.pid());
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(Child::id)
+    }
+
+    /// `initialize`: the typed response (WIRE-024 checked). Remembers `input_capabilities`
+    /// for [`AsyncClient::upload`].
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
+    /// use std::time::Duration;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = AsyncClient::spawn(&AgentCommand::stream_json("agentx"), AsyncClientOptions::default()).await?;
+    /// let init = client.initialize(Duration::from_secs(10)).await?;
+    /// println!("{} providers", init.providers.len());
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn initialize(
         &self,
         timeout: Duration,
@@ -229,10 +327,26 @@ impl AsyncClient {
         let raw = self
             .control(ControlRequestBody::Initialize(Initialize), timeout)
             .await?;
-        initialize_response(raw)
+        let response = initialize_response(raw)?;
+        *lock(&self.shared.capabilities) = response
+            .input_capabilities
+            .as_ref()
+            .map(|c| c.attachments.clone());
+        Ok(response)
     }
 
-    /// `interrupt` (WIRE-010).
+    /// `interrupt` (WIRE-010): acknowledged at once; the turn's result follows in the stream.
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
+    /// use std::time::Duration;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = AsyncClient::spawn(&AgentCommand::stream_json("agentx"), AsyncClientOptions::default()).await?;
+    /// client.send_text("!sleep 60000")?;
+    /// client.interrupt(Duration::from_secs(5)).await?;
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn interrupt(&self, timeout: Duration) -> Result<(), HostError> {
         self.control(ControlRequestBody::Interrupt(Interrupt), timeout)
             .await
@@ -241,6 +355,20 @@ impl AsyncClient {
 
     /// Any control request, correlated (WIRE-006); abandoned by timeout or by dropping the
     /// future, it is cancelled on the wire (WIRE-007).
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
+    /// use agentx_wire::wire::subtypes::{ControlRequestBody, McpStatus};
+    /// use std::time::Duration;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = AsyncClient::spawn(&AgentCommand::stream_json("agentx"), AsyncClientOptions::default()).await?;
+    /// let status = client
+    ///     .control(ControlRequestBody::McpStatus(McpStatus), Duration::from_secs(5))
+    ///     .await?;
+    /// println!("{}", status.is_some());
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn control(
         &self,
         body: ControlRequestBody<'_>,
@@ -272,26 +400,88 @@ impl AsyncClient {
     }
 
     /// Sends a plain text user message.
+    ///
+    /// ```
+    /// use agentx_wire::host::{AsyncClient, AsyncClientOptions};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = AsyncClient::attach(tokio::io::empty(), tokio::io::sink(), AsyncClientOptions::default());
+    /// client.send_text("hello")?;
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub fn send_text(&self, text: &str) -> Result<(), HostError> {
         self.send_user(UserRecord::text(text.to_owned()))
     }
 
     /// Sends any user record.
+    ///
+    /// ```
+    /// use agentx_wire::host::{AsyncClient, AsyncClientOptions};
+    /// use agentx_wire::wire::{user::Priority, UserRecord};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = AsyncClient::attach(tokio::io::empty(), tokio::io::sink(), AsyncClientOptions::default());
+    /// let mut record = UserRecord::text("later is fine".to_owned());
+    /// record.priority = Some(Priority::Later);
+    /// client.send_user(record)?;
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub fn send_user(&self, record: UserRecord<'_>) -> Result<(), HostError> {
         self.shared.send(&InputRecord::User(record))
     }
 
-    /// The next output record; `None` once the output ended and every record was taken.
+    /// The next output record; `None` once the output ended and every record was taken. An
+    /// undecodable line is an `Err` item and the stream goes on.
+    ///
+    /// ```
+    /// use agentx_wire::host::{AsyncClient, AsyncClientOptions};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let output: &'static [u8] = b"{\"type\":\"keep_alive\"\n{\"type\":\"keep_alive\"}\n";
+    /// let client = AsyncClient::attach(output, tokio::io::sink(), AsyncClientOptions::default());
+    /// assert!(client.recv().await.unwrap().is_err());
+    /// assert_eq!(client.recv().await.unwrap()?.record_type(), "keep_alive");
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn recv(&self) -> Option<RecordItem> {
-        self.records.lock().await.recv().await
+        let mut guard = self.records.lock().await;
+        let (rx, ready) = &mut *guard;
+        loop {
+            if let Some(item) = ready.next() {
+                return Some(item);
+            }
+            // Cancel-safe: a batch is either still in the channel or already in `ready`.
+            *ready = rx.recv().await?.into_iter();
+        }
     }
 
     /// Ends the agent's input (EOF) after every queued frame was written.
+    ///
+    /// ```
+    /// use agentx_wire::host::{AsyncClient, AsyncClientOptions, HostError};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = AsyncClient::attach(tokio::io::empty(), tokio::io::sink(), AsyncClientOptions::default());
+    /// client.end_input();
+    /// assert!(matches!(client.send_text("late"), Err(HostError::InputClosed)));
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub fn end_input(&self) {
         lock(&self.shared.input).take();
     }
 
     /// Ends input, waits up to `timeout` for the agent to exit (then kills it).
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
+    /// use std::time::Duration;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = AsyncClient::spawn(&AgentCommand::stream_json("agentx"), AsyncClientOptions::default()).await?;
+    /// let report = client.close(Duration::from_secs(10)).await?;
+    /// assert!(report.success());
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn close(mut self, timeout: Duration) -> Result<ExitReport, HostError> {
         self.end_input();
         if let Some(w) = self.writer.take() {
@@ -319,13 +509,22 @@ async fn read_loop(
     mut output: impl AsyncRead + Unpin,
     max_line: usize,
     shared: Arc<Shared>,
-    tx: mpsc::UnboundedSender<RecordItem>,
+    tx: mpsc::UnboundedSender<Vec<RecordItem>>,
 ) {
     let mut decoder = Decoder::new(max_line);
     let mut buf = vec![0u8; 256 << 10];
-    let mut deliver = |item: RecordItem| {
+    let mut batch = Batch::new();
+    let hand_over = |batch: &mut Batch| {
+        if let Some(items) = batch.take() {
+            let _ = tx.send(items);
+        }
+    };
+    let deliver = |batch: &mut Batch, item: RecordItem| {
+        if Batch::flush_before(&item) {
+            hand_over(batch);
+        }
         if let Some(item) = route(item, &shared) {
-            let _ = tx.send(item);
+            batch.push(item);
         }
     };
     loop {
@@ -333,21 +532,25 @@ async fn read_loop(
             Ok(0) => break,
             Ok(n) => {
                 decoder.push(&buf[..n]);
-                decoder.drain(&mut deliver);
+                decoder.drain(|item| deliver(&mut batch, item));
+                hand_over(&mut batch);
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                deliver(Err(HostError::Io(e)));
+                deliver(&mut batch, Err(HostError::Io(e)));
                 break;
             }
         }
     }
     // WIRE-EOF-001 first, then WIRE-008.
     decoder.finish();
-    decoder.drain(&mut deliver);
+    decoder.drain(|item| deliver(&mut batch, item));
+    hand_over(&mut batch);
     let mut p = lock(&shared.pending);
     p.closed = true;
     p.calls.on_eof(std::time::Instant::now());
+    // A waiting upload sees its channel close: `StreamClosed`.
+    p.uploads.clear();
 }
 
 fn route(item: RecordItem, shared: &Arc<Shared>) -> Option<RecordItem> {
@@ -371,6 +574,19 @@ fn route(item: RecordItem, shared: &Arc<Shared>) -> Option<RecordItem> {
         OutputRecord::ControlRequest(r) => {
             on_agent_request(r, shared);
             None
+        }
+        // Upload acknowledgements go to their upload and stay in the record stream.
+        OutputRecord::AttachmentImportResult(ref r) => {
+            if let Some(w) = lock(&shared.pending).uploads.get(r.upload_id.as_str()) {
+                let _ = w.send(Ok(r.clone()));
+            }
+            Some(Ok(record))
+        }
+        OutputRecord::AttachmentImportRejected(ref r) => {
+            if let Some(w) = lock(&shared.pending).uploads.get(r.upload_id.as_str()) {
+                let _ = w.send(Err(r.clone()));
+            }
+            Some(Ok(record))
         }
         other => Some(Ok(other)),
     }

@@ -24,18 +24,31 @@ pub enum ErrorKind {
 /// The grammar rule a malformed document broke.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Malformed {
+    /// No bytes, or only whitespace.
     EmptyInput,
+    /// The input ended inside a value.
     UnexpectedEnd,
+    /// A byte that no rule allows here.
     UnexpectedByte,
+    /// Something after the one document.
     TrailingCharacters,
+    /// A UTF-8 byte order mark.
     ByteOrderMark,
+    /// A raw control character (U+0000–U+001F) inside a string.
     ControlCharacterInString,
+    /// An escape other than the JSON ones, or a bad `\u` hex digit.
     InvalidEscape,
+    /// A `\u` surrogate escape without its pair.
     LoneSurrogate,
+    /// A number outside the JSON grammar.
     InvalidNumber,
+    /// A misspelled `true`, `false` or `null`.
     InvalidLiteral,
+    /// An object member that does not start with a string.
     ExpectedMemberName,
+    /// No `:` after a member name.
     ExpectedColon,
+    /// No `,` or closing bracket after a value.
     ExpectedCommaOrEnd,
 }
 
@@ -90,6 +103,7 @@ impl Error {
         Error::new(ErrorKind::Malformed(reason), offset)
     }
 
+    /// What went wrong, as a category.
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }
@@ -99,6 +113,7 @@ impl Error {
         self.offset
     }
 
+    /// Whether the document was rejected for a duplicate or escape-equivalent member name (WIRE-014).
     pub fn is_duplicate_member(&self) -> bool {
         self.kind == ErrorKind::DuplicateMember
     }

@@ -129,10 +129,12 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 }
 
 impl Parser {
+    /// A parser with the profile's default limits.
     pub fn new() -> Parser {
         Parser::default()
     }
 
+    /// A parser with the given limits.
     pub fn with_limits(limits: Limits) -> Parser {
         Parser {
             limits,
@@ -140,6 +142,7 @@ impl Parser {
         }
     }
 
+    /// The parser's limits.
     pub fn limits(&self) -> Limits {
         self.limits
     }

@@ -55,11 +55,17 @@ impl Node {
 /// The JSON kinds a [`Value`] can have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// `null`.
     Null,
+    /// `true` or `false`.
     Bool,
+    /// A number.
     Number,
+    /// A string.
     String,
+    /// An array.
     Array,
+    /// An object.
     Object,
 }
 
@@ -71,6 +77,7 @@ pub struct Document<'a> {
 }
 
 impl<'a> Document<'a> {
+    /// The document's top-level value.
     pub fn root(&self) -> Value<'_, 'a> {
         Value {
             tape: &self.tape,
@@ -121,6 +128,7 @@ impl<'d, 'a> Value<'d, 'a> {
         self.input.get(start as usize..end as usize).unwrap_or("")
     }
 
+    /// The value's JSON kind.
     pub fn kind(&self) -> Kind {
         match self.node().tag {
             Tag::Null => Kind::Null,
@@ -132,10 +140,12 @@ impl<'d, 'a> Value<'d, 'a> {
         }
     }
 
+    /// Whether the value is `null`.
     pub fn is_null(&self) -> bool {
         self.node().tag == Tag::Null
     }
 
+    /// The boolean, if this is one.
     pub fn as_bool(&self) -> Option<bool> {
         match self.node().tag {
             Tag::True => Some(true),
@@ -144,6 +154,7 @@ impl<'d, 'a> Value<'d, 'a> {
         }
     }
 
+    /// The string, if this is one (still escaped: see [`Str::decode`]).
     #[inline]
     pub fn as_str(&self) -> Option<Str<'a>> {
         let n = self.node();
@@ -153,6 +164,7 @@ impl<'d, 'a> Value<'d, 'a> {
         })
     }
 
+    /// The number, if this is one.
     pub fn as_number(&self) -> Option<Number<'a>> {
         let n = self.node();
         (n.tag == Tag::Number).then(|| Number {
@@ -161,6 +173,7 @@ impl<'d, 'a> Value<'d, 'a> {
         })
     }
 
+    /// The object, if this is one.
     #[inline]
     pub fn as_object(&self) -> Option<Object<'d, 'a>> {
         let n = self.node();
@@ -170,6 +183,7 @@ impl<'d, 'a> Value<'d, 'a> {
         })
     }
 
+    /// The array, if this is one.
     #[inline]
     pub fn as_array(&self) -> Option<Array<'d, 'a>> {
         let n = self.node();
@@ -217,14 +231,17 @@ pub struct Object<'d, 'a> {
 }
 
 impl<'d, 'a> Object<'d, 'a> {
+    /// The number of members.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether the object has no members.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    /// The members in document order.
     pub fn iter(&self) -> Members<'d, 'a> {
         Members {
             next: self.value.at(self.value.idx + 1),
@@ -277,14 +294,17 @@ pub struct Array<'d, 'a> {
 }
 
 impl<'d, 'a> Array<'d, 'a> {
+    /// The number of elements.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether the array has no elements.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    /// The elements in order.
     pub fn iter(&self) -> Elements<'d, 'a> {
         Elements {
             next: self.value.at(self.value.idx + 1),
@@ -292,10 +312,12 @@ impl<'d, 'a> Array<'d, 'a> {
         }
     }
 
+    /// The element at `i`, if any.
     pub fn get(&self, i: usize) -> Option<Value<'d, 'a>> {
         self.iter().nth(i)
     }
 
+    /// The array as a value.
     pub fn as_value(&self) -> Value<'d, 'a> {
         self.value
     }
@@ -353,6 +375,7 @@ impl<'a> Str<'a> {
         (!self.escaped).then_some(self.raw)
     }
 
+    /// Whether the raw text contains a backslash escape.
     pub fn has_escapes(&self) -> bool {
         self.escaped
     }
@@ -395,6 +418,7 @@ pub struct Number<'a> {
 }
 
 impl<'a> Number<'a> {
+    /// The number exactly as written.
     pub fn lexeme(&self) -> &'a str {
         self.lexeme
     }
@@ -404,6 +428,7 @@ impl<'a> Number<'a> {
         self.integer
     }
 
+    /// The value as `u64`, if it is an integer that fits.
     pub fn as_u64(&self) -> Option<u64> {
         if !self.integer {
             return None;
@@ -411,6 +436,7 @@ impl<'a> Number<'a> {
         self.lexeme.parse().ok()
     }
 
+    /// The value as `i64`, if it is an integer that fits.
     pub fn as_i64(&self) -> Option<i64> {
         if !self.integer {
             return None;

@@ -38,11 +38,13 @@ pub fn write_str_bytes(out: &mut Vec<u8>, s: &[u8]) {
     out.push(b'"');
 }
 
+/// Appends the decimal spelling of `v`.
 #[inline]
 pub fn write_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
+/// Appends the decimal spelling of `v`.
 #[inline]
 pub fn write_i64(out: &mut Vec<u8>, v: i64) {
     out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());

@@ -40,7 +40,9 @@ pub struct ModelRequest {
 /// A tool the model may call.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolSpec {
+    /// The tool's name as the model calls it (`Read`, `Write`, `Bash`).
     pub name: String,
+    /// What the tool does, for the model.
     pub description: String,
     /// JSON Schema of the input object, as compact JSON text.
     pub input_schema: String,
@@ -51,19 +53,26 @@ pub struct ToolSpec {
 pub enum Message {
     /// A user prompt: its text blocks joined with `\n`, then its attachments in order.
     User {
+        /// The text blocks joined with `\n`.
         text: String,
+        /// The attachments the record referenced, in order (WIRE-017).
         attachments: Vec<AttachmentRef>,
     },
     /// One model message: its blocks in order.
     Assistant {
+        /// The message ID shared by its `assistant` records.
         message_id: String,
+        /// Its content blocks, in order.
         blocks: Vec<Block>,
     },
     /// The result of one tool call, answering a `tool_use` block of the previous assistant
     /// message.
     ToolResult {
+        /// The tool-use ID this result answers.
         tool_use_id: String,
+        /// The tool's output (or the denial or error text).
         content: String,
+        /// Whether the call failed or was denied.
         is_error: bool,
     },
 }
@@ -71,9 +80,13 @@ pub enum Message {
 /// A content block of an assistant message.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Block {
+    /// A text block.
     Text(String),
+    /// A tool call.
     ToolUse {
+        /// The tool-use ID.
         id: String,
+        /// The tool's name.
         name: String,
         /// The input object as compact JSON text.
         input: String,
@@ -84,33 +97,60 @@ pub enum Block {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ModelEvent {
     /// The message began; `message_id` is shared by its blocks' `assistant` records.
-    MessageStart { message_id: String },
+    MessageStart {
+        /// The new message's ID.
+        message_id: String,
+    },
     /// A text block begins at `index`.
-    TextStart { index: u32 },
+    TextStart {
+        /// The block's index in the message.
+        index: u32,
+    },
     /// More text for the block at `index`.
-    TextDelta { index: u32, text: String },
+    TextDelta {
+        /// The block's index in the message.
+        index: u32,
+        /// The new text.
+        text: String,
+    },
     /// A `tool_use` block begins at `index` (`id` is the tool-use ID).
     ToolUseStart {
+        /// The block's index in the message.
         index: u32,
+        /// The tool-use ID.
         id: String,
+        /// The tool's name.
         name: String,
     },
     /// More of the tool input's JSON text (`input_json_delta`).
-    InputJsonDelta { index: u32, partial_json: String },
+    InputJsonDelta {
+        /// The block's index in the message.
+        index: u32,
+        /// The next piece of the input's JSON text (not valid JSON on its own).
+        partial_json: String,
+    },
     /// The block at `index` is complete.
-    BlockStop { index: u32 },
+    BlockStop {
+        /// The block's index in the message.
+        index: u32,
+    },
     /// The message ended normally. `cost` is `None` when no authoritative price is known
     /// (WIRE-012): never report 0 for "unknown".
     MessageStop {
+        /// Why the message ended.
         stop_reason: StopReason,
+        /// Token usage of the call.
         usage: Usage,
+        /// The call's cost in USD, `None` when unknown (WIRE-012).
         cost: Option<f64>,
     },
     /// The call failed; the turn ends `error_during_execution` with an assistant record whose
     /// `error` is `category`. `message` is the provider's text, quoted only when it holds no
     /// credential (the encoder refuses it otherwise).
     Failed {
+        /// The assistant record's `error` category.
         category: AssistantError,
+        /// The provider's message, if any.
         message: Option<String>,
     },
     /// The call observed the caller's cancellation while opening or streaming:
@@ -118,18 +158,38 @@ pub enum ModelEvent {
     Cancelled,
     /// `!task ID …` (PROFILE §9): a finite background task started.
     TaskStarted {
+        /// The task's ID.
         task_id: String,
+        /// What the task does.
         description: String,
     },
     /// One step of a running task.
-    TaskProgress { task_id: String, step: u32 },
+    TaskProgress {
+        /// The task's ID.
+        task_id: String,
+        /// The step number, from 1.
+        step: u32,
+    },
     /// The task ended (`completed`, `failed` or `stopped`).
-    TaskNotification { task_id: String, status: TaskStatus },
+    TaskNotification {
+        /// The task's ID.
+        task_id: String,
+        /// How it ended.
+        status: TaskStatus,
+    },
     /// `!suggest TEXT`: a `prompt_suggestion` after the result.
-    Suggestion { text: String },
+    Suggestion {
+        /// The suggested next prompt.
+        text: String,
+    },
     /// `!network HOST PORT`: the sandbox network request (WIRE-PERM-004, PERM-022). The model
     /// waits for the session's answer ([`crate::model::NetworkDecision`]) before it goes on.
-    NetworkAccess { host: String, port: Option<u16> },
+    NetworkAccess {
+        /// The host the tool wants to reach.
+        host: String,
+        /// The port, if one was named.
+        port: Option<u16>,
+    },
     /// `!compact`: a manual compaction (WIRE-005).
     Compact,
 }
@@ -137,17 +197,24 @@ pub enum ModelEvent {
 /// The answer to a [`ModelEvent::NetworkAccess`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NetworkDecision {
+    /// A decisive allow: the model goes on.
     Allowed,
+    /// Denied (also every error, cancellation or stream close: never an allow).
     Denied,
 }
 
 /// Why a message ended (the result's `stop_reason`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StopReason {
+    /// `end_turn`: the model finished.
     EndTurn,
+    /// `tool_use`: the model called tools.
     ToolUse,
+    /// `max_tokens`: the output limit was reached.
     MaxTokens,
+    /// `refusal`: the model refused.
     Refusal,
+    /// `cancelled`: an interrupt ended the call.
     Cancelled,
 }
 
@@ -167,8 +234,11 @@ impl StopReason {
 /// Terminal status of a background task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskStatus {
+    /// `completed`.
     Completed,
+    /// `failed`.
     Failed,
+    /// `stopped` (by an interrupt or `stop_task`).
     Stopped,
 }
 
@@ -186,8 +256,12 @@ impl TaskStatus {
 /// Token usage of one call.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Usage {
+    /// Input tokens billed.
     pub input_tokens: u64,
+    /// Output tokens generated.
     pub output_tokens: u64,
+    /// Input tokens read from the provider's cache.
     pub cache_read_input_tokens: u64,
+    /// Input tokens written to the provider's cache.
     pub cache_creation_input_tokens: u64,
 }

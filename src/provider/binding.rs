@@ -130,15 +130,19 @@ impl ProviderBinding {
         }
     }
 
+    /// The provider ID.
     pub fn id(&self) -> &str {
         &self.id
     }
+    /// The provider type.
     pub fn provider_type(&self) -> ProviderType {
         self.provider_type
     }
+    /// The model.
     pub fn model(&self) -> &str {
         &self.model
     }
+    /// A fingerprint of the private route (never the route itself).
     pub fn route(&self) -> RouteFingerprint {
         self.route
     }

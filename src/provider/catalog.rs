@@ -29,8 +29,10 @@ pub const DISCOVERY_VERSION: u64 = 1;
 /// The `--list-providers` output format (PROFILE §2; `text` is the default).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub enum Format {
+    /// One provider per line.
     #[default]
     Text,
+    /// The public catalog as one JSON document (WIRE-024).
     Json,
 }
 

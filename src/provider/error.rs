@@ -52,37 +52,64 @@ pub enum Rule {
     /// The bytes are not one strict JSON document (PROFILE §2a; duplicates: WIRE-014).
     Json(json::Error),
     /// `auth.json` is larger than [`MAX_AUTH_JSON_LEN`](super::MAX_AUTH_JSON_LEN).
-    FileTooLarge { max: usize },
+    FileTooLarge {
+        /// The limit in bytes.
+        max: usize,
+    },
     /// A value of the wrong JSON type.
-    WrongType { expected: &'static str },
+    WrongType {
+        /// The JSON type the rule wants.
+        expected: &'static str,
+    },
     /// A required member is absent.
     Missing,
     /// A member the closed object does not define; `position` counts members from 1.
-    UnknownMember { position: usize },
+    UnknownMember {
+        /// The member's position, from 1.
+        position: usize,
+    },
     /// `version` is not the integer 2 (`2.0` is not an integer, PROFILE §2a).
     Version,
     /// `providers` is empty.
     NoProviders,
     /// More providers than [`MAX_PROVIDERS`](super::MAX_PROVIDERS).
-    TooManyProviders { max: usize },
+    TooManyProviders {
+        /// The limit.
+        max: usize,
+    },
     /// `id` outside `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`.
     IdGrammar,
     /// `id` equal to the id of `providers[first]`.
-    DuplicateId { first: usize },
+    DuplicateId {
+        /// The index of the provider with that id.
+        first: usize,
+    },
     /// An empty string where the rule wants a nonempty one.
     Empty,
     /// A string longer than `max` bytes.
-    TooLong { max: usize },
+    TooLong {
+        /// The limit in bytes.
+        max: usize,
+    },
     /// A control character in a string printed on one text line.
     ControlCharacter,
     /// A second `default: true`; `providers[first]` is already the default.
-    SecondDefault { first: usize },
+    SecondDefault {
+        /// The index of the default provider.
+        first: usize,
+    },
     /// `type` outside the closed set.
     UnknownType,
     /// More efforts than [`MAX_EFFORTS`](super::MAX_EFFORTS).
-    TooManyEfforts { max: usize },
+    TooManyEfforts {
+        /// The limit.
+        max: usize,
+    },
     /// An effort equal to `efforts[first]`.
-    DuplicateEffort { first: usize },
+    DuplicateEffort {
+        /// The index of the equal effort.
+        first: usize,
+    },
     /// `default_effort` not among `efforts`.
     DefaultEffortNotMember,
     /// `default_effort` given while `efforts` is absent or empty.

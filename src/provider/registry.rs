@@ -21,8 +21,11 @@ pub enum RegistrySource {
 /// The closed set of provider types (PROFILE §3).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum ProviderType {
+    /// `azure_openai`.
     AzureOpenAi,
+    /// `openai`.
     OpenAi,
+    /// `scripted` (the built-in `agentx-echo` model).
     Scripted,
 }
 
@@ -100,7 +103,12 @@ pub enum ApiKey {
     Inline(Secret),
     /// `api_key_env`: the variable's name (itself a credential source value, never public)
     /// and its value, resolved once at load.
-    Env { name: Secret, value: Secret },
+    Env {
+        /// The variable's name.
+        name: Secret,
+        /// The key read from it.
+        value: Secret,
+    },
 }
 
 impl ApiKey {
@@ -116,18 +124,29 @@ impl ApiKey {
 /// A provider's private routing and authentication fields, by type (PROFILE §3).
 #[derive(Clone, PartialEq, Eq)]
 pub enum Route {
+    /// `azure_openai`: an Azure OpenAI deployment.
     AzureOpenAi {
+        /// The resource endpoint URL.
         endpoint: Secret,
+        /// The deployment name.
         deployment: Secret,
+        /// The `api-version` query value.
         api_version: Secret,
+        /// The API key (sent as `api-key`).
         key: ApiKey,
     },
+    /// `openai`: the OpenAI API or a compatible server.
     OpenAi {
+        /// The base URL; `None` is `https://api.openai.com/v1`.
         base_url: Option<Secret>,
+        /// The API key (sent as a bearer token).
         key: ApiKey,
+        /// The `OpenAI-Organization` header, if any.
         organization: Option<Secret>,
     },
+    /// `scripted`: the built-in deterministic model.
     Scripted {
+        /// Reserved; the scripted model reads its directives from the prompt.
         script: Option<Secret>,
     },
 }
@@ -206,7 +225,9 @@ impl fmt::Debug for Route {
 /// present exactly when `efforts` is nonempty.
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
 pub struct Reasoning {
+    /// The reasoning efforts, in declared order.
     pub efforts: Vec<String>,
+    /// The default effort; present exactly when `efforts` is nonempty.
     pub default_effort: Option<String>,
 }
 
@@ -238,6 +259,7 @@ impl Provider {
     pub fn model(&self) -> &str {
         &self.model
     }
+    /// The provider type.
     pub fn provider_type(&self) -> ProviderType {
         self.route.provider_type()
     }
@@ -245,12 +267,15 @@ impl Provider {
     pub fn declared_default(&self) -> bool {
         self.declared_default
     }
+    /// `display_name`, if declared.
     pub fn display_name(&self) -> Option<&str> {
         self.display_name.as_deref()
     }
+    /// `description`, if declared.
     pub fn description(&self) -> Option<&str> {
         self.description.as_deref()
     }
+    /// The reasoning declaration.
     pub fn reasoning(&self) -> &Reasoning {
         &self.reasoning
     }
@@ -285,10 +310,12 @@ impl Registry {
         }
     }
 
+    /// The providers, in file order.
     pub fn providers(&self) -> &[Provider] {
         &self.providers
     }
 
+    /// Where the registry was read from.
     pub fn source(&self) -> RegistrySource {
         self.source
     }

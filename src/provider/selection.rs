@@ -87,6 +87,7 @@ impl Selection {
         self.selected
     }
 
+    /// The registry the selection was made from.
     pub fn registry(&self) -> &Registry {
         &self.registry
     }

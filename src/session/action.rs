@@ -16,47 +16,72 @@ pub enum Action {
     StartModel(ModelRequest),
     /// Stop the model call of `turn` (interrupt, fatal input error). Events of that turn that
     /// arrive later are ignored, so the driver need not drain them.
-    CancelModel { turn: TurnId },
+    CancelModel {
+        /// The turn whose call stops.
+        turn: TurnId,
+    },
     /// The answer to a [`crate::model::ModelEvent::NetworkAccess`] of `turn`: the model goes on.
     ResumeModel {
+        /// The turn whose call waits.
         turn: TurnId,
+        /// The permission race's answer (WIRE-PERM-004).
         decision: NetworkDecision,
     },
     /// Run a tool whose use was allowed (PROFILE §10); answer with
     /// `Session::handle_tool_done(tool_use_id, outcome, now)`. `input_json` is the effective
     /// input (the host's or hook's `updatedInput` when one was given), compact JSON.
     RunTool {
+        /// The tool use.
         tool_use_id: String,
+        /// The tool's name (`Read`, `Write`, `Bash`).
         name: String,
+        /// The effective input, compact JSON.
         input_json: String,
     },
     /// Stop a running tool (interrupt); its late outcome is ignored.
-    CancelTool { tool_use_id: String },
+    CancelTool {
+        /// The tool use whose tool stops.
+        tool_use_id: String,
+    },
     /// Start the permission hook for one prompt (PROFILE §10); answer with
     /// `Session::handle_hook_done(tool_use_id, outcome, now)`. The hook's stdin line is
     /// `{"session_id","tool_name","tool_use_id","input"}` with these values.
     StartHook {
+        /// The prompt's tool use.
         tool_use_id: String,
+        /// The session ID for the hook's stdin.
         session_id: String,
+        /// The tool's name.
         tool_name: String,
+        /// The tool's input, compact JSON.
         input_json: String,
     },
     /// Kill the hook of a prompt that was settled otherwise (the host won, interrupt, EOF);
     /// its late outcome is ignored (WIRE-PERM-001).
-    KillHook { tool_use_id: String },
+    KillHook {
+        /// The prompt's tool use.
+        tool_use_id: String,
+    },
     /// Apply a validated `update_environment_variables` record to the environment of later
     /// tool and hook processes: `None` unsets the name (PROFILE §2b).
     UpdateEnvironment {
+        /// Names and values; `None` unsets.
         variables: Vec<(String, Option<String>)>,
     },
     /// Connect a dynamic MCP server of an installed reference profile (scenario 8). Queued
     /// only after the `mcp_set_servers` response frame.
-    ConnectMcpServer { name: String, config_json: String },
+    ConnectMcpServer {
+        /// The server's name.
+        name: String,
+        /// Its configuration object, compact JSON.
+        config_json: String,
+    },
     /// Append these transcript lines (complete frames, `\n` included) to the session store
     /// and fsync (PROFILE §11). Queued once per finished turn, after the turn's result frame
     /// and before its `idle`: it is the "remote internal/resume-event flush" of the
     /// hard-interrupt order. It acknowledges nothing to the host (scenario 15).
     Persist {
+        /// The transcript lines of the finished turn.
         lines: Vec<Bytes>,
         /// How many frames the session had queued when it asked for the flush: the flush
         /// comes after those and before the next (the turn's `idle`).
@@ -64,7 +89,10 @@ pub enum Action {
     },
     /// The session is over: flush every frame from `poll_transmit`, then exit with `code`
     /// (0 after EOF when all work finished, 1 after a fatal input or output error).
-    Exit { code: i32 },
+    Exit {
+        /// The process exit status.
+        code: i32,
+    },
 }
 
 /// What a finished tool reports.
@@ -98,9 +126,15 @@ impl ToolOutcome {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HookOutcome {
     /// `{"decision":"allow","updatedInput"?:{…}}`; `updated_input` is compact JSON of an object.
-    Allow { updated_input: Option<String> },
+    Allow {
+        /// The replacement input object, compact JSON.
+        updated_input: Option<String>,
+    },
     /// `{"decision":"deny","message"?:s}`.
-    Deny { message: Option<String> },
+    Deny {
+        /// The hook's message (default: the protocol's deny message).
+        message: Option<String>,
+    },
     /// `{"decision":"pass"}`: not decisive, the host decides (WIRE-PERM-001).
     Pass,
     /// Nonzero exit, malformed answer or timeout: a decisive deny `permission hook failed`

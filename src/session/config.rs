@@ -41,10 +41,15 @@ impl Projection {
 /// A settings source of `get_settings`, low to high priority (Control operations).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SettingSource {
+    /// The user's settings.
     User,
+    /// The project's settings.
     Project,
+    /// The project's local settings.
     Local,
+    /// Command-line flags.
     Flag,
+    /// Managed policy.
     Policy,
 }
 

@@ -98,7 +98,7 @@ impl Session {
             let top = scan::top_level(line).unwrap_or_default();
             match top.record_type.as_deref() {
                 Some("attachment_import") => {
-                    return self.fatal(format!("{prefix}{e}"));
+                    return self.fatal(format!("{prefix}{e}"), now);
                 }
                 Some("user") => {
                     self.out.diagnostic(format!("{prefix}{e}"));
@@ -117,7 +117,7 @@ impl Session {
             }
         }
         if e.is_fatal() {
-            return self.fatal(format!("{prefix}{e}"));
+            return self.fatal(format!("{prefix}{e}"), now);
         }
         // Record-level: classify by type (the strict parse succeeded, so a fresh parse reads it).
         let ty = scan::top_level(line).and_then(|t| t.record_type);
@@ -230,28 +230,10 @@ impl Session {
         self.out.push(&rec, false);
     }
 
-    /// An inbound `control_response`: the permission race's (WIRE-009, PERM-050).
+    /// An inbound `control_response`: the permission race's (WIRE-009, PERM-050), through
+    /// the broker.
     fn control_response(&mut self, resp: ControlResponse<'static>, now: Instant) {
-        match self.prompts.on_response(&resp) {
-            super::prompts::Routed::Settled {
-                tool_use_id,
-                settlement,
-                kill_hook,
-            } => {
-                if self.config.replay_user_messages {
-                    // WIRE-EOF-001 / PROFILE §8: a response that resolves a waiter is echoed.
-                    self.out.push(&OutputRecord::ControlResponse(resp), false);
-                }
-                if kill_hook {
-                    self.actions.push_back(Action::KillHook {
-                        tool_use_id: tool_use_id.clone(),
-                    });
-                }
-                self.settle(&tool_use_id, settlement, now);
-            }
-            super::prompts::Routed::Ignored => {}
-            super::prompts::Routed::Orphan => self.orphans += 1,
-        }
+        self.permission_response(&resp, now);
     }
 
     /// WIRE-EOF-001, WIRE-008: input closed.
@@ -265,20 +247,9 @@ impl Session {
                 self.out.push(&r, false);
             }
         }
-        // Every pending control is rejected: each open prompt settles as a denial
-        // (PERM-049), the hook is killed, no cancel record is sent (the host stopped talking).
-        for (tool_use_id, _request, hook) in self.prompts.close_all() {
-            if hook {
-                self.actions.push_back(Action::KillHook {
-                    tool_use_id: tool_use_id.clone(),
-                });
-            }
-            self.settle(
-                &tool_use_id,
-                super::prompts::Settlement::deny("control stream closed"),
-                now,
-            );
-        }
+        // WIRE-008: every pending control is rejected; each prompt waiting on the host
+        // settles as a denial (PERM-049), its hook killed, no cancel record sent.
+        self.permission_eof(now);
         self.after_step(now);
     }
 }

@@ -18,9 +18,9 @@
 use std::time::Instant;
 
 use crate::model::TaskStatus;
-use crate::wire::{ControlCancelRequest, OutputRecord, ResultSubtype};
+use crate::wire::ResultSubtype;
 
-use super::records::{control_success, nonempty, ResultFields};
+use super::records::{control_success, ResultFields};
 use super::turn::{millis, UseState};
 use super::{Action, Session};
 
@@ -33,21 +33,9 @@ impl Session {
         if self.done.is_some() {
             return;
         }
-        // 1. WIRE-011: every pending host-permission waiter's abort listener runs first.
-        let closed = self.prompts.close_all();
-        for (tool_use_id, request, hook) in &closed {
-            if let Some(request_id) = request {
-                let rec = OutputRecord::ControlCancelRequest(ControlCancelRequest {
-                    request_id: nonempty(request_id),
-                });
-                self.out.push(&rec, false);
-            }
-            if *hook {
-                self.actions.push_back(Action::KillHook {
-                    tool_use_id: tool_use_id.clone(),
-                });
-            }
-        }
+        // 1. WIRE-011: every pending host-permission waiter is aborted through the broker
+        // (one `control_cancel_request` each, oldest first) and every hook killed.
+        self.permission_cancel_all(now);
         // 2. WIRE-010: the acknowledgement, payload-less.
         if let Some(id) = ack {
             let rec = control_success(id, None);
@@ -93,7 +81,8 @@ impl Session {
             num_turns: t.request_count(),
             text: String::new(),
             stop_reason: was_streaming.then_some("cancelled"),
-            cost: t.cost_total(),
+            // WIRE-012: a model call cut short reported no price, so the total is unknown.
+            cost: if was_streaming { None } else { t.cost_total() },
             usage: t.usage_total(),
             model: Some(self.config.projection.init.model.clone()),
             denials: t.denials.clone(),

@@ -7,7 +7,8 @@
 //! fatal versus record-level input errors (WIRE-001, WIRE-002, WIRE-021, PROFILE §2b, §5), the
 //! standalone control dispatcher, the user-record queue with priorities (WIRE-020), turns
 //! (`system/init` once, `session_state_changed`, assistant and stream records, tool work and
-//! the permission race, finite background tasks and the held result of WIRE-004, the
+//! the permission race through `permission::PermissionRace` over one `control::Broker`,
+//! finite background tasks and the held result of WIRE-004, the
 //! suggestion), the hard-interrupt order (WIRE-010, WIRE-011), EOF (WIRE-008, WIRE-EOF-001),
 //! replay and result accounting (WIRE-012).
 //!
@@ -63,7 +64,7 @@ pub use action::{Action, ExitStatus, HookOutcome, ToolOutcome};
 pub use config::{
     default_tools, ConfigError, Projection, ReferenceProfile, SessionConfig, SettingSource,
 };
-pub use prompts::{Settlement, RESOLVED_CAPACITY};
+pub use prompts::{Settlement, REQUEST_ID_PREFIX, RESOLVED_CAPACITY};
 pub use queue::{QUEUE_MAX_BYTES, QUEUE_MAX_RECORDS};
 
 use crate::json::Parser;
@@ -141,6 +142,7 @@ pub struct Session {
     /// The conversation before the active turn (the model's context).
     pub(crate) history: Vec<Message>,
     pub(crate) rules: policy::Rules,
+    /// The permission prompts: `control::Broker` + `permission::PermissionRace`.
     pub(crate) prompts: Prompts,
     /// The last published `session_state_changed`.
     pub(crate) state: Option<SessionState>,
@@ -167,6 +169,13 @@ impl Session {
         };
         let out = Output::new(config.credentials.clone());
         let history = config.history.clone();
+        let prompts = Prompts::new(
+            permission::Contenders {
+                host: config.host_permissions,
+                hook: config.hook_configured,
+            },
+            config.replay_user_messages,
+        );
         Ok(Session {
             config,
             stamp,
@@ -180,7 +189,7 @@ impl Session {
             next_turn: 1,
             history,
             rules: policy::Rules::default(),
-            prompts: Prompts::default(),
+            prompts,
             state: None,
             attachments: None,
             eof: false,
@@ -206,9 +215,8 @@ impl Session {
     /// A framing error of line `line_no` (a line over the limit): fatal, like malformed JSON
     /// (PROFILE §2, §2a).
     pub fn handle_frame_error(&mut self, error: &crate::frame::FrameError, now: Instant) {
-        let _ = now;
         let line = error.line();
-        self.fatal(format!("agentx: input line {line}: {error}"));
+        self.fatal(format!("agentx: input line {line}: {error}"), now);
     }
 
     /// Input EOF (or SIGTERM, PROFILE §8). The driver first passes a final unterminated
@@ -331,10 +339,7 @@ impl Session {
 
     /// Host permission requests still pending, by request ID.
     pub fn pending_requests(&self) -> Vec<String> {
-        self.prompts
-            .pending_requests()
-            .map(str::to_string)
-            .collect()
+        self.prompts.pending_requests()
     }
 
     /// True when `tool_use_id` is in the bounded resolved set (PERM-050).
@@ -354,16 +359,12 @@ impl Session {
 
     /// Publishes `state` if it differs from the last published one.
     pub(crate) fn publish(&mut self, state: SessionState) {
-        if self.state != Some(state) {
-            self.state = Some(state);
-            let rec = self.stamp.state(state);
-            self.out.push(&rec, false);
-        }
+        prompts::publish(&mut self.out, &mut self.stamp, &mut self.state, state);
     }
 
     /// A fatal input or output error: one diagnostic, every running thing stopped, exit 1
     /// after the frames already queued (PROFILE §8).
-    pub(crate) fn fatal(&mut self, diagnostic: String) {
+    pub(crate) fn fatal(&mut self, diagnostic: String, now: Instant) {
         if self.done.is_some() {
             return;
         }
@@ -373,17 +374,13 @@ impl Session {
                 self.out.push(&r, false);
             }
         }
-        self.stop_everything();
+        self.stop_everything(now);
         self.finish(1);
     }
 
     /// Cancels the model, tools and hooks without writing anything.
-    fn stop_everything(&mut self) {
-        for (tool_use_id, _, hook) in self.prompts.close_all() {
-            if hook {
-                self.actions.push_back(Action::KillHook { tool_use_id });
-            }
-        }
+    fn stop_everything(&mut self, now: Instant) {
+        self.permission_shutdown(now);
         if let Some(t) = self.turn.take() {
             if t.model_active() {
                 self.actions.push_back(Action::CancelModel { turn: t.id });
@@ -409,7 +406,7 @@ impl Session {
             return;
         }
         if self.out.failed() {
-            self.stop_everything();
+            self.stop_everything(now);
             self.finish(1);
             return;
         }
@@ -419,7 +416,7 @@ impl Session {
                 None => break,
             }
             if self.out.failed() {
-                self.stop_everything();
+                self.stop_everything(now);
                 self.finish(1);
                 return;
             }

@@ -50,10 +50,14 @@ pub const BASH_SUMMARY_MAX: usize = 64;
 pub enum HookOutcome {
     /// `{"decision":"allow","updatedInput"?:{…}}`.
     Allow {
+        /// The hook's replacement input object (PERM-042).
         updated_input: Option<RawObject<'static>>,
     },
     /// `{"decision":"deny","message"?:s}`.
-    Deny { message: Option<String> },
+    Deny {
+        /// The hook's message (default: the protocol's deny message).
+        message: Option<String>,
+    },
     /// `{"decision":"pass"}`: not decisive; the host decides (WIRE-PERM-001).
     Pass,
     /// Nonzero exit, malformed answer or timeout: a decisive deny `permission hook failed`
@@ -67,11 +71,18 @@ pub enum Verdict {
     /// Run the tool, with the winner's `updatedInput` when given (PERM-042) and its
     /// `updatedPermissions` (PERM-043).
     Allow {
+        /// The winner's replacement input (PERM-042).
         updated_input: Option<RawObject<'static>>,
+        /// The winner's `updatedPermissions` (PERM-043).
         updated_permissions: Vec<PermissionUpdate<'static>>,
     },
     /// Do not run it. `interrupt` (PERM-045): the active turn must be interrupted too.
-    Deny { message: String, interrupt: bool },
+    Deny {
+        /// The `tool_result` error text.
+        message: String,
+        /// PERM-045: interrupt the turn too.
+        interrupt: bool,
+    },
 }
 
 impl Verdict {
@@ -82,6 +93,7 @@ impl Verdict {
         }
     }
 
+    /// True for an allow.
     pub fn is_allow(&self) -> bool {
         matches!(self, Verdict::Allow { .. })
     }
@@ -116,8 +128,11 @@ pub enum Decider {
 /// One tool-use ID settled, exactly once (PERM-053).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settlement {
+    /// The tool use that settled.
     pub tool_use_id: String,
+    /// How.
     pub verdict: Verdict,
+    /// Who decided.
     pub decider: Decider,
 }
 
@@ -127,13 +142,19 @@ pub enum RaceAction {
     /// Start the permission hook for this prompt; answer with
     /// [`PermissionRace::handle_hook`].
     StartHook {
+        /// The prompt's tool use.
         tool_use_id: String,
+        /// The tool's name.
         tool_name: String,
+        /// The tool's input.
         input: RawObject<'static>,
     },
     /// Kill the hook of a prompt the host (or an interrupt, or EOF) settled; its late result
     /// changes nothing.
-    KillHook { tool_use_id: String },
+    KillHook {
+        /// The prompt's tool use.
+        tool_use_id: String,
+    },
     /// The prompt settled.
     Settled(Settlement),
 }
@@ -150,13 +171,23 @@ pub struct Contenders {
 /// One permission question: a tool use that evaluated to ask.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ask {
+    /// The tool use (PERM-020: nonempty).
     pub tool_use_id: String,
+    /// The tool's name (PERM-020: nonempty).
     pub tool_name: String,
+    /// The tool's input object.
     pub input: RawObject<'static>,
+    /// `permission_suggestions` of the request.
     pub permission_suggestions: Option<Vec<PermissionUpdate<'static>>>,
+    /// `blocked_path` of the request.
     pub blocked_path: Option<String>,
+    /// `decision_reason` of the request.
     pub decision_reason: Option<String>,
+    /// `agent_id` of the request.
     pub agent_id: Option<String>,
+    /// The request's safe `description` when the caller has a better summary than
+    /// [`describe`] (the session's PROFILE §10 summaries); `None`: [`describe`].
+    pub description: Option<String>,
 }
 
 impl Ask {
@@ -170,7 +201,14 @@ impl Ask {
             blocked_path: None,
             decision_reason: None,
             agent_id: None,
+            description: None,
         }
+    }
+
+    /// Uses `description` as the request's safe summary (PERM-021, WIRE-PERM-003).
+    pub fn with_description(mut self, description: String) -> Ask {
+        self.description = Some(description);
+        self
     }
 
     /// The synthetic sandbox network request (PERM-022, WIRE-PERM-004): `tool_name`
@@ -286,6 +324,7 @@ pub struct PermissionRace {
 }
 
 impl PermissionRace {
+    /// A race with these contenders and no open prompt.
     pub fn new(contenders: Contenders) -> Self {
         PermissionRace {
             contenders,
@@ -369,7 +408,11 @@ impl PermissionRace {
         let host = if host_possible {
             let request = CanUseTool {
                 tool_name,
-                description: Some(Text::Owned(describe(&ask.tool_name, &ask.input))),
+                description: Some(Text::Owned(
+                    ask.description
+                        .clone()
+                        .unwrap_or_else(|| describe(&ask.tool_name, &ask.input)),
+                )),
                 input: ask.input.clone(),
                 tool_use_id,
                 permission_suggestions: ask.permission_suggestions.clone(),
@@ -594,6 +637,28 @@ impl PermissionRace {
         }
         note_settled(broker, &actions);
         (actions, cancelled.failure)
+    }
+
+    /// A fatal stop: the broker shuts down (every pending waiter settles `Shutdown`, nothing
+    /// is emitted and no new request starts) and every prompt settles as a denial, its hook
+    /// killed. Nothing is published: the session is ending.
+    pub fn shutdown(&mut self, broker: &mut Broker, now: Instant) -> Vec<RaceAction> {
+        let _ = broker.shutdown(now);
+        let mut actions = Vec::with_capacity(self.prompts.len() * 2);
+        for prompt in self.prompts.drain(..) {
+            if prompt.hook == HookLeg::Running {
+                actions.push(RaceAction::KillHook {
+                    tool_use_id: prompt.tool_use_id.clone(),
+                });
+            }
+            actions.push(RaceAction::Settled(Settlement {
+                tool_use_id: prompt.tool_use_id,
+                verdict: Verdict::deny(CONTROL_STREAM_CLOSED),
+                decider: Decider::StreamClosed,
+            }));
+        }
+        note_settled(broker, &actions);
+        actions
     }
 
     /// Input EOF (WIRE-008, after the final record was dispatched): the broker rejects every

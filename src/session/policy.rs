@@ -31,10 +31,12 @@ pub enum Verdict {
 /// A rule added by `updatedPermissions` (`addRules`), PERM-023.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rule {
+    /// The tool the rule is for.
     pub tool_name: String,
     /// `None` matches every use of the tool; `Some("x*")` a primary argument starting with
     /// `x`; `Some("x")` exactly `x`.
     pub rule_content: Option<String>,
+    /// What a matching use gets.
     pub behavior: PermissionBehavior,
 }
 
@@ -101,17 +103,24 @@ impl Rules {
 /// The checked input of a known tool.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToolInput {
+    /// `Read`.
     Read {
+        /// The file to read.
         file_path: String,
     },
+    /// `Write`.
     Write {
+        /// The file to write.
         file_path: String,
     },
+    /// `Bash`.
     Bash {
+        /// The command.
         command: String,
     },
     /// The sandbox network request (PERM-022).
     Network {
+        /// The host asked for.
         host: String,
     },
 }

@@ -1,285 +1,390 @@
-//! The open permission prompts of a session: the race of WIRE-PERM-001..004 between the
-//! host's `can_use_tool` request and the permission hook, the correlation of host responses,
-//! the known-late cancelled requests (WIRE-007) and the bounded set of the last 1,000
-//! resolved tool-use IDs (duplicate suppression, PERM-050).
+//! The session's permission prompts, carried by the tested components: the host's
+//! `can_use_tool` requests are waiters of one [`control::Broker`](crate::control::Broker)
+//! (WIRE-006..009, PERM-050) and the race between the host and the hook is one
+//! [`PermissionRace`] (WIRE-PERM-001..004, PERM-021, -045, -049, -053). This module is only
+//! the glue: the [`Emitter`] that puts the race's and the broker's records into the session's
+//! one output FIFO (WIRE-003), the translation of the session's hook outcomes and of the
+//! race's verdicts, and carrying out the returned [`RaceAction`]s.
 //!
-//! Owns: who won a prompt (the first decisive result in completion order; `pass` is not
-//! decisive), fail-closed settlement (PERM-049: errors, malformed decisions, stream close and
-//! cancellation are denials, never an allow), and that each tool-use ID settles exactly once
-//! (PERM-053). Must never: write a record or decide a tool's permission mode (the session
-//! writes what this module returns; `policy` decides allow/deny/ask).
+//! Owns: nothing of the race itself. Must never: decide a winner, correlate a response, keep
+//! its own pending or resolved set (the broker's is the one, PERM-050), or write a record
+//! except through the emitter or the session's `settle`.
 
-use std::collections::{HashSet, VecDeque};
+use std::time::Instant;
 
-use crate::wire::permission::{CanUseTool, PermissionDecision, PermissionUpdate};
-use crate::wire::{ControlOutcome, ControlResponse, IntoOwned, RawObject};
+use crate::control::{Broker, Dispatch, Emission, Emitter, Refused, StateChange};
+use crate::wire::permission::PermissionUpdate;
+use crate::wire::system::SessionState;
+use crate::wire::{ControlResponse, OutputRecord, RawJson, RawObject};
+
+use super::output::Output;
+use super::permission::{
+    self, Ask, Contenders, Decider, HookOutcome as RaceHook, PermissionRace, RaceAction, Routed,
+    Verdict,
+};
+use super::records::Stamp;
+use super::{Action, HookOutcome, Session};
 
 /// How many resolved tool-use IDs are remembered (Ordering, replay, and duplicate
-/// suppression: "a bounded set of 1,000").
-pub const RESOLVED_CAPACITY: usize = 1000;
+/// suppression: "a bounded set of 1,000"); the broker's set.
+pub use crate::control::RESOLVED_CAPACITY;
 
-/// How a prompt settled.
+/// The prefix of the session's permission request IDs (`agentx-perm-1`, ...).
+pub const REQUEST_ID_PREFIX: &str = "agentx-perm-";
+
+/// How a prompt settled, in the session's terms.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Settlement {
-    /// Run the tool, with the winner's `updatedInput` (compact JSON) when given.
+    /// Run the tool, with the winner's `updatedInput` (compact JSON) when given (PERM-042)
+    /// and its `updatedPermissions` (PERM-043).
     Allow {
+        /// The winner's replacement input, compact JSON (PERM-042).
         updated_input: Option<String>,
+        /// The winner's `updatedPermissions` (PERM-043).
         updated_permissions: Vec<PermissionUpdate<'static>>,
     },
     /// Do not run it; `interrupt` (PERM-045) also interrupts the turn.
-    Deny { message: String, interrupt: bool },
-}
-
-impl Settlement {
-    pub(crate) fn deny(message: impl Into<String>) -> Settlement {
-        Settlement::Deny {
-            message: message.into(),
-            interrupt: false,
-        }
-    }
-}
-
-/// One open prompt.
-#[derive(Debug)]
-pub(crate) struct Prompt {
-    pub(crate) tool_use_id: String,
-    /// The host request still pending, with the request for validating its answer
-    /// (WIRE-009).
-    pub(crate) host: Option<(String, CanUseTool<'static>)>,
-    pub(crate) hook_running: bool,
-}
-
-/// What an inbound `control_response` meant.
-#[derive(Debug)]
-pub(crate) enum Routed {
-    /// It answered an open prompt, which settled. `kill_hook` when the hook still ran.
-    Settled {
-        tool_use_id: String,
-        settlement: Settlement,
-        kill_hook: bool,
+    Deny {
+        /// The `tool_result` error text.
+        message: String,
+        /// PERM-045: interrupt the turn too.
+        interrupt: bool,
     },
-    /// A known-late response to a cancelled request (WIRE-007) or a duplicate for a resolved
-    /// tool-use ID (PERM-050): ignored.
-    Ignored,
-    /// No pending request and no known tool identity (PERM-050).
-    Orphan,
 }
 
-/// What a hook result meant.
+/// What asking did.
 #[derive(Debug)]
-pub(crate) enum HookRouted {
-    /// The hook decided; `cancel` is the host request to cancel (WIRE-PERM-001 step 3).
-    Settled {
-        settlement: Settlement,
-        cancel: Option<String>,
-    },
-    /// `pass` with the host still pending: keep waiting.
-    Waiting,
-    /// Not an open prompt's hook (late loser, killed hook): ignored.
-    Ignored,
+pub(crate) enum Asked {
+    /// The prompt is open: the host request and/or the hook run.
+    Open,
+    /// It settled at once (nobody can answer, the request could not leave, or the tool-use
+    /// ID is not askable: PERM-053).
+    Settled(Settlement),
 }
 
-/// The open prompts and the resolved-ID memory.
-#[derive(Debug, Default)]
+/// The broker and the race of one session.
+#[derive(Debug)]
 pub(crate) struct Prompts {
-    open: Vec<Prompt>,
-    resolved: VecDeque<String>,
-    resolved_set: HashSet<String>,
-    /// Request IDs of settled prompts (cancelled locally or answered): a response to one is
-    /// known-late or a duplicate (WIRE-007, PERM-050). Bounded like `resolved`.
-    late: VecDeque<String>,
-    next_request: u64,
+    pub(crate) broker: Broker,
+    pub(crate) race: PermissionRace,
 }
 
 impl Prompts {
-    /// A fresh request ID.
-    pub(crate) fn request_id(&mut self) -> String {
-        self.next_request += 1;
-        format!("agentx-perm-{}", self.next_request)
-    }
-
-    /// Registers a prompt before its request frame is pushed (WIRE-006).
-    pub(crate) fn open(&mut self, prompt: Prompt) {
-        self.open.push(prompt);
-    }
-
-    /// No prompt is open (PROFILE §8: back to `running`).
-    pub(crate) fn is_empty(&self) -> bool {
-        self.open.is_empty()
+    pub(crate) fn new(contenders: Contenders, replay: bool) -> Prompts {
+        let mut broker = Broker::with_id_prefix(REQUEST_ID_PREFIX);
+        // PROFILE §8 Replay / WIRE-EOF-001: a response that resolves a waiter is echoed.
+        broker.set_replay(replay);
+        Prompts {
+            broker,
+            race: PermissionRace::new(contenders),
+        }
     }
 
     /// Open prompts' tool-use IDs, oldest first.
     pub(crate) fn open_ids(&self) -> impl Iterator<Item = &str> {
-        self.open.iter().map(|p| p.tool_use_id.as_str())
+        self.race.open_tool_use_ids()
     }
 
     /// Pending host request IDs, oldest first.
-    pub(crate) fn pending_requests(&self) -> impl Iterator<Item = &str> {
-        self.open
-            .iter()
-            .filter_map(|p| p.host.as_ref().map(|(r, _)| r.as_str()))
+    pub(crate) fn pending_requests(&self) -> Vec<String> {
+        self.broker
+            .pending_permission_ids()
+            .into_iter()
+            .map(String::from)
+            .collect()
     }
 
-    /// True when `tool_use_id` settled recently (duplicate suppression).
+    /// True when `tool_use_id` settled recently (PERM-050).
     pub(crate) fn is_resolved(&self, tool_use_id: &str) -> bool {
-        self.resolved_set.contains(tool_use_id)
+        self.broker.resolved_tool_uses().contains(tool_use_id)
     }
 
-    /// Remembers a settled tool-use ID, evicting the oldest beyond 1,000.
+    /// A tool use got its terminal `tool_result`: it joins the resolved set (PERM-050,
+    /// PERM-053), oldest evicted beyond 1,000.
     pub(crate) fn mark_resolved(&mut self, tool_use_id: &str) {
-        if !self.resolved_set.insert(tool_use_id.to_string()) {
-            return;
-        }
-        self.resolved.push_back(tool_use_id.to_string());
-        if self.resolved.len() > RESOLVED_CAPACITY {
-            if let Some(old) = self.resolved.pop_front() {
-                self.resolved_set.remove(&old);
-            }
-        }
-    }
-
-    fn mark_late(&mut self, request_id: String) {
-        self.late.push_back(request_id);
-        if self.late.len() > RESOLVED_CAPACITY {
-            self.late.pop_front();
-        }
-    }
-
-    /// Removes a prompt exactly once (WIRE-006): its tool-use ID becomes resolved and its
-    /// host request, if any, known-late (a later response to it is ignored, WIRE-007).
-    fn take(&mut self, i: usize) -> Prompt {
-        let p = self.open.remove(i);
-        self.mark_resolved(&p.tool_use_id);
-        if let Some((r, _)) = &p.host {
-            self.mark_late(r.clone());
-        }
-        p
-    }
-
-    /// Routes an inbound `control_response` (WIRE-009: the waiter's own schema validates it
-    /// before resolution; PERM-049: anything but a valid decision is a denial).
-    pub(crate) fn on_response(&mut self, resp: &ControlResponse<'_>) -> Routed {
-        let id = resp.request_id.as_str();
-        let found = self
-            .open
-            .iter()
-            .position(|p| p.host.as_ref().is_some_and(|(r, _)| r == id));
-        let Some(i) = found else {
-            if self.late.iter().any(|r| r == id) {
-                return Routed::Ignored;
-            }
-            return match decision_tool_use_id(&resp.outcome) {
-                Some(t) if self.is_resolved(&t) => Routed::Ignored,
-                _ => Routed::Orphan,
-            };
-        };
-        let settlement = match &self.open[i].host {
-            Some((_, request)) => match PermissionDecision::from_outcome(&resp.outcome, request) {
-                Ok(d) => settlement_of(d),
-                Err(_) => match &resp.outcome {
-                    ControlOutcome::Error { error, .. } => Settlement::deny(error.to_string()),
-                    _ => Settlement::deny("invalid permission decision"),
-                },
-            },
-            None => Settlement::deny("invalid permission decision"),
-        };
-        let p = self.take(i);
-        Routed::Settled {
-            tool_use_id: p.tool_use_id,
-            settlement,
-            kill_hook: p.hook_running,
-        }
-    }
-
-    /// Routes a hook result (WIRE-PERM-001: the first decisive result wins; `pass` is not
-    /// decisive; a late loser changes nothing).
-    pub(crate) fn on_hook(
-        &mut self,
-        tool_use_id: &str,
-        outcome: &super::HookOutcome,
-    ) -> HookRouted {
-        let Some(i) = self
-            .open
-            .iter()
-            .position(|p| p.tool_use_id == tool_use_id && p.hook_running)
-        else {
-            return HookRouted::Ignored;
-        };
-        let settlement = match outcome {
-            super::HookOutcome::Pass => {
-                self.open[i].hook_running = false;
-                if self.open[i].host.is_some() {
-                    return HookRouted::Waiting;
-                }
-                // Nobody else can decide: fail closed (WIRE-PERM-002).
-                Settlement::deny("no permission prompt available")
-            }
-            super::HookOutcome::Allow { updated_input } => Settlement::Allow {
-                updated_input: updated_input.clone(),
-                updated_permissions: Vec::new(),
-            },
-            super::HookOutcome::Deny { message } => Settlement::deny(
-                message
-                    .clone()
-                    .unwrap_or_else(|| crate::wire::permission::DEFAULT_DENY_MESSAGE.to_string()),
-            ),
-            super::HookOutcome::Failed => Settlement::deny("permission hook failed"),
-        };
-        let mut p = self.take(i);
-        let cancel = p.host.take().map(|(r, _)| r);
-        HookRouted::Settled { settlement, cancel }
-    }
-
-    /// Closes every open prompt (interrupt, EOF, fatal stop), oldest first: `(tool_use_id,
-    /// pending host request, hook still running)`. Cancelled request IDs become known-late.
-    pub(crate) fn close_all(&mut self) -> Vec<(String, Option<String>, bool)> {
-        let mut out = Vec::with_capacity(self.open.len());
-        while !self.open.is_empty() {
-            let p = self.take(0);
-            let req = p.host.map(|(r, _)| r);
-            out.push((p.tool_use_id, req, p.hook_running));
-        }
-        out
+        self.broker.record_resolved_tool_use(tool_use_id);
     }
 }
 
-fn settlement_of(d: PermissionDecision<'_>) -> Settlement {
-    match d {
-        PermissionDecision::Allow {
+/// The session's emitter: every record of the race and the broker is pushed into the one
+/// output FIFO as it happens (WIRE-003), so the frame order is the race's order. A refused
+/// push (the output latched, WIRE-013) is a [`Refused`] emission (WIRE-015).
+pub(crate) struct SessionEmitter<'a> {
+    pub(crate) out: &'a mut Output,
+    pub(crate) stamp: &'a mut Stamp,
+    pub(crate) state: &'a mut Option<SessionState>,
+}
+
+impl Emitter for SessionEmitter<'_> {
+    fn emit(&mut self, _broker: &mut Broker, emission: Emission<'_>) -> Result<(), Refused> {
+        let pushed = match emission {
+            Emission::Request(r) => self
+                .out
+                .push(&OutputRecord::ControlRequest(r.clone()), false),
+            Emission::Cancel(c) => self
+                .out
+                .push(&OutputRecord::ControlCancelRequest(c.clone()), false),
+            Emission::Echo(r) => self
+                .out
+                .push(&OutputRecord::ControlResponse(r.clone()), false),
+            Emission::State(s) => {
+                let state = match s {
+                    StateChange::RequiresAction => SessionState::RequiresAction,
+                    StateChange::Running => SessionState::Running,
+                };
+                publish(self.out, self.stamp, self.state, state)
+            }
+        };
+        if pushed {
+            Ok(())
+        } else {
+            Err(Refused)
+        }
+    }
+}
+
+/// Publishes `state` if it differs from the last published one; false when the output has
+/// failed.
+pub(crate) fn publish(
+    out: &mut Output,
+    stamp: &mut Stamp,
+    last: &mut Option<SessionState>,
+    state: SessionState,
+) -> bool {
+    if *last == Some(state) {
+        return true;
+    }
+    *last = Some(state);
+    let rec = stamp.state(state);
+    out.push(&rec, false)
+}
+
+/// The session's hook outcome for the race. An `updatedInput` that is not a JSON object is
+/// a malformed decision: a denial, never an allow (PERM-049, WIRE-PERM-002).
+fn race_hook(outcome: HookOutcome) -> RaceHook {
+    match outcome {
+        HookOutcome::Allow {
+            updated_input: None,
+        } => RaceHook::Allow {
+            updated_input: None,
+        },
+        HookOutcome::Allow {
+            updated_input: Some(s),
+        } => match RawJson::parse_owned(s.into_bytes()) {
+            Ok(raw) if raw.as_bytes().first() == Some(&b'{') => RaceHook::Allow {
+                updated_input: Some(RawObject(raw)),
+            },
+            _ => RaceHook::Failed,
+        },
+        HookOutcome::Deny { message } => RaceHook::Deny { message },
+        HookOutcome::Pass => RaceHook::Pass,
+        HookOutcome::Failed => RaceHook::Failed,
+    }
+}
+
+/// The race's verdict in the session's terms. A host's `updatedInput` is written canonically
+/// (PERM-042); a hook's is kept as the hook runner gave it (compact JSON).
+fn settlement_of(s: permission::Settlement) -> Settlement {
+    match s.verdict {
+        Verdict::Allow {
             updated_input,
             updated_permissions,
-            ..
         } => Settlement::Allow {
-            updated_input: updated_input.map(|o: RawObject<'_>| {
+            updated_input: updated_input.map(|o| {
                 let mut out = Vec::new();
-                o.0.write_canonical(&mut out);
+                match s.decider {
+                    Decider::Hook => out.extend_from_slice(o.0.as_bytes()),
+                    _ => o.0.write_canonical(&mut out),
+                }
                 String::from_utf8(out).unwrap_or_else(|_| "{}".to_string())
             }),
-            updated_permissions: updated_permissions
-                .unwrap_or_default()
-                .into_iter()
-                .map(IntoOwned::into_owned)
-                .collect(),
+            updated_permissions,
         },
-        PermissionDecision::Deny {
-            message, interrupt, ..
-        } => Settlement::Deny {
-            message: message.into_owned(),
-            interrupt: interrupt.unwrap_or(false),
-        },
+        Verdict::Deny { message, interrupt } => Settlement::Deny { message, interrupt },
     }
 }
 
-/// The `toolUseID` (or alias) a success decision names, if it can be read.
-fn decision_tool_use_id(outcome: &ControlOutcome<'_>) -> Option<String> {
-    let ControlOutcome::Success {
-        response: Some(raw),
-    } = outcome
-    else {
-        return None;
-    };
-    let doc = raw.document().ok()?;
-    let obj = doc.root().as_object()?;
-    let v = obj.get("toolUseID").or_else(|| obj.get("tool_use_id"))?;
-    Some(v.as_str()?.decode().into_owned())
+impl Session {
+    /// Opens the permission race for one tool use (WIRE-PERM-001 steps 1–2): through
+    /// [`PermissionRace::ask`], `requires_action` when it is the first open prompt, the host's
+    /// `can_use_tool` request registered with the broker before its envelope is queued
+    /// (WIRE-006; not after input closed, WIRE-008) with the safe `description` (PERM-021,
+    /// WIRE-PERM-003), and the hook, together.
+    pub(crate) fn ask_permission(
+        &mut self,
+        tool_use_id: &str,
+        tool_name: &str,
+        input: &str,
+        now: Instant,
+    ) -> Asked {
+        let raw = RawJson::parse_owned(input.as_bytes().to_vec())
+            .unwrap_or_else(|_| RawJson::empty_object());
+        let ask = Ask::new(tool_use_id, tool_name, RawObject(raw))
+            .with_description(super::policy::description(tool_name, input));
+        let Session {
+            prompts,
+            out,
+            stamp,
+            state,
+            ..
+        } = self;
+        let mut emit = SessionEmitter { out, stamp, state };
+        let actions = match prompts.race.ask(ask, &mut prompts.broker, &mut emit, now) {
+            Ok(actions) => actions,
+            // PERM-053: an ID that is already open or settled is not asked again.
+            Err(e) => {
+                return Asked::Settled(Settlement::Deny {
+                    message: e.to_string(),
+                    interrupt: false,
+                })
+            }
+        };
+        let mut settled = None;
+        for a in actions {
+            match a {
+                RaceAction::StartHook {
+                    tool_use_id,
+                    tool_name,
+                    input,
+                } => self.actions.push_back(Action::StartHook {
+                    tool_use_id,
+                    session_id: self.stamp.session_id.as_str().to_string(),
+                    tool_name,
+                    input_json: String::from_utf8_lossy(input.0.as_bytes()).into_owned(),
+                }),
+                RaceAction::KillHook { tool_use_id } => {
+                    self.actions.push_back(Action::KillHook { tool_use_id })
+                }
+                RaceAction::Settled(s) => settled = Some(settlement_of(s)),
+            }
+        }
+        match settled {
+            Some(s) => Asked::Settled(s),
+            None => Asked::Open,
+        }
+    }
+
+    /// An inbound `control_response` (WIRE-009: validated by the waiter's own schema before
+    /// resolution; PERM-049: anything but a valid decision is a denial; WIRE-007: a
+    /// known-late response changes nothing; PERM-050: a duplicate is ignored, an orphan is
+    /// counted).
+    pub(crate) fn permission_response(&mut self, resp: &ControlResponse<'_>, now: Instant) {
+        let Session {
+            prompts,
+            out,
+            stamp,
+            state,
+            ..
+        } = self;
+        let mut emit = SessionEmitter { out, stamp, state };
+        match prompts
+            .race
+            .handle_response(resp, &mut prompts.broker, &mut emit, now)
+        {
+            Routed::Race(actions) => self.carry_out(actions, now),
+            Routed::Other(Dispatch::Orphan(_)) => self.orphans += 1,
+            // Known-late (WIRE-007), duplicate (PERM-050); the session has no other waiters.
+            Routed::Other(_) => {}
+        }
+    }
+
+    /// The hook answered (WIRE-PERM-001 steps 3–4; a late loser changes nothing).
+    pub(crate) fn permission_hook(
+        &mut self,
+        tool_use_id: &str,
+        outcome: HookOutcome,
+        now: Instant,
+    ) {
+        let Session {
+            prompts,
+            out,
+            stamp,
+            state,
+            ..
+        } = self;
+        let mut emit = SessionEmitter { out, stamp, state };
+        let actions = prompts.race.handle_hook(
+            tool_use_id,
+            race_hook(outcome),
+            &mut prompts.broker,
+            &mut emit,
+            now,
+        );
+        self.carry_out(actions, now);
+    }
+
+    /// Input EOF (WIRE-008, after the final record was dispatched): every pending host
+    /// request is rejected `control stream closed`, its prompt settles as a denial and its
+    /// hook is killed; no cancel record is sent (the host stopped talking).
+    pub(crate) fn permission_eof(&mut self, now: Instant) {
+        let Session {
+            prompts,
+            out,
+            stamp,
+            state,
+            ..
+        } = self;
+        let mut emit = SessionEmitter { out, stamp, state };
+        let (actions, _others) = prompts.race.handle_eof(&mut prompts.broker, &mut emit, now);
+        self.carry_out(actions, now);
+    }
+
+    /// Interrupt, step 1 (WIRE-011): one `control_cancel_request` per pending host request,
+    /// oldest first, every hook killed. The prompts settle as cancellations; the caller's
+    /// hard-interrupt order writes their terminal `tool_result`s. The caller pushes the
+    /// acknowledgement right after this returns, so it follows every cancellation.
+    pub(crate) fn permission_cancel_all(&mut self, now: Instant) {
+        let Session {
+            prompts,
+            out,
+            stamp,
+            state,
+            ..
+        } = self;
+        let mut emit = SessionEmitter { out, stamp, state };
+        let (actions, _failure) =
+            prompts
+                .race
+                .cancel_all(&mut prompts.broker, &mut emit, now, None);
+        self.kill_hooks(actions);
+    }
+
+    /// A fatal stop: the broker shuts down and every prompt closes silently, hooks killed.
+    pub(crate) fn permission_shutdown(&mut self, now: Instant) {
+        let actions = self.prompts.race.shutdown(&mut self.prompts.broker, now);
+        self.kill_hooks(actions);
+    }
+
+    fn kill_hooks(&mut self, actions: Vec<RaceAction>) {
+        for a in actions {
+            if let RaceAction::KillHook { tool_use_id } = a {
+                self.actions.push_back(Action::KillHook { tool_use_id });
+            }
+        }
+    }
+
+    /// Carries out the race's actions in order; each settlement is applied once (PERM-053).
+    fn carry_out(&mut self, actions: Vec<RaceAction>, now: Instant) {
+        for a in actions {
+            match a {
+                RaceAction::StartHook {
+                    tool_use_id,
+                    tool_name,
+                    input,
+                } => self.actions.push_back(Action::StartHook {
+                    tool_use_id,
+                    session_id: self.stamp.session_id.as_str().to_string(),
+                    tool_name,
+                    input_json: String::from_utf8_lossy(input.0.as_bytes()).into_owned(),
+                }),
+                RaceAction::KillHook { tool_use_id } => {
+                    self.actions.push_back(Action::KillHook { tool_use_id })
+                }
+                RaceAction::Settled(s) => {
+                    let id = s.tool_use_id.clone();
+                    self.settle(&id, settlement_of(s), now);
+                }
+            }
+        }
+    }
 }

@@ -24,7 +24,7 @@ use crate::wire::user::{ContentBlock, UserContent, UserMessage};
 use crate::wire::{OutputRecord, RawJson, ResultSubtype, SystemEvent, UserRecord};
 
 use super::policy::{self, Verdict};
-use super::prompts::{Prompt, Settlement};
+use super::prompts::{Asked, Settlement};
 use super::queue::Queued;
 use super::records::{Denial, ResultFields};
 use super::{Action, Session, ToolOutcome};
@@ -392,7 +392,7 @@ impl Session {
                         };
                     }
                 } else {
-                    self.evaluate_uses(&mut t);
+                    self.evaluate_uses(&mut t, now);
                 }
             }
             ModelEvent::Failed { category, message } if streaming => {
@@ -415,6 +415,8 @@ impl Session {
                 t.failed = true;
                 t.model_done = true;
                 t.stop_reason = None;
+                // WIRE-012: a call that failed reported no price.
+                t.cost_unknown = true;
             }
             ModelEvent::Cancelled if streaming => {
                 self.end_request(&mut t, now);
@@ -423,6 +425,7 @@ impl Session {
                 t.failed = true;
                 t.model_done = true;
                 t.stop_reason = Some(StopReason::Cancelled.as_str());
+                t.cost_unknown = true;
             }
             ModelEvent::TaskStarted {
                 task_id,
@@ -452,7 +455,7 @@ impl Session {
             }
             ModelEvent::Suggestion { text } => t.suggestion = Some(text),
             ModelEvent::NetworkAccess { host, port } if streaming => {
-                self.network_access(&mut t, &host, port);
+                self.network_access(&mut t, &host, port, now);
             }
             ModelEvent::Compact => self.compact(),
             // An event of a call that is not open (after its stop): ignored.
@@ -525,7 +528,7 @@ impl Session {
     }
 
     /// PROFILE §10 for each tool use of the finished message, in block order.
-    fn evaluate_uses(&mut self, t: &mut Turn) {
+    fn evaluate_uses(&mut self, t: &mut Turn, now: Instant) {
         for i in 0..t.uses.len() {
             let u = t.uses[i].clone();
             let verdict = match &u.state {
@@ -548,79 +551,24 @@ impl Session {
                         is_error: true,
                     }
                 }
-                Verdict::Ask => {
-                    if !self.ask(&u.id, &u.name, &u.input) {
-                        let msg = self.no_prompt_message();
-                        self.deny_use(t, i, msg.to_string());
-                    } else {
-                        t.uses[i].state = UseState::Asking;
+                Verdict::Ask => match self.ask_permission(&u.id, &u.name, &u.input, now) {
+                    Asked::Open => t.uses[i].state = UseState::Asking,
+                    // Settled at once: nobody can answer (PROFILE §10), or the request could
+                    // not leave (WIRE-PERM-002: a denial). The session's emitter never answers
+                    // re-entrantly, so an immediate allow does not occur; it would run.
+                    Asked::Settled(Settlement::Allow {
+                        updated_input,
+                        updated_permissions,
+                    }) => {
+                        self.rules.apply(&updated_permissions);
+                        self.run_tool(t, i, updated_input);
                     }
-                }
+                    Asked::Settled(Settlement::Deny { message, .. }) => {
+                        self.deny_use(t, i, message)
+                    }
+                },
             }
         }
-    }
-
-    fn no_prompt_message(&self) -> &'static str {
-        if self.eof {
-            "control stream closed"
-        } else {
-            "no permission prompt available"
-        }
-    }
-
-    /// Opens the permission race (WIRE-PERM-001): `requires_action`, the host request (unless
-    /// input closed or there is no host) and the hook, together. False when nobody can answer.
-    fn ask(&mut self, tool_use_id: &str, tool_name: &str, input: &str) -> bool {
-        let host = self.config.host_permissions && !self.eof;
-        let hook = self.config.hook_configured;
-        if !host && !hook {
-            return false;
-        }
-        let host_request = if host {
-            let request_id = self.prompts.request_id();
-            let request = crate::wire::permission::CanUseTool {
-                tool_name: crate::wire::grammar::NonEmpty::new(tool_name.to_string())
-                    .unwrap_or_else(|| super::records::nonempty("-")),
-                input: crate::wire::RawObject(
-                    RawJson::parse_owned(input.as_bytes().to_vec())
-                        .unwrap_or_else(|_| RawJson::empty_object()),
-                ),
-                tool_use_id: super::records::nonempty(tool_use_id),
-                permission_suggestions: None,
-                blocked_path: None,
-                decision_reason: None,
-                title: None,
-                display_name: None,
-                description: Some(Cow::Owned(policy::description(tool_name, input))),
-                agent_id: None,
-            };
-            Some((request_id, request))
-        } else {
-            None
-        };
-        // WIRE-006: registered before the envelope is queued.
-        self.prompts.open(Prompt {
-            tool_use_id: tool_use_id.to_string(),
-            host: host_request.clone(),
-            hook_running: hook,
-        });
-        self.publish(SessionState::RequiresAction);
-        if let Some((request_id, request)) = host_request {
-            let rec = OutputRecord::ControlRequest(crate::wire::ControlRequest {
-                request_id: super::records::nonempty(&request_id),
-                request: crate::wire::ControlRequestBody::CanUseTool(request),
-            });
-            self.out.push(&rec, false);
-        }
-        if hook {
-            self.actions.push_back(Action::StartHook {
-                tool_use_id: tool_use_id.to_string(),
-                session_id: self.session_id().to_string(),
-                tool_name: tool_name.to_string(),
-                input_json: input.to_string(),
-            });
-        }
-        true
     }
 
     fn run_tool(&mut self, t: &mut Turn, i: usize, updated_input: Option<String>) {
@@ -697,11 +645,8 @@ impl Session {
                 }
             }
         }
+        // PROFILE §8: back to `running` only when no prompt remains: the race published it.
         self.turn = Some(t);
-        if self.prompts.is_empty() {
-            // PROFILE §8: back to `running` only when no prompt remains.
-            self.publish(SessionState::Running);
-        }
         if interrupt {
             // PERM-045: a deny with `interrupt: true` interrupts the turn.
             self.interrupt(None, now);
@@ -733,24 +678,11 @@ impl Session {
         outcome: super::HookOutcome,
         now: Instant,
     ) {
-        match self.prompts.on_hook(tool_use_id, &outcome) {
-            super::prompts::HookRouted::Settled { settlement, cancel } => {
-                if let Some(request_id) = cancel {
-                    // WIRE-PERM-001 step 3: a hook win cancels the host request.
-                    let rec =
-                        OutputRecord::ControlCancelRequest(crate::wire::ControlCancelRequest {
-                            request_id: super::records::nonempty(&request_id),
-                        });
-                    self.out.push(&rec, false);
-                }
-                self.settle(tool_use_id, settlement, now);
-            }
-            super::prompts::HookRouted::Waiting | super::prompts::HookRouted::Ignored => {}
-        }
+        self.permission_hook(tool_use_id, outcome, now);
     }
 
     /// WIRE-PERM-004: the sandbox network request takes the permission path.
-    fn network_access(&mut self, t: &mut Turn, host: &str, port: Option<u16>) {
+    fn network_access(&mut self, t: &mut Turn, host: &str, port: Option<u16>, now: Instant) {
         let mut input = Vec::from(&b"{\"host\":"[..]);
         write_str(&mut input, host);
         input.extend_from_slice(b",\"port\":");
@@ -783,7 +715,23 @@ impl Session {
                 turn: t.id,
                 decision: NetworkDecision::Allowed,
             }),
-            Verdict::Ask if self.ask(&id, tool, &input) => t.network = Some((id, input)),
+            Verdict::Ask => match self.ask_permission(&id, tool, &input, now) {
+                Asked::Open => t.network = Some((id, input)),
+                Asked::Settled(Settlement::Allow { .. }) => {
+                    self.actions.push_back(Action::ResumeModel {
+                        turn: t.id,
+                        decision: NetworkDecision::Allowed,
+                    })
+                }
+                // WIRE-PERM-004: any protocol error denies.
+                Asked::Settled(Settlement::Deny { .. }) => {
+                    denied(t, id, input);
+                    self.actions.push_back(Action::ResumeModel {
+                        turn: t.id,
+                        decision: NetworkDecision::Denied,
+                    });
+                }
+            },
             _ => {
                 denied(t, id, input);
                 self.actions.push_back(Action::ResumeModel {

@@ -38,6 +38,7 @@ struct Entry {
 pub struct ContextError {
     /// 1-based transcript line.
     pub line: usize,
+    /// What is wrong with it.
     pub what: &'static str,
 }
 

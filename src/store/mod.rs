@@ -36,14 +36,27 @@ pub const SESSIONS_DIR: &str = "sessions";
 #[derive(Debug)]
 pub enum StoreError {
     /// `--resume ID` names no stored session (or not a canonical session UUID).
-    UnknownSession { id: String },
+    UnknownSession {
+        /// The requested session ID.
+        id: String,
+    },
     /// The recorded provider differs from this process's selection (WIRE-025).
-    ProviderMismatch { id: String },
+    ProviderMismatch {
+        /// The session ID.
+        id: String,
+    },
     /// `meta.json` or a complete transcript line is not what this store writes.
-    Corrupt { id: String, what: &'static str },
+    Corrupt {
+        /// The session ID.
+        id: String,
+        /// What is wrong.
+        what: &'static str,
+    },
     /// A file operation failed.
     Io {
+        /// The operation (`open`, `write`, `fsync`, …).
         op: &'static str,
+        /// The I/O error's kind (never a path or message).
         kind: io::ErrorKind,
     },
 }
@@ -89,6 +102,7 @@ pub struct SessionStore {
 /// The complete lines of a stored transcript, in order, without their LF.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Transcript {
+    /// The complete lines, in order, without their LF.
     pub lines: Vec<Vec<u8>>,
     /// Bytes of a torn last line that were ignored and cut off.
     pub torn_bytes: usize,

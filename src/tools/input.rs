@@ -10,17 +10,27 @@ use crate::json::{self, Kind, Object};
 /// One validated tool call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToolCall {
+    /// `Read`: a file, or part of it.
     Read {
+        /// The file, absolute or relative to the working directory.
         file_path: String,
+        /// The first line to read, from 1.
         offset: Option<u64>,
+        /// How many lines to read.
         limit: Option<u64>,
     },
+    /// `Write`: create or replace a file.
     Write {
+        /// The file, absolute or relative to the working directory.
         file_path: String,
+        /// The new content.
         content: String,
     },
+    /// `Bash`: one shell command in its own process group.
     Bash {
+        /// The command line.
         command: String,
+        /// The timeout in milliseconds (default and cap in `tools::bash`).
         timeout_ms: Option<u64>,
     },
 }
@@ -31,7 +41,12 @@ pub enum ToolError {
     /// Not one of [`NAMES`] (the name is echoed at most 64 bytes, PROFILE §5).
     UnknownTool(String),
     /// The input is not a valid object for the tool.
-    InvalidInput { tool: &'static str, reason: String },
+    InvalidInput {
+        /// The tool's name.
+        tool: &'static str,
+        /// What is wrong with the input.
+        reason: String,
+    },
 }
 
 impl fmt::Display for ToolError {

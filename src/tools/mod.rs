@@ -4,7 +4,7 @@
 //! invalid input is an `is_error` `tool_result` without a permission prompt), its JSON schema
 //! ([`specs`], advertised in `system/init` `tools` and sent to providers), the safe permission
 //! summary (PERM-021, WIRE-PERM-003), path resolution against `--cwd`, and running a call
-//! ([`file`] for `Read`/`Write`, [`bash`] for `Bash`, in its own process group so an interrupt
+//! ([`file`](mod@file) for `Read`/`Write`, [`bash`] for `Bash`, in its own process group so an interrupt
 //! kills everything it started).
 //!
 //! This is driver territory (it reads files and spawns processes); the session core only sees
@@ -37,11 +37,14 @@ pub const READ_DEFAULT_LIMIT: u64 = 2_000;
 /// What a tool call produced: the `tool_result` content and its `is_error` flag.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolOutput {
+    /// The `tool_result` content.
     pub content: String,
+    /// Whether the call failed.
     pub is_error: bool,
 }
 
 impl ToolOutput {
+    /// A successful output.
     pub fn ok(content: impl Into<String>) -> ToolOutput {
         ToolOutput {
             content: content.into(),
@@ -49,6 +52,7 @@ impl ToolOutput {
         }
     }
 
+    /// A failed output.
     pub fn error(content: impl Into<String>) -> ToolOutput {
         ToolOutput {
             content: content.into(),

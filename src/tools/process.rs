@@ -32,6 +32,7 @@ struct KillState {
 }
 
 impl KillSwitch {
+    /// A switch not yet pulled.
     pub fn new() -> KillSwitch {
         KillSwitch::default()
     }

@@ -24,7 +24,9 @@ const RULE: &str = "control protocol";
 /// `{"type":"control_request","request_id":..,"request":{"subtype":..,...}}`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ControlRequest<'a> {
+    /// The request ID correlating the request, its response and any cancellation.
     pub request_id: NonEmpty<'a>,
+    /// The request payload, by subtype.
     pub request: ControlRequestBody<'a>,
 }
 
@@ -61,6 +63,7 @@ impl<'a> ControlRequest<'a> {
         })
     }
 
+    /// Appends the canonical JSON (one object, no newline) to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let mut w = Obj::begin(out);
         w.constant("\"type\":\"control_request\"");
@@ -69,6 +72,7 @@ impl<'a> ControlRequest<'a> {
         w.end();
     }
 
+    /// The owned form, for a value that must outlive its input line.
     pub fn into_owned(self) -> ControlRequest<'static> {
         ControlRequest {
             request_id: self.request_id.into_owned(),
@@ -108,7 +112,9 @@ impl IntoOwned for ControlRequest<'_> {
 /// pending_permission_requests`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ControlResponse<'a> {
+    /// The request ID correlating the request, its response and any cancellation.
     pub request_id: NonEmpty<'a>,
+    /// `success` with its payload, or `error`.
     pub outcome: ControlOutcome<'a>,
 }
 
@@ -116,8 +122,13 @@ pub struct ControlResponse<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ControlOutcome<'a> {
     /// `response` absent or `null` is `None` (an interrupt acknowledgement has none, WIRE-010).
-    Success { response: Option<RawJson<'a>> },
+    Success {
+        /// The subtype's response payload, validated later by its waiter (WIRE-009).
+        response: Option<RawJson<'a>>,
+    },
+    /// `subtype: "error"`.
     Error {
+        /// The error message.
         error: super::Text<'a>,
         /// PERM-051: complete `control_request` records, validated.
         pending_permission_requests: Option<Vec<ControlRequest<'a>>>,
@@ -223,6 +234,7 @@ impl<'a> ControlResponse<'a> {
         })
     }
 
+    /// Appends the canonical JSON (one object, no newline) to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let mut w = Obj::begin(out);
         w.constant("\"type\":\"control_response\"");
@@ -251,6 +263,7 @@ impl<'a> ControlResponse<'a> {
         w.end();
     }
 
+    /// The owned form, for a value that must outlive its input line.
     pub fn into_owned(self) -> ControlResponse<'static> {
         ControlResponse {
             request_id: self.request_id.into_owned(),
@@ -273,6 +286,7 @@ impl<'a> ControlResponse<'a> {
 /// `{"type":"control_cancel_request","request_id":..}`, closed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ControlCancelRequest<'a> {
+    /// The request ID correlating the request, its response and any cancellation.
     pub request_id: NonEmpty<'a>,
 }
 
@@ -291,6 +305,7 @@ impl<'a> ControlCancelRequest<'a> {
         })
     }
 
+    /// Appends the canonical JSON (one object, no newline) to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let mut w = Obj::begin(out);
         w.constant("\"type\":\"control_cancel_request\"");
@@ -298,6 +313,7 @@ impl<'a> ControlCancelRequest<'a> {
         w.end();
     }
 
+    /// The owned form, for a value that must outlive its input line.
     pub fn into_owned(self) -> ControlCancelRequest<'static> {
         ControlCancelRequest {
             request_id: self.request_id.into_owned(),

@@ -32,11 +32,13 @@ enum Seg {
 }
 
 impl<'p> Path<'p> {
+    /// The document root (`$`).
     pub const ROOT: Path<'static> = Path {
         parent: None,
         seg: Seg::Root,
     };
 
+    /// This path followed by the member `key`.
     #[inline]
     pub fn key(&'p self, key: &'static str) -> Path<'p> {
         Path {
@@ -45,6 +47,7 @@ impl<'p> Path<'p> {
         }
     }
 
+    /// This path followed by array index `i`.
     #[inline]
     pub fn index(&'p self, i: usize) -> Path<'p> {
         Path {
@@ -176,7 +179,9 @@ pub(crate) fn object<'d, 'a>(
 
 /// A member value the protocol defines: decoded exactly, encoded canonically.
 pub trait WireValue<'a>: Sized {
+    /// Decodes a value exactly as the protocol defines it; `at` names it in errors.
     fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error>;
+    /// Appends the canonical JSON spelling to `out`.
     fn encode(&self, out: &mut Vec<u8>);
 }
 
@@ -416,7 +421,9 @@ impl<'o> Obj<'o> {
 
 /// The owned form of a borrowed record, for records that outlive their line.
 pub trait IntoOwned {
+    /// The same value borrowing nothing.
     type Owned: 'static;
+    /// Copies every borrowed string.
     fn into_owned(self) -> Self::Owned;
 }
 

@@ -32,6 +32,7 @@ pub fn is_variable_name(s: &str) -> bool {
 /// order. `None` unsets the name.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct EnvironmentUpdate<'a> {
+    /// Each name with its new value (`None` unsets it), in document order.
     pub variables: Vec<(Text<'a>, Option<Text<'a>>)>,
 }
 
@@ -95,6 +96,7 @@ impl<'a> EnvironmentUpdate<'a> {
         w.end();
     }
 
+    /// The owned form, for a value that must outlive its input line.
     pub fn into_owned(self) -> EnvironmentUpdate<'static> {
         EnvironmentUpdate {
             variables: self

@@ -148,10 +148,12 @@ impl Error {
         self
     }
 
+    /// What went wrong, as a category.
     pub fn kind(&self) -> ErrorKind {
         self.0.kind
     }
 
+    /// Whether the error is fatal to the stream or rejects one record.
     pub fn severity(&self) -> Severity {
         self.0.severity
     }

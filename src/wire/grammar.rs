@@ -102,10 +102,12 @@ macro_rules! grammar_text {
                 $check(&s).then_some($name(s))
             }
 
+            /// The validated text.
             pub fn as_str(&self) -> &str {
                 &self.0
             }
 
+            /// The owned form, for a value that must outlive its input line.
             pub fn into_owned(self) -> $name<'static> {
                 $name(Cow::Owned(self.0.into_owned()))
             }

@@ -56,30 +56,49 @@ wire_enum! {
 /// then the members in the order WIRE-018 shows them.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ImportOperation<'a> {
+    /// `operation: "begin"`: declares one upload.
     Begin(ImportBegin<'a>),
+    /// `operation: "chunk"`: the next base64 piece.
     Chunk(ImportChunk<'a>),
-    Commit { upload_id: UploadId<'a> },
-    Abort { upload_id: UploadId<'a> },
+    /// `operation: "commit"`: verify and store.
+    Commit {
+        /// The upload being committed.
+        upload_id: UploadId<'a>,
+    },
+    /// `operation: "abort"`: discard the upload.
+    Abort {
+        /// The upload being aborted.
+        upload_id: UploadId<'a>,
+    },
 }
 
 /// `operation: "begin"`: the raw declaration before any byte is admitted.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ImportBegin<'a> {
+    /// The UUID of the user record this upload belongs to (WIRE-020).
     pub prompt_uuid: Uuid<'a>,
+    /// The upload ID (`upl_…`) correlating every operation of one upload.
     pub upload_id: UploadId<'a>,
+    /// The attachment ID a user record references once the upload commits.
     pub attachment_id: AttachmentId<'a>,
+    /// The file name (a path-free name).
     pub name: Text<'a>,
     /// Positive raw decoded size.
     pub size_bytes: u64,
+    /// The declared MIME type (PROFILE §6 admits it).
     pub mime_type: Text<'a>,
+    /// The declared SHA-256 of the decoded bytes, lowercase hex.
     pub sha256: Sha256Hex<'a>,
 }
 
 /// `operation: "chunk"`: base64 `data` is kept as text; `attach` validates it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ImportChunk<'a> {
+    /// The upload ID (`upl_…`) correlating every operation of one upload.
     pub upload_id: UploadId<'a>,
+    /// The chunk's position, from 0 with no gaps or repeats.
     pub sequence: u64,
+    /// Canonical padded base64 (validated by `attach`).
     pub data: Text<'a>,
 }
 
@@ -87,6 +106,7 @@ const BEGIN: &[usize] = &[4, 5, 6, 7, 8, 9];
 const CHUNK: &[usize] = &[10, 11];
 
 impl<'a> ImportOperation<'a> {
+    /// The upload this operation belongs to.
     pub fn upload_id(&self) -> &UploadId<'a> {
         match self {
             ImportOperation::Begin(b) => &b.upload_id,
@@ -97,6 +117,7 @@ impl<'a> ImportOperation<'a> {
         }
     }
 
+    /// The `operation` member's value.
     pub fn operation(&self) -> &'static str {
         match self {
             ImportOperation::Begin(_) => "begin",
@@ -240,6 +261,7 @@ impl<'a> ImportOperation<'a> {
         w.end();
     }
 
+    /// The owned form, for a value that must outlive its input line.
     pub fn into_owned(self) -> ImportOperation<'static> {
         match self {
             ImportOperation::Begin(b) => ImportOperation::Begin(ImportBegin {
@@ -284,9 +306,13 @@ wire_enum! {
 /// are terminal with a reason.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ImportResult<'a> {
+    /// The upload ID (`upl_…`) correlating every operation of one upload.
     pub upload_id: UploadId<'a>,
+    /// The attachment ID a user record references once the upload commits.
     pub attachment_id: AttachmentId<'a>,
+    /// `accepted`, `committed`, `aborted`, `expired` or `failed`.
     pub status: ImportStatus,
+    /// The UUID of the user record this upload belongs to (WIRE-020).
     pub prompt_uuid: Uuid<'a>,
     /// The committed manifest (`committed` only).
     pub attachment: Option<AttachmentRef>,
@@ -366,6 +392,7 @@ impl<'a> ImportResult<'a> {
         Ok(r)
     }
 
+    /// Appends the canonical JSON (one object, no newline) to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let mut w = Obj::begin(out);
         w.constant("\"type\":\"attachment_import_result\"");
@@ -384,6 +411,7 @@ impl<'a> ImportResult<'a> {
         w.end();
     }
 
+    /// The owned form, for a value that must outlive its input line.
     pub fn into_owned(self) -> ImportResult<'static> {
         ImportResult {
             upload_id: self.upload_id.into_owned(),
@@ -401,7 +429,9 @@ impl<'a> ImportResult<'a> {
 /// (`status` is always `rejected`, `terminal` always `false`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ImportRejected<'a> {
+    /// The upload ID (`upl_…`) correlating every operation of one upload.
     pub upload_id: UploadId<'a>,
+    /// Why the operation was refused (PROFILE §6).
     pub reason: ReasonCode,
 }
 
@@ -439,6 +469,7 @@ impl<'a> ImportRejected<'a> {
         })
     }
 
+    /// Appends the canonical JSON (one object, no newline) to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let mut w = Obj::begin(out);
         w.constant("\"type\":\"attachment_import_rejected\"");
@@ -450,6 +481,7 @@ impl<'a> ImportRejected<'a> {
         w.end();
     }
 
+    /// The owned form, for a value that must outlive its input line.
     pub fn into_owned(self) -> ImportRejected<'static> {
         ImportRejected {
             upload_id: self.upload_id.into_owned(),

@@ -81,19 +81,31 @@ wire_struct! {
 /// members as PERM-023 lists them, `destination` last.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PermissionUpdate<'a> {
+    /// `addRules`, `replaceRules` or `removeRules`.
     Rules {
+        /// Which rule operation.
         operation: RulesOperation,
+        /// The rules, in order.
         rules: Vec<PermissionRule<'a>>,
+        /// `allow`, `deny` or `ask`.
         behavior: PermissionBehavior,
+        /// Where the update is stored.
         destination: PermissionDestination,
     },
+    /// `setMode`.
     SetMode {
+        /// The new permission mode.
         mode: PermissionMode,
+        /// Where the update is stored.
         destination: PermissionDestination,
     },
+    /// `addDirectories` or `removeDirectories`.
     Directories {
+        /// Which directory operation.
         operation: DirectoriesOperation,
+        /// The directories, in order.
         directories: Vec<Text<'a>>,
+        /// Where the update is stored.
         destination: PermissionDestination,
     },
 }
@@ -284,6 +296,7 @@ pub const DEFAULT_DENY_MESSAGE: &str = "Permission denied";
 /// `updatedPermissions`, `toolUseID` (allow) or `message`, `interrupt`, `toolUseID` (deny).
 #[derive(Clone, Debug, PartialEq)]
 pub enum PermissionDecision<'a> {
+    /// `behavior: "allow"`.
     Allow {
         /// PERM-042: `None` (absent or `null`) keeps the original input.
         updated_input: Option<RawObject<'a>>,
@@ -292,11 +305,13 @@ pub enum PermissionDecision<'a> {
         /// PERM-046: equals the request's `tool_use_id` when present.
         tool_use_id: Option<Text<'a>>,
     },
+    /// `behavior: "deny"`.
     Deny {
         /// PERM-044: `"Permission denied"` when the host omitted it.
         message: Text<'a>,
         /// PERM-045: `true` also interrupts the active turn.
         interrupt: Option<bool>,
+        /// PERM-046: equals the request's `tool_use_id` when present.
         tool_use_id: Option<Text<'a>>,
     },
 }
@@ -413,10 +428,12 @@ impl<'a> PermissionDecision<'a> {
         Ok(decision)
     }
 
+    /// Whether the decision is an allow.
     pub fn is_allow(&self) -> bool {
         matches!(self, PermissionDecision::Allow { .. })
     }
 
+    /// Appends the canonical JSON (one object, no newline) to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let mut w = Obj::begin(out);
         match self {
@@ -454,6 +471,7 @@ impl<'a> PermissionDecision<'a> {
         w.end();
     }
 
+    /// The owned form, for a value that must outlive its input line.
     pub fn into_owned(self) -> PermissionDecision<'static> {
         match self {
             PermissionDecision::Allow {

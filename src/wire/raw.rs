@@ -137,6 +137,7 @@ impl IntoOwned for RawJson<'_> {
 pub struct RawObject<'a>(pub RawJson<'a>);
 
 impl<'a> RawObject<'a> {
+    /// `{}`.
     pub fn empty() -> RawObject<'static> {
         RawObject(RawJson::empty_object())
     }

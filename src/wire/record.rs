@@ -28,6 +28,7 @@ use super::Direction;
 /// A record of a `type` this profile does not define, kept whole (WIRE-002).
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnknownRecord<'a> {
+    /// The `type` member as written.
     pub record_type: Text<'a>,
     /// The complete record, validated JSON.
     pub record: RawObject<'a>,
@@ -79,7 +80,7 @@ macro_rules! record_table {
         $(#[$m])*
         #[derive(Clone, Debug, PartialEq)]
         pub enum $enum<'a> {
-            $( $variant($ty), )*
+            $( #[doc = concat!("A `", $name, "` record.")] $variant($ty), )*
             /// `keep_alive`: nothing else is read (PROFILE §2b).
             KeepAlive,
             /// An unknown top-level `type` (WIRE-002): warn and ignore.
@@ -140,6 +141,7 @@ macro_rules! record_table {
             /// The direction this enum decodes.
             pub const DIRECTION: Direction = $dir;
 
+            /// The owned form, for a value that must outlive its input line.
             pub fn into_owned(self) -> $enum<'static> {
                 match self {
                     $( $enum::$variant(r) => $enum::$variant(IntoOwned::into_owned(r)), )*

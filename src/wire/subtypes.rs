@@ -119,6 +119,7 @@ wire_struct! {
 /// `set_max_thinking_tokens`: nullable maximum (required; `null` is `None`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SetMaxThinkingTokens {
+    /// The new maximum; `None` removes it.
     pub max_thinking_tokens: Option<u64>,
 }
 
@@ -285,6 +286,7 @@ struct_payloads!(
 /// answer `unsupported control request "<subtype>"` (PROFILE §5).
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnknownControl<'a> {
+    /// The subtype exactly as written.
     pub subtype: Text<'a>,
     /// The complete `request` object, `subtype` included.
     pub request: RawObject<'a>,
@@ -294,15 +296,18 @@ macro_rules! control_subtypes {
     ($( $(#[$m:meta])* $variant:ident($ty:ty) = $name:literal, )*) => {
         /// Every control subtype this profile defines.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum ControlSubtype { $( $(#[$m])* $variant, )* }
+        pub enum ControlSubtype { $( $(#[$m])* #[doc = concat!("\n\nOn the wire: `", $name, "`.")] $variant, )* }
 
         impl ControlSubtype {
+            /// Every subtype, in declaration order.
             pub const ALL: &'static [ControlSubtype] = &[$(ControlSubtype::$variant),*];
 
+            /// The wire spelling.
             pub fn as_str(self) -> &'static str {
                 match self { $( ControlSubtype::$variant => $name, )* }
             }
 
+            /// The subtype with this exact wire spelling, if any.
             pub fn from_name(s: &str) -> Option<ControlSubtype> {
                 match s { $( $name => Some(ControlSubtype::$variant), )* _ => None }
             }
@@ -311,7 +316,7 @@ macro_rules! control_subtypes {
         /// The `request` object of a `control_request`.
         #[derive(Clone, Debug, PartialEq)]
         pub enum ControlRequestBody<'a> {
-            $( $(#[$m])* $variant($ty), )*
+            $( $(#[$m])* #[doc = concat!("\n\nThe `", $name, "` payload.")] $variant($ty), )*
             /// An undefined subtype (not an error: PROFILE §5).
             Unknown(UnknownControl<'a>),
         }
@@ -351,6 +356,7 @@ macro_rules! control_subtypes {
                 }))
             }
 
+            /// Appends the canonical JSON (one object, no newline) to `out`.
             pub fn encode(&self, out: &mut Vec<u8>) {
                 match self {
                     $(
@@ -365,6 +371,7 @@ macro_rules! control_subtypes {
                 }
             }
 
+            /// The owned form, for a value that must outlive its input line.
             pub fn into_owned(self) -> ControlRequestBody<'static> {
                 match self {
                     $( ControlRequestBody::$variant(p) => ControlRequestBody::$variant(IntoOwned::into_owned(p)), )*

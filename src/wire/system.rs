@@ -240,7 +240,9 @@ system_event!(
 /// A `system` record whose subtype this profile does not define, kept whole (WIRE-002).
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnknownSystem<'a> {
+    /// The subtype exactly as written.
     pub subtype: Text<'a>,
+    /// The complete record, validated JSON.
     pub record: RawObject<'a>,
 }
 
@@ -248,10 +250,12 @@ macro_rules! system_subtypes {
     ($( $variant:ident($ty:ty, $decode:path) = $name:literal, )*) => {
         /// Every `system` subtype this profile defines.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum SystemSubtype { $( $variant, )* }
+        pub enum SystemSubtype { $( #[doc = concat!("`", $name, "`.")] $variant, )* }
 
         impl SystemSubtype {
+            /// Every subtype, in declaration order.
             pub const ALL: &'static [SystemSubtype] = &[$(SystemSubtype::$variant),*];
+            /// The wire spelling.
             pub fn as_str(self) -> &'static str {
                 match self { $( SystemSubtype::$variant => $name, )* }
             }
@@ -260,11 +264,13 @@ macro_rules! system_subtypes {
         /// A `system` record.
         #[derive(Clone, Debug, PartialEq)]
         pub enum SystemEvent<'a> {
-            $( $variant($ty), )*
+            $( #[doc = concat!("`system/", $name, "`.")] $variant($ty), )*
+            /// A subtype this profile does not define: kept whole, never an error.
             Unknown(UnknownSystem<'a>),
         }
 
         impl<'a> SystemEvent<'a> {
+            /// The subtype this profile defines, or `None` for an unknown one.
             pub fn subtype(&self) -> Option<SystemSubtype> {
                 match self {
                     $( SystemEvent::$variant(_) => Some(SystemSubtype::$variant), )*
@@ -272,6 +278,7 @@ macro_rules! system_subtypes {
                 }
             }
 
+            /// The subtype's wire spelling (also for an unknown one).
             pub fn subtype_name(&self) -> &str {
                 match self {
                     $( SystemEvent::$variant(_) => $name, )*
@@ -311,6 +318,7 @@ macro_rules! system_subtypes {
                 }
             }
 
+            /// The owned form, for a value that must outlive its input line.
             pub fn into_owned(self) -> SystemEvent<'static> {
                 match self {
                     $( SystemEvent::$variant(e) => SystemEvent::$variant(IntoOwned::into_owned(e)), )*

@@ -36,7 +36,7 @@ macro_rules! wire_struct {
         $(#[$m])*
         #[derive(Clone, Debug, PartialEq)]
         pub struct $name<$lt> {
-            $( $(#[$fm])* pub $field: $ty, )*
+            $( $(#[$fm])* #[doc = concat!("\n\nOn the wire: `", $key, "` (", $crate::wire::decode::wire_struct!(@mode $mode), ").")] pub $field: $ty, )*
         }
 
         impl<$lt> $name<$lt> {
@@ -106,7 +106,7 @@ macro_rules! wire_struct {
         $(#[$m])*
         #[derive(Clone, Debug, PartialEq)]
         pub struct $name {
-            $( $(#[$fm])* pub $field: $ty, )*
+            $( $(#[$fm])* #[doc = concat!("\n\nOn the wire: `", $key, "` (", $crate::wire::decode::wire_struct!(@mode $mode), ").")] pub $field: $ty, )*
         }
 
         impl $name {
@@ -154,6 +154,10 @@ macro_rules! wire_struct {
             }
         }
     };
+    (@mode req) => { "required" };
+    (@mode opt) => { "optional, omitted when `None`" };
+    (@mode nul) => { "nullable, `null` when absent" };
+    (@mode dflt) => { "defaulted when absent" };
     (@decode req, $s:expr, $at:expr, $rule:literal) => { $crate::wire::decode::req($s, $at, $rule) };
     (@decode opt, $s:expr, $at:expr, $rule:literal) => { $crate::wire::decode::opt($s, $at) };
     (@decode nul, $s:expr, $at:expr, $rule:literal) => { $crate::wire::decode::nul($s, $at) };
@@ -186,15 +190,18 @@ macro_rules! wire_enum {
     ) => {
         $(#[$m])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum $name { $( $(#[$vm])* $variant, )* }
+        pub enum $name { $( $(#[$vm])* #[doc = concat!("\n\nOn the wire: `\"", $text, "\"`.")] $variant, )* }
 
         impl $name {
+            /// Every value, in declaration order.
             pub const ALL: &'static [$name] = &[$($name::$variant),*];
 
+            /// The wire spelling.
             pub fn as_str(self) -> &'static str {
                 match self { $( $name::$variant => $text, )* }
             }
 
+            /// The value with this exact wire spelling, if any (no escape decoding).
             pub fn from_name(s: &str) -> Option<$name> {
                 match s { $( $text => Some($name::$variant), )* _ => None }
             }

@@ -38,16 +38,20 @@ wire_enum! {
 /// session_id, isSynthetic, tool_use_result, priority, timestamp, isReplay`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UserRecord<'a> {
+    /// The `message` member.
     pub message: UserMessage<'a>,
     /// Required on input (PROFILE §2b), nullable; tolerated absent on output (Claude CLI
     /// replays omit it) and then written as `null`.
     pub parent_tool_use_id: Option<Text<'a>>,
+    /// The record's UUID (the prompt UUID, WIRE-020).
     pub uuid: Option<Uuid<'a>>,
+    /// The session the record belongs to.
     pub session_id: Option<Uuid<'a>>,
     /// `isSynthetic`.
     pub is_synthetic: Option<bool>,
     /// The tool-use result an output replay carries; any JSON value.
     pub tool_use_result: Option<RawJson<'a>>,
+    /// `now`, `next` or `later` (PROFILE §8); absent is `next`.
     pub priority: Option<Priority>,
     /// Originating timestamp.
     pub timestamp: Option<Text<'a>>,
@@ -64,6 +68,7 @@ pub enum UserMessage<'a> {
     Object {
         /// `content_version: 1` was given (mandatory with an `attachment_ref`).
         versioned: bool,
+        /// The message content.
         content: UserContent<'a>,
     },
 }
@@ -71,6 +76,7 @@ pub enum UserMessage<'a> {
 /// The `content` of an object message.
 #[derive(Clone, Debug, PartialEq)]
 pub enum UserContent<'a> {
+    /// A plain string.
     Text(Text<'a>),
     /// Nonempty, in order.
     Blocks(Vec<ContentBlock<'a>>),
@@ -203,6 +209,7 @@ impl<'a> UserRecord<'a> {
         w.end();
     }
 
+    /// The owned form, for a value that must outlive its input line.
     pub fn into_owned(self) -> UserRecord<'static> {
         UserRecord {
             message: self.message.into_owned(),
@@ -303,6 +310,7 @@ impl<'a> UserMessage<'a> {
         }
     }
 
+    /// The owned form, for a value that must outlive its input line.
     pub fn into_owned(self) -> UserMessage<'static> {
         match self {
             UserMessage::Plain(t) => UserMessage::Plain(IntoOwned::into_owned(t)),
@@ -388,6 +396,7 @@ impl<'a> ContentBlock<'a> {
         }
     }
 
+    /// The owned form, for a value that must outlive its input line.
     pub fn into_owned(self) -> ContentBlock<'static> {
         match self {
             ContentBlock::Text(t) => ContentBlock::Text(IntoOwned::into_owned(t)),

@@ -59,6 +59,8 @@ pub struct Agentx {
     rx: Receiver<Option<Value>>,
     stdout: Arc<Mutex<Vec<u8>>>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// Signalled when the stderr reader has seen EOF (every byte is in `stderr`).
+    stderr_done: Receiver<()>,
     /// Every record received so far.
     pub seen: Vec<Value>,
 }
@@ -115,6 +117,7 @@ impl Agentx {
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let err = child.stderr.take().unwrap();
         let elog = Arc::clone(&stderr);
+        let (done_tx, stderr_done) = mpsc::channel();
         std::thread::spawn(move || {
             let mut e = err;
             let mut buf = [0u8; 4096];
@@ -124,6 +127,7 @@ impl Agentx {
                 }
                 elog.lock().unwrap().extend_from_slice(&buf[..n]);
             }
+            let _ = done_tx.send(());
         });
         let stdin = child.stdin.take();
         Agentx {
@@ -132,6 +136,7 @@ impl Agentx {
             rx,
             stdout,
             stderr,
+            stderr_done,
             seen: Vec::new(),
         }
     }
@@ -205,6 +210,9 @@ impl Agentx {
             rest.push(v);
         }
         let status = self.child.wait().unwrap().code();
+        // The process has exited, but its last stderr bytes may still be in the pipe: wait for
+        // the reader's EOF (bounded, in case a killed tool's orphan still holds the pipe).
+        let _ = self.stderr_done.recv_timeout(Duration::from_secs(30));
         let stdout = self.stdout.lock().unwrap().clone();
         let stderr = self.stderr_text();
         Finished {

@@ -20,6 +20,9 @@ pub enum Reply {
     /// `200 OK` SSE: these chunks, then the connection stays open (no terminating chunk)
     /// until the client closes it; the server reports the close on `closed`.
     SseHang(Vec<Vec<u8>>),
+    /// No response at all: the request is read, then the server waits until the client closes
+    /// the connection and reports the close on `closed` (a request still opening).
+    Silent,
     /// A status with extra headers and a body (`content-length`), then close.
     Status {
         status: u16,
@@ -56,8 +59,10 @@ impl Request {
 pub struct Server {
     pub port: u16,
     pub requests: Arc<Mutex<Vec<Request>>>,
-    /// One message per `SseHang` connection the client closed.
+    /// One message per `SseHang` or `Silent` connection the client closed.
     pub closed: mpsc::UnboundedReceiver<Instant>,
+    /// One message per request read off a socket (before it is answered).
+    pub received: mpsc::UnboundedReceiver<Instant>,
 }
 
 impl Server {
@@ -67,6 +72,7 @@ impl Server {
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let (closed_tx, closed) = mpsc::unbounded_channel();
+        let (received_tx, received) = mpsc::unbounded_channel();
         let script = Arc::new(Mutex::new(replies.into_iter()));
         let seen = Arc::clone(&requests);
         tokio::spawn(async move {
@@ -77,8 +83,9 @@ impl Server {
                 let script = Arc::clone(&script);
                 let seen = Arc::clone(&seen);
                 let closed_tx = closed_tx.clone();
+                let received_tx = received_tx.clone();
                 tokio::spawn(async move {
-                    serve(socket, script, seen, closed_tx).await;
+                    serve(socket, script, seen, closed_tx, received_tx).await;
                 });
             }
         });
@@ -86,6 +93,7 @@ impl Server {
             port,
             requests,
             closed,
+            received,
         }
     }
 
@@ -105,13 +113,16 @@ async fn serve(
     script: Script,
     seen: Arc<Mutex<Vec<Request>>>,
     closed: mpsc::UnboundedSender<Instant>,
+    received: mpsc::UnboundedSender<Instant>,
 ) {
     let mut buf = Vec::new();
     // One request per connection is enough: every reply closes or hangs.
     let Some(request) = read_request(&mut socket, &mut buf).await else {
         return;
     };
+    let at = request.at;
     seen.lock().unwrap().push(request);
+    let _ = received.send(at);
     let reply = script.lock().unwrap().next();
     let Some(reply) = reply else {
         let _ = socket
@@ -143,17 +154,25 @@ async fn serve(
             let mut sink = [0u8; 256];
             let _ = tokio::time::timeout(Duration::from_secs(5), socket.read(&mut sink)).await;
         }
+        Reply::Silent => {
+            wait_for_close(&mut socket).await;
+            let _ = closed.send(Instant::now());
+        }
         Reply::SseHang(chunks) => {
             let _ = write_sse(&mut socket, &chunks).await;
-            // Wait for the client to close: a read returning 0 (or an error).
-            let mut sink = [0u8; 256];
-            loop {
-                match socket.read(&mut sink).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
-                }
-            }
+            wait_for_close(&mut socket).await;
             let _ = closed.send(Instant::now());
+        }
+    }
+}
+
+/// Waits for the client to close: a read returning 0 (or an error).
+async fn wait_for_close(socket: &mut TcpStream) {
+    let mut sink = [0u8; 256];
+    loop {
+        match socket.read(&mut sink).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
         }
     }
 }

@@ -26,12 +26,36 @@ pub trait FrameSink {
     fn flush(&mut self) -> io::Result<()>;
 }
 
-/// stdout, one write per frame.
-pub struct StdoutSink(io::Stdout);
+/// stdout: the frames of one drain are collected and written together at [`FrameSink::flush`]
+/// (one `write` for a burst of `stream_event` records instead of one per record). The loop
+/// flushes after every drain, so a frame never waits for a later event, and the write still
+/// blocks while the host is not reading (backpressure unchanged).
+pub struct StdoutSink {
+    out: io::Stdout,
+    buf: Vec<u8>,
+}
+
+/// Collected frames beyond this are written at once (a drain of many large records).
+const STDOUT_BATCH: usize = 1 << 20;
 
 impl StdoutSink {
     pub fn new() -> StdoutSink {
-        StdoutSink(io::stdout())
+        StdoutSink {
+            out: io::stdout(),
+            buf: Vec::new(),
+        }
+    }
+
+    fn write_out(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let written = self.out.lock().write_all(&self.buf);
+        self.buf.clear();
+        if self.buf.capacity() > STDOUT_BATCH {
+            self.buf.shrink_to(STDOUT_BATCH);
+        }
+        written
     }
 }
 
@@ -43,12 +67,22 @@ impl Default for StdoutSink {
 
 impl FrameSink for StdoutSink {
     fn frame(&mut self, frame: &[u8]) -> io::Result<()> {
-        self.0.lock().write_all(frame)
+        self.buf.extend_from_slice(frame);
+        if self.buf.len() >= STDOUT_BATCH {
+            self.write_out()?;
+        }
+        Ok(())
     }
     fn flush(&mut self) -> io::Result<()> {
-        self.0.lock().flush()
+        self.write_out()?;
+        self.out.lock().flush()
     }
 }
+
+/// At most this many model events already waiting in the channel are handled before the
+/// loop writes their frames (one burst of a provider's HTTP chunk; bounded so stdin and
+/// other events are not starved).
+const MODEL_BATCH: usize = 256;
 
 /// PROFILE §2: a broken stdout pipe ends quietly with status 1; any other writer failure is
 /// the latched diagnostic of PROFILE §5.
@@ -98,6 +132,8 @@ pub fn run_loop(
     let mut store_failed = false;
     let mut input_closed = false;
     let mut eof_pending = false;
+    // An event received while batching model events, handled next.
+    let mut lookahead: Option<Event> = None;
 
     loop {
         if eof_pending && !session.turn_active() && session.queued_user_records() == 0 {
@@ -196,13 +232,14 @@ pub fn run_loop(
             };
         }
 
-        let event = match session.poll_timeout() {
-            Some(t) => match rx.recv_timeout(t.saturating_duration_since(Instant::now())) {
+        let event = match (lookahead.take(), session.poll_timeout()) {
+            (Some(e), _) => Some(e),
+            (None, Some(t)) => match rx.recv_timeout(t.saturating_duration_since(Instant::now())) {
                 Ok(e) => Some(e),
                 Err(RecvTimeoutError::Timeout) => None,
                 Err(RecvTimeoutError::Disconnected) => Some(Event::Eof),
             },
-            None => Some(rx.recv().unwrap_or(Event::Eof)),
+            (None, None) => Some(rx.recv().unwrap_or(Event::Eof)),
         };
         let now = Instant::now();
         let Some(event) = event else {
@@ -233,7 +270,21 @@ pub fn run_loop(
                 }
             }
             Event::Interrupt => session.handle_signal_interrupt(now),
-            Event::Model(turn, e) => session.handle_model(turn, e, now),
+            Event::Model(turn, e) => {
+                session.handle_model(turn, e, now);
+                // The rest of a provider's burst, in arrival order, before the frames are
+                // written (one write for the burst); any other event waits in `lookahead`.
+                for _ in 1..MODEL_BATCH {
+                    match rx.try_recv() {
+                        Ok(Event::Model(turn, e)) => session.handle_model(turn, e, Instant::now()),
+                        Ok(other) => {
+                            lookahead = Some(other);
+                            break;
+                        }
+                        Err(_) => break,
+                    }
+                }
+            }
             Event::ToolDone(id, outcome) => session.handle_tool_done(&id, outcome, now),
             Event::HookDone(id, outcome) => session.handle_hook_done(&id, outcome, now),
             Event::Diagnostic(d) => eprintln!("{d}"),

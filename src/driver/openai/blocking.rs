@@ -1,15 +1,24 @@
 //! The providers for a thread-based caller (the `agentx` binary): a [`BlockingClient`] that
-//! owns a current-thread tokio runtime and runs one call at a time on the calling thread, and
-//! an [`Interrupt`] that any thread can trigger.
+//! owns a current-thread tokio runtime and runs calls on the calling thread, and an
+//! [`Interrupt`] that any thread can trigger.
 //!
-//! Must never: spawn threads of its own or outlive the call it runs (the runtime is idle
-//! between calls; dropping the client closes its pooled connections).
+//! Cancellation closes the socket (PROFILE §14: "the server sees it"). On a current-thread
+//! runtime hyper's connection task only runs while some call is inside `block_on`, so dropping
+//! the response alone would leave the socket open until the next call. A cancelled call
+//! therefore shuts its runtime down (dropping every connection task, and with it every socket)
+//! *before* it reports [`ModelEvent::Cancelled`]; the next call builds a fresh runtime and
+//! reqwest client (the pool of the old one went with its runtime). Calls that end otherwise
+//! keep the runtime, so pooled keep-alive connections are reused.
+//!
+//! Must never: spawn threads of its own (besides the caller-requested [`BlockingClient::spawn`])
+//! or keep a cancelled call's connection open.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 
-use crate::model::ModelRequest;
+use crate::model::{ModelEvent, ModelRequest};
+use crate::wire::output::AssistantError;
 
 use super::client::{Client, ClientError, Report};
 use super::endpoint::{Endpoint, EndpointError};
@@ -53,16 +62,16 @@ impl Interrupt {
     }
 }
 
-/// A [`Client`] with its own current-thread runtime.
+/// A runtime and the reqwest client whose connection tasks live on it: built and discarded
+/// together (a client must not outlive the runtime of its pool).
 #[derive(Debug)]
-pub struct BlockingClient {
+struct Engine {
     runtime: tokio::runtime::Runtime,
     client: Client,
 }
 
-impl BlockingClient {
-    /// A client for `endpoint` with the PROFILE §14 timeouts.
-    pub fn new(endpoint: Endpoint) -> Result<BlockingClient, ClientError> {
+impl Engine {
+    fn new(endpoint: &Endpoint) -> Result<Engine, ClientError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_io()
             .enable_time()
@@ -71,9 +80,36 @@ impl BlockingClient {
         // reqwest's client must be built inside a runtime context for its connector.
         let client = {
             let _guard = runtime.enter();
-            Client::new(endpoint)?
+            Client::new(endpoint.clone())?
         };
-        Ok(BlockingClient { runtime, client })
+        Ok(Engine { runtime, client })
+    }
+
+    /// Drops the client, then every task of the runtime (connection tasks and their sockets)
+    /// on this thread, without waiting for a blocking DNS lookup still running.
+    fn shut_down(self) {
+        drop(self.client);
+        self.runtime.shutdown_background();
+    }
+}
+
+/// A [`Client`] with its own current-thread runtime.
+#[derive(Debug)]
+pub struct BlockingClient {
+    endpoint: Endpoint,
+    /// The engine calls use; `None` after a cancellation discarded it (rebuilt on demand).
+    engine: Mutex<Option<Arc<Engine>>>,
+}
+
+impl BlockingClient {
+    /// A client for `endpoint` with the PROFILE §14 timeouts.
+    pub fn new(endpoint: Endpoint) -> Result<BlockingClient, ClientError> {
+        // Built now so a TLS setup failure is a startup error, not a failed first turn.
+        let engine = Engine::new(&endpoint)?;
+        Ok(BlockingClient {
+            endpoint,
+            engine: Mutex::new(Some(Arc::new(engine))),
+        })
     }
 
     /// The client of a selected `openai` / `azure_openai` provider, or the startup diagnostic
@@ -98,15 +134,65 @@ impl BlockingClient {
     }
 
     /// Runs one call to its end on this thread (see [`Client::call`]); `interrupt` triggered
-    /// from another thread cancels it.
+    /// from another thread cancels it. When it is cancelled, its connection is closed before
+    /// [`ModelEvent::Cancelled`] reaches `sink`.
     pub fn call(
         &self,
         request: &ModelRequest,
         interrupt: &Interrupt,
         sink: &mut dyn FnMut(Report),
     ) {
-        self.runtime
-            .block_on(self.client.call(request, interrupt.triggered(), sink));
+        let engine = match self.engine() {
+            Ok(e) => e,
+            Err(_) => {
+                // The runtime or TLS setup failed when rebuilding: the call fails (the
+                // error's text is not a provider message and is not shown).
+                sink(Report::Event(ModelEvent::Failed {
+                    category: AssistantError::Unknown,
+                    message: None,
+                }));
+                return;
+            }
+        };
+        let mut cancelled = false;
+        engine.runtime.block_on(engine.client.call(
+            request,
+            interrupt.triggered(),
+            &mut |report| match report {
+                Report::Event(ModelEvent::Cancelled) => cancelled = true,
+                other => sink(other),
+            },
+        ));
+        if cancelled {
+            self.discard(engine);
+            sink(Report::Event(ModelEvent::Cancelled));
+        }
+    }
+
+    /// The current engine, built if a cancellation discarded the last one.
+    fn engine(&self) -> Result<Arc<Engine>, ClientError> {
+        let mut slot = self.engine.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = slot.as_ref() {
+            return Ok(Arc::clone(e));
+        }
+        let e = Arc::new(Engine::new(&self.endpoint)?);
+        *slot = Some(Arc::clone(&e));
+        Ok(e)
+    }
+
+    /// Takes `engine` out of use and shuts it down now if no other call holds it (a call
+    /// still running on it keeps driving its tasks, so the dropped connection closes there,
+    /// and the engine goes down when that call lets go of it).
+    fn discard(&self, engine: Arc<Engine>) {
+        {
+            let mut slot = self.engine.lock().unwrap_or_else(|e| e.into_inner());
+            if slot.as_ref().is_some_and(|e| Arc::ptr_eq(e, &engine)) {
+                *slot = None;
+            }
+        }
+        if let Ok(engine) = Arc::try_unwrap(engine) {
+            engine.shut_down();
+        }
     }
 }
 

@@ -1,14 +1,14 @@
 //! Our own newline finder: the one place the crate searches bytes for LF.
 //!
 //! Owns the run-time choice of backend (AVX-512BW, AVX2 or SSE2 on x86_64, each in its own
-//! module; the safe SWAR [`scalar`] twin everywhere else), made once and cached, and the
+//! module; the safe SWAR `scalar` twin everywhere else), made once and cached, and the
 //! block-bitmask iteration that turns one 64-byte comparison into up to 64 line ends.
 //! It must never know what a line means (blank lines, limits, JSON): that is `reader`'s job.
 //!
-//! Every backend implements the same three operations ([`Ops`]) and is tested against the
+//! Every backend implements the same three operations (`Ops`) and is tested against the
 //! scalar twin and against `memchr` (`tests/frame_split.rs`, `fuzzing::frame::splitter`).
 //!
-//! Soundness of the dispatch: an ISA module hands out its [`Ops`] table only from a
+//! Soundness of the dispatch: an ISA module hands out its `Ops` table only from a
 //! constructor that has just checked the CPU features it needs, so holding a [`Splitter`]
 //! is proof that its backend may run on this CPU.
 
