@@ -66,9 +66,9 @@ pub fn normalize(media: MediaType, raw: &[u8], limits: &Limits) -> Result<Normal
 
 /// [`normalize`] of a payload the caller gives up, with its already verified SHA-256 (the
 /// upload lifecycle's commit, after the running digest matched the declaration): a PDF is
-/// kept without a copy or a second digest pass, and a PNG's raw bytes are freed before its
-/// pixels are decoded, so the commit's peak memory holds one 20 MiB copy fewer. Same checks
-/// in the same order, same result.
+/// validated and kept without a copy or a second digest pass, and a PNG's raw bytes are freed
+/// before its pixels are decoded, so the commit's peak memory holds one 20 MiB copy fewer.
+/// Same checks in the same order, same result.
 pub fn normalize_owned(
     media: MediaType,
     raw: Vec<u8>,
@@ -83,7 +83,7 @@ pub fn normalize_owned(
         MediaType::Png => normalized(media, png::normalize_owned(raw, limits)?, None, limits),
         MediaType::Jpeg => normalized(media, jpeg::normalize(&raw, limits)?, None, limits),
         MediaType::Pdf => {
-            pdf::validate(&raw, limits)?;
+            let (_, raw) = pdf::validate_owned(raw, limits)?;
             normalized(media, raw, Some(raw_sha256), limits)
         }
     }
