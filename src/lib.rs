@@ -82,8 +82,7 @@
 //! `driver`. `attach` (media), `provider`, `agent` (`session`, `store`, `tools`, `hook`),
 //! `openai`, `tokio`, `cli` add the rest; `sample` and `fuzzing` are for tests and fuzzing.
 #![deny(unsafe_code)]
-// The public API is documented (issue 9 item 7); the few modules still marked
-// `allow(missing_docs)` are being changed by other work in flight.
+// The whole public API is documented (issue 9 item 7).
 #![warn(missing_docs)]
 
 #[cfg(feature = "attach")]

@@ -32,7 +32,6 @@ pub mod reason;
 pub mod store;
 pub mod upload;
 pub mod upload_lifecycle;
-#[allow(missing_docs)] // documented once issue 12's in-flight work lands
 pub mod upload_prompt;
 
 pub use admit::{admit_file, commit, normalize, AggregateBudget, Normalized};

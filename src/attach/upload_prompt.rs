@@ -30,21 +30,39 @@ pub enum AttachmentRefError {
     /// More than `max_attachments_per_message` blocks.
     TooMany,
     /// The attachment was never committed (or its upload has not ended).
-    NotCommitted { block: usize },
+    NotCommitted {
+        /// The content block's index.
+        block: usize,
+    },
     /// The attachment was committed for another prompt UUID.
-    OtherPrompt { block: usize },
+    OtherPrompt {
+        /// The content block's index.
+        block: usize,
+    },
     /// The block differs from the committed manifest.
-    ManifestMismatch { block: usize },
+    ManifestMismatch {
+        /// The content block's index.
+        block: usize,
+    },
     /// The same attachment appears twice.
-    Repeated { block: usize },
+    Repeated {
+        /// The content block's index (the second occurrence).
+        block: usize,
+    },
     /// The attachment was already submitted in an earlier user record.
-    AlreadySubmitted { block: usize },
+    AlreadySubmitted {
+        /// The content block's index.
+        block: usize,
+    },
     /// The attachments pass `max_aggregate_bytes` (`aggregate_too_large`).
     AggregateTooLarge,
     /// An upload for this prompt UUID has not ended yet.
     UploadInProgress,
     /// The record omits committed attachments of its prompt UUID.
-    Omitted { count: usize },
+    Omitted {
+        /// How many committed attachments are missing.
+        count: usize,
+    },
 }
 
 impl fmt::Display for AttachmentRefError {

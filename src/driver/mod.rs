@@ -31,8 +31,6 @@ pub use writer::{RecordWriter, WriteAll};
 
 // The endpoint driver uses the `cli` argument types, so it comes with the binaries.
 #[cfg(feature = "cli")]
-#[allow(missing_docs)] // the endpoint driver's internals; documented once in-flight work lands
 pub mod agentx;
 #[cfg(feature = "openai")]
-#[allow(missing_docs)] // documented once issue 15's in-flight work lands
 pub mod openai;

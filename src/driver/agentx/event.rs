@@ -30,8 +30,11 @@ pub enum Event {
     Interrupt,
     /// SIGTERM: input EOF (PROFILE §8).
     Terminate,
+    /// One event of the model call of a turn.
     Model(TurnId, ModelEvent),
+    /// A tool finished: its tool-use ID and outcome.
     ToolDone(String, ToolOutcome),
+    /// A permission hook finished: its tool-use ID and outcome.
     HookDone(String, HookOutcome),
     /// One stderr line from a worker.
     Diagnostic(String),

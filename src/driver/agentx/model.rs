@@ -61,6 +61,7 @@ pub struct ScriptedRunner {
 }
 
 impl ScriptedRunner {
+    /// A runner of the scripted model (`agentx-echo`).
     pub fn new(model: ScriptedModel) -> ScriptedRunner {
         ScriptedRunner { model }
     }
@@ -153,11 +154,13 @@ mod http {
     use crate::model::{ModelEvent, ModelRequest, NetworkDecision};
     use crate::wire::output::AssistantError;
 
+    /// Runs calls of an HTTP provider (PROFILE §14), each on a thread of its own with the blocking client.
     pub struct HttpRunner {
         client: Arc<BlockingClient>,
     }
 
     impl HttpRunner {
+        /// A runner sharing one client between calls.
         pub fn new(client: BlockingClient) -> HttpRunner {
             HttpRunner {
                 client: Arc::new(client),

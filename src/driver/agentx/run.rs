@@ -23,6 +23,7 @@ use super::workers::Workers;
 pub trait FrameSink {
     /// One complete frame (record and `\n`).
     fn frame(&mut self, frame: &[u8]) -> io::Result<()>;
+    /// Writes out every frame handed over since the last flush.
     fn flush(&mut self) -> io::Result<()>;
 }
 
@@ -39,6 +40,7 @@ pub struct StdoutSink {
 const STDOUT_BATCH: usize = 1 << 20;
 
 impl StdoutSink {
+    /// The process's stdout.
     pub fn new() -> StdoutSink {
         StdoutSink {
             out: io::stdout(),

@@ -24,11 +24,17 @@ const MAX_SCRIPT_LEN: u64 = 16 * 1024 * 1024;
 
 /// Everything the loop needs, built before the first byte of output.
 pub struct Startup {
+    /// The session core's configuration (selection, tools, modes).
     pub config: SessionConfig,
+    /// The AgentX home (auth.json, sessions, blobs).
     pub home: PathBuf,
+    /// The working directory for tools.
     pub cwd: PathBuf,
+    /// The selected provider (WIRE-025).
     pub selection: Selection,
+    /// The permission hook from `settings.json`, if any.
     pub hook: Option<PermissionHook>,
+    /// Starts the model calls.
     pub model: Box<dyn ModelRunner>,
     /// Open when resuming; created at the first persisted turn otherwise.
     pub store: Option<SessionStore>,

@@ -13,6 +13,7 @@ use crate::tools::{bash, file, ToolCall, ToolOutput};
 
 use super::event::Event;
 
+/// Tool and hook processes, each on a thread of its own, reporting to the loop as events.
 pub struct Workers {
     tx: Sender<Event>,
     cwd: PathBuf,
@@ -23,6 +24,7 @@ pub struct Workers {
 }
 
 impl Workers {
+    /// Workers reporting on `tx`, running tools in `cwd`.
     pub fn new(tx: Sender<Event>, cwd: PathBuf, hook: Option<PermissionHook>) -> Workers {
         Workers {
             tx,
@@ -42,6 +44,7 @@ impl Workers {
         }
     }
 
+    /// Starts a tool call; its result comes back as `Event::ToolDone`.
     pub fn run_tool(&mut self, tool_use_id: String, name: &str, input_json: &str) {
         let call = match ToolCall::parse(name, input_json) {
             Ok(c) => c,
@@ -88,12 +91,14 @@ impl Workers {
         }
     }
 
+    /// Kills a running tool (its process group).
     pub fn cancel_tool(&mut self, tool_use_id: &str) {
         if let Some(k) = self.tools.remove(tool_use_id) {
             k.kill();
         }
     }
 
+    /// Starts the permission hook for a tool use; its answer comes back as `Event::HookDone`.
     pub fn start_hook(
         &mut self,
         tool_use_id: String,
@@ -137,6 +142,7 @@ impl Workers {
             });
     }
 
+    /// Kills a running hook.
     pub fn kill_hook(&mut self, tool_use_id: &str) {
         if let Some(k) = self.hooks.remove(tool_use_id) {
             k.kill();

@@ -36,6 +36,7 @@ impl Default for Interrupt {
 }
 
 impl Interrupt {
+    /// A switch not yet triggered.
     pub fn new() -> Interrupt {
         Interrupt(Arc::new(watch::Sender::new(false)))
     }
@@ -45,6 +46,7 @@ impl Interrupt {
         self.0.send_replace(true);
     }
 
+    /// Whether the switch was triggered.
     pub fn is_triggered(&self) -> bool {
         *self.0.borrow()
     }

@@ -40,6 +40,7 @@ const MAX_ERROR_BODY: usize = 64 << 10;
 /// What a call reports: model events, and the stderr WARN lines of its retries.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Report {
+    /// A model event, in order.
     Event(ModelEvent),
     /// One stderr line, without its newline: `agentx: WARN provider retry N/3: <what>`.
     Warn(String),

@@ -30,9 +30,15 @@ pub enum EndpointError {
     /// The provider is `scripted`: no HTTP endpoint.
     NotHttp,
     /// `field` is neither `https://` nor loopback `http://` (PROFILE §14).
-    Transport { field: &'static str },
+    Transport {
+        /// The registry field.
+        field: &'static str,
+    },
     /// `field` holds bytes that cannot appear in a URL or header (not UTF-8, or controls).
-    Unusable { field: &'static str },
+    Unusable {
+        /// The registry field.
+        field: &'static str,
+    },
 }
 
 impl fmt::Display for EndpointError {

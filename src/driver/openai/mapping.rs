@@ -31,6 +31,7 @@ use super::sse;
 /// Whether the message goes on after an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
+    /// More events may follow.
     Continue,
     /// A terminal event ([`ModelEvent::MessageStop`] or [`ModelEvent::Failed`]) was emitted.
     Finished,

@@ -23,10 +23,15 @@ pub const BASE_BACKOFF: Duration = Duration::from_millis(500);
 /// How a connection attempt failed before any response.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Connection {
+    /// Nothing listens on the port.
     Refused,
+    /// The connection was reset.
     Reset,
+    /// Connecting or reading timed out.
     Timeout,
+    /// The TLS handshake failed.
     Tls,
+    /// Any other connection failure.
     Failed,
 }
 
@@ -48,9 +53,12 @@ impl Connection {
 pub enum Opening {
     /// A non-success status, with its `Retry-After` header value if any.
     Status {
+        /// The HTTP status.
         status: u16,
+        /// The `Retry-After` header's raw value.
         retry_after: Option<Vec<u8>>,
     },
+    /// The connection failed.
     Connection(Connection),
 }
 
@@ -58,7 +66,12 @@ pub enum Opening {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
     /// Write `warn` to stderr, wait `wait`, try again.
-    Retry { wait: Duration, warn: String },
+    Retry {
+        /// How long to wait.
+        wait: Duration,
+        /// The WARN line.
+        warn: String,
+    },
     /// End the turn with this category.
     GiveUp(AssistantError),
 }

@@ -52,6 +52,7 @@ impl Default for Parser {
 }
 
 impl Parser {
+    /// A parser with the default event limit (`MAX_EVENT_BYTES`).
     pub fn new() -> Parser {
         Parser::with_limit(MAX_EVENT_BYTES)
     }
