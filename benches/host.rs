@@ -7,12 +7,12 @@
 //!    `serde_json::from_str::<serde_json::Value>`). Round trips per wall second, and CPU time
 //!    per turn of the host process and of agentx.
 //! 2. **live stream session**: `--include-partial-messages`, `AGENTX_BENCH_STREAM_TURNS`
-//!    (default 40) turns of `AGENTX_BENCH_WORDS` (default 4,000) words, one `stream_event` per
+//!    (default 100) turns of `AGENTX_BENCH_WORDS` (default 4,000) words, one `stream_event` per
 //!    word, read by a raw LF splitter (which also captures the transcript bytes), both
 //!    clients, and the serde_json host. Wall records/s here are bounded by agentx producing
 //!    them, so the host process's CPU time per record is what tells the decoders apart.
 //! 3. **captured transcript**: the bytes from 2, decoded in memory `AGENTX_BENCH_REPEAT`
-//!    (default 8) times by each host: `Client::attach` and `AsyncClient::attach` over the bytes
+//!    (default 4) times by each host: `Client::attach` and `AsyncClient::attach` over the bytes
 //!    (read thread/task, channel, `recv`), the codec loop the clients run (`frame::Reader` +
 //!    `OutputRecord::decode_line` + `into_owned`, no channel), and `BufRead::lines` +
 //!    `serde_json::Value`. Records per CPU-second of this process (all threads).
@@ -95,7 +95,7 @@ fn user_line(text: &str) -> String {
 
 /// The prompts of the live stream session: `words` distinct words each.
 fn stream_prompts() -> Vec<String> {
-    let turns = env_usize("AGENTX_BENCH_STREAM_TURNS", 40);
+    let turns = env_usize("AGENTX_BENCH_STREAM_TURNS", 100);
     let words = env_usize("AGENTX_BENCH_WORDS", 4000);
     (0..turns)
         .map(|t| {
@@ -441,7 +441,7 @@ fn cpu_of(repeat: usize, mut body: impl FnMut() -> u64) -> (u64, Duration) {
 }
 
 fn captured(rt: &tokio::runtime::Runtime, bytes: &[u8]) {
-    let repeat = env_usize("AGENTX_BENCH_REPEAT", 8);
+    let repeat = env_usize("AGENTX_BENCH_REPEAT", 4);
     let records = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
     let shared: std::sync::Arc<[u8]> = bytes.into();
     let mut rows: Vec<(&str, u64, Duration)> = Vec::new();

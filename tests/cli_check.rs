@@ -120,6 +120,47 @@ fn line_limit_at_and_one_past_the_edge() {
 }
 
 #[test]
+fn a_file_read_in_chunks_gives_the_same_verdicts_as_stdin() {
+    // `check` reads files 64 KiB at a time (issue 14): records span chunk edges, one ends
+    // exactly on an edge, a bad one spans an edge, a blank line and the unterminated tail
+    // (WIRE-EOF-001) come last. The verdicts must equal those of the same bytes on stdin.
+    const CHUNK: usize = 64 << 10;
+    let record = |len: usize| {
+        let mut r = b"{\"a\":\"".to_vec();
+        r.resize(len - 2, b'x');
+        r.extend_from_slice(b"\"}\n");
+        r
+    };
+    let mut input = record(CHUNK - 1); // its LF is the chunk's last byte
+    input.extend_from_slice(&record(3 * CHUNK + 17));
+    let edge = 5 * CHUNK - input.len();
+    input.extend_from_slice(&record(edge - 5));
+    input.extend_from_slice(b"{\"b\":1,\"b\":2}\n"); // a duplicate member across the edge
+    input.extend_from_slice(b"  \n{\"tail\":[1,2]}");
+    let dir = std::env::temp_dir().join(format!("agentx-wire-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("chunks.ndjson");
+    std::fs::write(&path, &input).unwrap();
+    let from_file = Command::new(env!("CARGO_BIN_EXE_agentx-wire"))
+        .args(["check", "--level", "json", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let from_stdin = check(&["--level", "json", "--json"], &input);
+    assert_eq!(from_file.status.code(), Some(1));
+    assert_eq!(text(&from_file.stderr), text(&from_stdin.stderr));
+    assert_eq!(text(&from_file.stdout), text(&from_stdin.stdout));
+    assert!(
+        text(&from_file.stderr).starts_with("line 4: "),
+        "{}",
+        text(&from_file.stderr)
+    );
+    let s = text(&from_file.stdout);
+    assert!(s.contains("\"records\":5,\"valid\":4,\"invalid\":1"), "{s}");
+}
+
+#[test]
 fn usage_errors_exit_two() {
     for args in [
         &["--level", "xml"][..],

@@ -396,13 +396,14 @@ async fn an_abandoned_upload_is_aborted_on_the_wire() {
         )
     };
     let png = samples::png_gradient(8, 8);
-    // 1. Timed out waiting for the terminal acknowledgement.
+    // 1. Timed out waiting for the terminal acknowledgement (2 s: `accepted` must still
+    //    arrive in time on a loaded machine).
     let up = client.upload(
         UploadSource::Bytes(&png),
         "a.png",
         "image/png",
         PROMPT,
-        Duration::from_millis(300),
+        Duration::from_secs(2),
     );
     let peer = async {
         assert_eq!(read().await["operation"], "begin");
@@ -484,7 +485,7 @@ fn a_timed_out_blocking_upload_is_aborted_on_the_wire() {
         "a.png",
         "image/png",
         PROMPT,
-        Duration::from_millis(300),
+        Duration::from_secs(2),
     );
     assert!(r.as_ref().is_err_and(HostError::is_timeout), "{r:?}");
     // Without an abort the peer would read EOF here and fail, not wait.

@@ -3,6 +3,8 @@
 //! and PROFILE §12 with the exact acknowledgement records (WIRE-019), every limit at its edge,
 //! and the storage claims and reservations balanced after every path (scenario 23).
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use agentx_wire::attach::limits::{Limits, MAX_ITEM_BYTES};
@@ -1173,4 +1175,39 @@ fn acknowledgements_never_carry_bytes() {
     }
     let dbg = format!("{:?}", h.uploads);
     assert!(!dbg.contains(&data[..40]));
+}
+
+/// The lifecycle's commit normalizes with `admit::normalize_owned` (no PDF copy, the raw PNG
+/// freed early, the verified digest reused for a PDF): for every sample and every PngSuite
+/// file (when the conformance data is present), under each media type, it gives exactly what
+/// `admit::normalize` gives, errors included.
+#[test]
+fn normalize_owned_equals_normalize() {
+    use agentx_wire::attach::{admit, MediaType};
+    let mut inputs: Vec<Vec<u8>> = samples::seeds().into_iter().map(|(_, _, b)| b).collect();
+    let mut broken = png();
+    let n = broken.len();
+    broken[n - 20] ^= 0xff;
+    inputs.push(broken);
+    inputs.push(samples::png_with_chunk(&png(), b"zTXt", b"k\0\0xyz"));
+    inputs.push(samples::jpeg_gradient(33, 17, Some(8)));
+    inputs.push(Vec::new());
+    if let Some(dir) = common::conformance_dir() {
+        for entry in std::fs::read_dir(dir.join("png/pngsuite")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "png") {
+                inputs.push(std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    let limits = Limits::default();
+    let mut compared = 0;
+    for raw in &inputs {
+        for media in [MediaType::Png, MediaType::Jpeg, MediaType::Pdf] {
+            let owned = admit::normalize_owned(media, raw.clone(), Sha256Digest::of(raw), &limits);
+            assert_eq!(owned, admit::normalize(media, raw, &limits));
+            compared += 1;
+        }
+    }
+    assert!(compared >= 3 * 17, "{compared}");
 }

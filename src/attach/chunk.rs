@@ -107,6 +107,12 @@ impl ChunkedPayload {
         self.digest.len()
     }
 
+    /// The SHA-256 declared at `begin`: the raw bytes' digest once [`finish`](Self::finish)
+    /// succeeded.
+    pub fn declared_sha256(&self) -> Sha256Digest {
+        self.declared_sha256
+    }
+
     /// Ends the payload at commit: the decoded size and the SHA-256 must equal the
     /// declaration (`size_mismatch`, then `digest_mismatch`). Returns the raw bytes.
     pub fn finish(self) -> Result<Vec<u8>, ReasonCode> {

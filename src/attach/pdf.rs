@@ -34,9 +34,18 @@ pub fn validate(bytes: &[u8], limits: &Limits) -> Result<usize, ReasonCode> {
     if !MediaType::Pdf.has_magic(bytes) {
         return Err(ReasonCode::PdfInvalid);
     }
-    let verdict = pdf_contain::run(bytes.to_vec(), limits.pdf_time_limit, inspect)?;
+    validate_owned(bytes.to_vec(), limits).map(|(pages, _)| pages)
+}
+
+/// [`validate`] of bytes the caller gives up: they go to the containment thread and come
+/// back with the page count, without a copy.
+pub fn validate_owned(bytes: Vec<u8>, limits: &Limits) -> Result<(usize, Vec<u8>), ReasonCode> {
+    if !MediaType::Pdf.has_magic(&bytes) {
+        return Err(ReasonCode::PdfInvalid);
+    }
+    let (verdict, bytes) = pdf_contain::run(bytes, limits.pdf_time_limit, inspect)?;
     match verdict {
-        PdfVerdict::Pages(n) if n <= limits.max_pdf_pages => Ok(n),
+        PdfVerdict::Pages(n) if n <= limits.max_pdf_pages => Ok((n, bytes)),
         PdfVerdict::Pages(_) => Err(ReasonCode::PdfTooManyPages),
         PdfVerdict::Encrypted => Err(ReasonCode::PdfEncrypted),
         PdfVerdict::Invalid => Err(ReasonCode::PdfInvalid),

@@ -29,13 +29,15 @@ impl Drop for LiveGuard {
     }
 }
 
-/// Runs `inspect(&bytes)` contained. A panic inside is `pdf_invalid`; running past
-/// `time_limit` is `pdf_invalid`; failing to start the thread is `process_failure`.
+/// Runs `inspect(&bytes)` contained and hands `bytes` back with the verdict (the thread owns
+/// them while it runs, so no copy is needed). A panic inside is `pdf_invalid`; running past
+/// `time_limit` is `pdf_invalid` (the bytes stay with the detached thread); failing to start
+/// the thread is `process_failure`.
 pub fn run<T: Send + 'static>(
     bytes: Vec<u8>,
     time_limit: Duration,
     inspect: fn(&[u8]) -> T,
-) -> Result<T, ReasonCode> {
+) -> Result<(T, Vec<u8>), ReasonCode> {
     if LIVE.fetch_add(1, Ordering::AcqRel) >= MAX_RUNAWAY {
         LIVE.fetch_sub(1, Ordering::AcqRel);
         return Err(ReasonCode::ProcessFailure);
@@ -49,7 +51,7 @@ pub fn run<T: Send + 'static>(
             let _guard = guard;
             let outcome = catch_unwind(AssertUnwindSafe(|| inspect(&bytes)));
             // The receiver may have given up; nothing to do then.
-            let _ = tx.send(outcome.ok());
+            let _ = tx.send(outcome.ok().map(|verdict| (verdict, bytes)));
         });
     if spawned.is_err() {
         // The closure (and the guard in it) was dropped: LIVE is already released.
@@ -89,7 +91,7 @@ mod tests {
     #[test]
     fn panic_is_contained_as_pdf_invalid() {
         assert_eq!(
-            run(vec![1], Duration::from_secs(5), panics),
+            run(vec![1], Duration::from_secs(5), panics).map(|(v, _)| v),
             Err(ReasonCode::PdfInvalid)
         );
     }
@@ -98,7 +100,7 @@ mod tests {
     fn overrun_is_rejected_without_waiting() {
         let start = std::time::Instant::now();
         assert_eq!(
-            run(vec![], Duration::from_millis(50), sleeps),
+            run(vec![], Duration::from_millis(50), sleeps).map(|(v, _)| v),
             Err(ReasonCode::PdfInvalid)
         );
         assert!(start.elapsed() < Duration::from_millis(350));
@@ -108,6 +110,8 @@ mod tests {
     fn deep_recursion_fits_the_large_stack() {
         // ~100k frames of >512 bytes: far beyond a default 2 MiB thread stack.
         let n = 100_000;
-        assert_eq!(run(vec![0; n], Duration::from_secs(20), recurses), Ok(n));
+        let (verdict, bytes) = run(vec![0; n], Duration::from_secs(20), recurses).unwrap();
+        assert_eq!(verdict, n);
+        assert_eq!(bytes, vec![0; n], "the bytes come back whole");
     }
 }

@@ -157,11 +157,31 @@ pub fn normalize(bytes: &[u8], limits: &Limits) -> Result<Vec<u8>, ReasonCode> {
     encode(&image)
 }
 
+/// [`normalize`] of bytes the caller gives up: they are freed once their ancillary chunks
+/// are stripped, and the stripped copy once the pixels are decoded, so at most one encoded
+/// copy is alive beside the pixels.
+pub fn normalize_owned(bytes: Vec<u8>, limits: &Limits) -> Result<Vec<u8>, ReasonCode> {
+    let header = read_header(&bytes, limits)?;
+    let stripped = strip_ancillary(&bytes, &header)?;
+    drop(bytes);
+    let image = decode_stripped(stripped, &header, limits)?;
+    encode(&image)
+}
+
 /// Header check, chunk strip and full decode: the pixels exactly as zune-png yields them
 /// (palette expanded, `tRNS` as alpha, 16-bit samples big-endian).
 pub fn decode(bytes: &[u8], limits: &Limits) -> Result<DecodedImage, ReasonCode> {
     let header = read_header(bytes, limits)?;
     let stripped = strip_ancillary(bytes, &header)?;
+    decode_stripped(stripped, &header, limits)
+}
+
+/// The full decode of a stripped file (dropped as soon as its pixels exist).
+fn decode_stripped(
+    stripped: Vec<u8>,
+    header: &PngHeader,
+    limits: &Limits,
+) -> Result<DecodedImage, ReasonCode> {
     let max = limits.max_image_dimension as usize;
     let options = DecoderOptions::default()
         .set_max_width(max)
@@ -177,6 +197,7 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<DecodedImage, ReasonCode>
         let pixels = decoder.decode_raw().ok()?;
         Some((colorspace, depth, pixels))
     }));
+    drop(stripped);
     let (colorspace, depth, pixels) = match result {
         Ok(Some(decoded)) => decoded,
         _ => return Err(ReasonCode::ImageDecodeFailed),

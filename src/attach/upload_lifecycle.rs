@@ -169,9 +169,10 @@ impl Receiving {
             claim,
             deadline: _,
         } = self;
+        let raw_sha256 = payload.declared_sha256();
         let outcome = payload
             .finish()
-            .and_then(|raw| admit::normalize(media, &raw, limits));
+            .and_then(|raw| admit::normalize_owned(media, raw, raw_sha256, limits));
         store.release_claim(claim);
         let outcome =
             outcome.and_then(|normalized| admit::commit(store, &normalized, &attachment_id, &name));

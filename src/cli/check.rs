@@ -132,8 +132,11 @@ impl<O: Write, E: Write> Report<O, E> {
     }
 }
 
-/// Read size per chunk handed to the framer.
-const CHUNK: usize = 1 << 20;
+/// Read size per chunk handed to the framer. Small enough that the kernel copies into a buffer
+/// that stays in the L2 cache and the parser reads it from there: on the 64 MiB realistic
+/// stream (issue 14) 64 KiB took 41.6 ms of CPU against 46.1 ms for 1 MiB and 51.2 ms for
+/// 4 MiB (medians of 15 alternating runs). It is also a pipe's default capacity.
+const CHUNK: usize = 64 << 10;
 
 /// Runs `check` over `input`, reporting to `out` and `err`; returns the exit status.
 pub fn check_stream(

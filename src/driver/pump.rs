@@ -1,10 +1,10 @@
 //! [`Pump`]: any `io::Read` into [`frame::Reader`](crate::frame::Reader), yielding record
 //! lines; the one read loop of `check`, `canon` and hosts.
 //!
-//! Owns: the read buffers (two, used in turn, so that the allocation the reader released is
-//! reused instead of faulting in fresh pages per read), retrying `Interrupted`, and calling
-//! `finish` at end of input so the unterminated tail is a record like any other
-//! (WIRE-EOF-001).
+//! Owns: the read buffers (two, used in turn; a buffer the reader released is reused as it is,
+//! neither reallocated nor zeroed again: only a fresh buffer is zeroed, once), retrying
+//! `Interrupted`, and calling `finish` at end of input so the unterminated tail is a record
+//! like any other (WIRE-EOF-001).
 //! Must never: parse JSON, drop a line or an error, or hold more than one chunk plus the
 //! reader's one line limit.
 //!
@@ -80,7 +80,9 @@ impl std::error::Error for PumpError {}
 pub struct Pump<R> {
     input: R,
     reader: Reader,
-    bufs: [BytesMut; 2],
+    /// Each buffer whole (`chunk` initialized bytes); the reader gets a slice of it. Taken back
+    /// with `try_into_mut` once the reader and every line handed out have let go of it.
+    bufs: [Option<Bytes>; 2],
     turn: usize,
     chunk: usize,
     eof: bool,
@@ -98,7 +100,7 @@ impl<R: Read> Pump<R> {
         Pump {
             input,
             reader,
-            bufs: [BytesMut::new(), BytesMut::new()],
+            bufs: [None, None],
             turn: 0,
             chunk: chunk.max(1),
             eof: false,
@@ -134,29 +136,34 @@ impl<R: Read> Pump<R> {
         if self.eof {
             return Ok(false);
         }
-        let buf = &mut self.bufs[self.turn];
+        let slot = &mut self.bufs[self.turn];
         self.turn ^= 1;
-        // Reserve reclaims the old allocation once the reader dropped its last chunk.
-        buf.reserve(self.chunk);
-        buf.resize(self.chunk, 0);
+        // A released buffer comes back whole and initialized: no zeroing per read (it was 1 MiB
+        // of memset per MiB read). One still shared (a `RecordLine` kept by the caller) stays
+        // with its holders and a fresh one is made.
+        let mut buf = match slot.take().map(Bytes::try_into_mut) {
+            Some(Ok(buf)) if buf.len() == self.chunk => buf,
+            _ => BytesMut::zeroed(self.chunk),
+        };
         let n = loop {
-            match self.input.read(buf) {
+            match self.input.read(&mut buf) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
-                    buf.clear();
+                    *slot = Some(buf.freeze());
                     return Err(e);
                 }
             }
         };
+        let whole = buf.freeze();
         if n == 0 {
-            buf.clear();
+            *slot = Some(whole);
             self.eof = true;
             self.reader.finish();
             return Ok(false);
         }
-        buf.truncate(n);
-        self.reader.push(buf.split().freeze());
+        self.reader.push(whole.slice(..n));
+        *slot = Some(whole);
         Ok(true)
     }
 }
@@ -242,6 +249,32 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_released_buffer_is_reused_and_kept_lines_are_never_overwritten() {
+        // One 7-byte record per 8-byte read: reads 1 and 3 share a buffer, as do 2 and 4.
+        let data = b"{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n{\"d\":4}\n";
+        let mut starts = Vec::new();
+        let r: Result<(), io::Error> =
+            Pump::with_reader(&data[..], Reader::new(), 8).each_line(|l| {
+                starts.push(l.unwrap().as_bytes().as_ptr() as usize);
+                Ok(())
+            });
+        r.unwrap();
+        assert_eq!(starts.len(), 4);
+        assert_eq!((starts[0], starts[1]), (starts[2], starts[3]));
+        assert_ne!(starts[0], starts[1]);
+
+        // Lines the caller keeps hold their buffer: the pump takes a fresh one instead.
+        let kept: Vec<RecordLine> = Pump::with_reader(&data[..], Reader::new(), 8)
+            .map(|l| l.unwrap())
+            .collect();
+        let got: Vec<&[u8]> = kept.iter().map(|l| &l.bytes[..]).collect();
+        assert_eq!(
+            got,
+            [&b"{\"a\":1}"[..], b"{\"b\":2}", b"{\"c\":3}", b"{\"d\":4}"]
+        );
     }
 
     #[test]

@@ -37,6 +37,8 @@ mod calls;
 mod client;
 mod command;
 mod error;
+#[cfg(feature = "tokio")]
+mod outgoing;
 mod permission;
 mod query;
 mod stream;

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use ::tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use ::tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use ::tokio::process::Child;
 use ::tokio::sync::{mpsc, oneshot};
 
@@ -19,11 +19,11 @@ use super::calls::{initialize_response, Calls, Reply};
 use super::client::{ExitReport, ImportEvent, RecordItem};
 use super::command::AgentCommand;
 use super::error::HostError;
+use super::outgoing::Outgoing;
 use super::permission::{
     CallbackError, PermissionAnswer, ToolPermissionRequest, CALLBACK_FAILED, NO_CALLBACK,
 };
 use super::stream::{answer, classify, AgentRequest, Batch, Decoder};
-use crate::encode::FrameEncoder;
 use crate::frame::DEFAULT_MAX_LINE;
 use crate::wire::init::AttachmentCapabilities;
 use crate::wire::initialize::InitializeResponse;
@@ -109,8 +109,8 @@ impl AsyncClientOptions {
 }
 
 pub(crate) struct Shared {
-    /// Validated frames (WIRE-013) to write, in order; `None` once input is closed.
-    input: Mutex<Option<(mpsc::UnboundedSender<Vec<u8>>, FrameEncoder)>>,
+    /// Validated frames (WIRE-013) waiting for the writer task, in order.
+    pub(crate) outgoing: Arc<Outgoing>,
     pending: Mutex<Pending>,
     handler: Option<Arc<dyn AsyncCanUseTool>>,
     /// `input_capabilities` from the last successful `initialize` (for uploads).
@@ -150,13 +150,7 @@ impl Shared {
     }
 
     pub(crate) fn send(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
-        let mut input = lock(&self.input);
-        let (tx, encoder) = input.as_mut().ok_or(HostError::InputClosed)?;
-        let frame = encoder
-            .encode(record)
-            .map_err(|f| HostError::Encode(f.message()))?
-            .to_vec();
-        tx.send(frame).map_err(|_| HostError::InputClosed)
+        self.outgoing.send(record)
     }
 }
 
@@ -171,6 +165,14 @@ pub struct AsyncClient {
     child: Option<Child>,
     stderr: Option<::tokio::task::JoinHandle<Vec<u8>>>,
     writer: Option<::tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for AsyncClient {
+    /// Ends the agent's input so the writer task finishes (a spawned child is also killed, as
+    /// `kill_on_drop`).
+    fn drop(&mut self) {
+        self.shared.outgoing.close();
+    }
 }
 
 impl std::fmt::Debug for AsyncClient {
@@ -256,12 +258,12 @@ impl AsyncClient {
     /// ```
     pub fn attach(
         output: impl AsyncRead + Unpin + Send + 'static,
-        mut input: impl AsyncWrite + Unpin + Send + 'static,
+        input: impl AsyncWrite + Unpin + Send + 'static,
         options: AsyncClientOptions,
     ) -> AsyncClient {
-        let (in_tx, mut in_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let outgoing = Outgoing::new();
         let shared = Arc::new(Shared {
-            input: Mutex::new(Some((in_tx, FrameEncoder::new()))),
+            outgoing: Arc::clone(&outgoing),
             pending: Mutex::new(Pending {
                 calls: Calls::new(),
                 permissions: HashMap::new(),
@@ -272,14 +274,7 @@ impl AsyncClient {
             capabilities: Mutex::new(None),
             next_upload: AtomicU64::new(0),
         });
-        let writer = ::tokio::spawn(async move {
-            while let Some(frame) = in_rx.recv().await {
-                if input.write_all(&frame).await.is_err() || input.flush().await.is_err() {
-                    break;
-                }
-            }
-            let _ = input.shutdown().await;
-        });
+        let writer = ::tokio::spawn(outgoing.run(input));
         let (tx, rx) = mpsc::unbounded_channel();
         let reader_shared = Arc::clone(&shared);
         let max_line = options.max_line.unwrap_or(DEFAULT_MAX_LINE);
@@ -467,7 +462,7 @@ impl AsyncClient {
     /// # }).unwrap();
     /// ```
     pub fn end_input(&self) {
-        lock(&self.shared.input).take();
+        self.shared.outgoing.close();
     }
 
     /// Ends input, waits up to `timeout` for the agent to exit (then kills it).

@@ -267,6 +267,10 @@ mod tokio_upload {
     use crate::host::tokio_client::{AsyncClient, Shared};
     use crate::wire::AttachmentRef;
 
+    /// Base64 bytes of chunk records an upload lets wait for the writer (about two chunks of
+    /// the profile's 349,528-byte maximum) before it awaits the writer.
+    const QUEUED_CHUNK_BYTES: usize = 1 << 20;
+
     /// Unregisters an upload when its future ends or is dropped; aborts it on the wire if it
     /// was abandoned between `accepted` and its terminal acknowledgement.
     struct UploadGuard<'c> {
@@ -363,6 +367,9 @@ mod tokio_upload {
                     guard.abort = None;
                     return Err(ended(event));
                 }
+                // Backpressure: at most about two chunks wait for the writer, not the whole
+                // file's base64.
+                self.shared.outgoing.until_below(QUEUED_CHUNK_BYTES).await;
                 self.shared.send(&chunk?)?;
             }
             self.shared.send(&plan.commit()?)?;

@@ -150,7 +150,8 @@ mod http {
 
     use super::{ModelCall, ModelRunner, ModelSink};
     use crate::driver::openai::{BlockingClient, Interrupt, Report};
-    use crate::model::{ModelRequest, NetworkDecision};
+    use crate::model::{ModelEvent, ModelRequest, NetworkDecision};
+    use crate::wire::output::AssistantError;
 
     pub struct HttpRunner {
         client: Arc<BlockingClient>,
@@ -178,7 +179,8 @@ mod http {
             let interrupt = Interrupt::new();
             let call_interrupt = interrupt.clone();
             let client = Arc::clone(&self.client);
-            let _ = std::thread::Builder::new()
+            let fallback = sink.clone();
+            let spawned = std::thread::Builder::new()
                 .name("agentx-http".into())
                 .spawn(move || {
                     client.call(&request, &call_interrupt, &mut |report| match report {
@@ -188,6 +190,13 @@ mod http {
                         Report::Warn(line) => sink.warn(line),
                     });
                 });
+            if spawned.is_err() {
+                // No thread: fail the call rather than hang the turn.
+                fallback.send(ModelEvent::Failed {
+                    category: AssistantError::Unknown,
+                    message: None,
+                });
+            }
             Box::new(HttpCall(interrupt))
         }
     }
