@@ -248,6 +248,15 @@ impl Checker {
                     "cancel of an unknown request"
                 );
             }
+            // PROFILE §8 / WIRE-020: an input-error result (a rejected user record, e.g. the
+            // queue is full) is not a turn's result: it may come while a turn is active.
+            OutputRecord::Result(r)
+                if r.errors
+                    .as_ref()
+                    .is_some_and(|e| e.iter().any(|m| m.starts_with("input error: "))) =>
+            {
+                assert_eq!(r.num_turns, 0, "an input-error result runs no turn");
+            }
             OutputRecord::Result(_) => {
                 // Every tool use of the turn is paired before its result.
                 for id in &self.tool_uses {
