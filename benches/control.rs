@@ -19,8 +19,11 @@ use agentx_wire::encode::FrameEncoder;
 use agentx_wire::json::Parser;
 use agentx_wire::wire::subtypes::Interrupt;
 use agentx_wire::wire::{ControlRequestBody, InputRecord};
-use criterion::measurement::{Measurement, ValueFormatter, WallTime};
+use criterion::measurement::{Measurement, WallTime};
 use criterion::{Criterion, SamplingMode, Throughput};
+
+mod cpu_time;
+use cpu_time::ThreadCpu;
 
 /// The driver side of one session: frames go through the encoder into the outbox.
 struct Out {
@@ -112,75 +115,6 @@ fn bench_control<M: Measurement>(c: &mut Criterion<M>) {
         black_box(out.written);
     }
     group.finish();
-}
-
-/// CPU time of the calling thread, in nanoseconds (`/proc/thread-self/schedstat`).
-struct ThreadCpu;
-
-fn thread_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|f| f.parse().ok()))
-        .unwrap_or(0)
-}
-
-impl Measurement for ThreadCpu {
-    type Intermediate = u64;
-    type Value = u64;
-    fn start(&self) -> u64 {
-        thread_cpu_ns()
-    }
-    fn end(&self, start: u64) -> u64 {
-        thread_cpu_ns().saturating_sub(start)
-    }
-    fn add(&self, a: &u64, b: &u64) -> u64 {
-        a + b
-    }
-    fn zero(&self) -> u64 {
-        0
-    }
-    fn to_f64(&self, v: &u64) -> f64 {
-        *v as f64
-    }
-    fn formatter(&self) -> &dyn ValueFormatter {
-        &CpuFormatter
-    }
-}
-
-struct CpuFormatter;
-
-impl ValueFormatter for CpuFormatter {
-    fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
-        let (div, unit) = match typical {
-            t if t < 1e3 => (1.0, "ns cpu"),
-            t if t < 1e6 => (1e3, "µs cpu"),
-            t if t < 1e9 => (1e6, "ms cpu"),
-            _ => (1e9, "s cpu"),
-        };
-        values.iter_mut().for_each(|v| *v /= div);
-        unit
-    }
-    fn scale_throughputs(
-        &self,
-        _: f64,
-        throughput: &Throughput,
-        values: &mut [f64],
-    ) -> &'static str {
-        let (per_iter, unit) = match throughput {
-            Throughput::Elements(e) | Throughput::ElementsAndBytes { elements: e, .. } => {
-                (*e as f64, "round trips/s cpu")
-            }
-            Throughput::Bytes(b) | Throughput::BytesDecimal(b) => (*b as f64, "B/s cpu"),
-            Throughput::Bits(b) => (*b as f64, "bit/s cpu"),
-        };
-        values
-            .iter_mut()
-            .for_each(|v| *v = per_iter * 1e9 / v.max(1.0));
-        unit
-    }
-    fn scale_for_machines(&self, _: &mut [f64]) -> &'static str {
-        "ns"
-    }
 }
 
 fn config<M: Measurement>(c: Criterion<M>) -> Criterion<M> {
