@@ -3,6 +3,7 @@
 
 mod session_sim;
 
+use agentx_wire::model::{ModelEvent, TaskStatus};
 use serde_json::json;
 use session_sim::*;
 
@@ -66,4 +67,63 @@ fn echo_turn_exact_records() {
         1
     );
     assert_eq!(sim.last()["state"], "idle");
+}
+
+/// Acceptance scenario 9 on the virtual clock: task progress, notification, result, suggestion
+/// and idle in exactly that order. The message ends while its finite background task still
+/// runs, so the result is held (WIRE-004) until the task's terminal event; the suggestion
+/// follows the result, and idle comes last.
+#[test]
+fn scenario_9_task_progress_notification_result_suggestion_idle() {
+    let mut sim = Sim::local();
+    let mut script = vec![
+        ev(ModelEvent::TaskStarted {
+            task_id: "t1".into(),
+            description: "background".into(),
+        }),
+        ev(ModelEvent::Suggestion {
+            text: "and next?".into(),
+        }),
+    ];
+    script.extend(text_reply("msg_t", "started", None));
+    script.push(Step::Pause);
+    script.push(ev(ModelEvent::TaskProgress {
+        task_id: "t1".into(),
+        step: 1,
+    }));
+    script.push(ev(ModelEvent::TaskNotification {
+        task_id: "t1".into(),
+        status: TaskStatus::Completed,
+    }));
+    sim.script(script);
+    sim.send(&user("go"));
+    assert_eq!(
+        sim.labels(),
+        [
+            "init",
+            "state:running",
+            "task_started",
+            "assistant:text:started"
+        ],
+        "the result is held while the task runs (WIRE-004)"
+    );
+    let before = sim.out.len();
+    sim.resume_model();
+    assert_eq!(
+        sim.labels_from(before),
+        [
+            "task_progress",
+            "task_notification",
+            "result:success",
+            "prompt_suggestion",
+            "state:idle"
+        ]
+    );
+    let progress = &sim.out[before];
+    assert_eq!(progress["task_id"], "t1");
+    let done = &sim.out[before + 1];
+    assert_eq!(done["task_id"], "t1");
+    assert_eq!(done["status"], "completed");
+    assert_eq!(sim.out[before + 2]["result"], "started");
+    assert_eq!(sim.out[before + 3]["suggestion"], "and next?");
 }
