@@ -107,7 +107,8 @@ fn request() -> ModelRequest {
         messages: vec![Message::User {
             text: "write a long answer".into(),
             attachments: vec![],
-        }],
+        }]
+        .into(),
         tools: vec![],
     }
 }

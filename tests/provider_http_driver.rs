@@ -47,7 +47,7 @@ fn request(effort: Option<&str>, messages: Vec<Message>) -> ModelRequest {
         index: 0,
         model: "gpt-x".into(),
         effort: effort.map(Into::into),
-        messages,
+        messages: messages.into(),
         tools: vec![ToolSpec {
             name: "Read".into(),
             description: "Read a UTF-8 text file".into(),

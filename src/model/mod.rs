@@ -13,6 +13,8 @@
 
 pub mod scripted;
 
+use std::sync::Arc;
+
 use crate::wire::output::AssistantError;
 use crate::wire::AttachmentRef;
 
@@ -31,8 +33,9 @@ pub struct ModelRequest {
     /// The provider's declared `default_effort`, sent as `reasoning_effort` (PROFILE §14).
     pub effort: Option<String>,
     /// The conversation so far, oldest first, ending with the current prompt (and, for a
-    /// follow-up, the tool results).
-    pub messages: Vec<Message>,
+    /// follow-up, the tool results). Shared with the session that made the request: cloning
+    /// a request does not copy the conversation.
+    pub messages: Arc<Vec<Message>>,
     /// The tools the model may call (PROFILE §10).
     pub tools: Vec<ToolSpec>,
 }

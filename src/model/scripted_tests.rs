@@ -9,7 +9,7 @@ fn req(turn: u64, index: u32, messages: Vec<Message>) -> ModelRequest {
         index,
         model: "agentx-echo".into(),
         effort: None,
-        messages,
+        messages: messages.into(),
         tools: Vec::new(),
     }
 }

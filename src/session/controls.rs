@@ -117,8 +117,7 @@ impl Session {
     /// `get_context_usage`: categories, totals, maximum and an (empty) grid.
     fn context_usage(&self) -> RawJson<'static> {
         let words = |s: &str| s.split_whitespace().count() as u64;
-        let tokens: u64 = self
-            .history
+        let tokens: u64 = self.context[..self.history_len]
             .iter()
             .map(|m| match m {
                 crate::model::Message::User { text, .. } => words(text),

@@ -139,8 +139,15 @@ pub struct Session {
     pub(crate) queue: UserQueue,
     pub(crate) turn: Option<Turn>,
     pub(crate) next_turn: TurnId,
-    /// The conversation before the active turn (the model's context).
-    pub(crate) history: Vec<Message>,
+    /// The model's context: the conversation of the finished turns (`..history_len`), then
+    /// the active turn's messages already sent to the model. Shared with every
+    /// [`ModelRequest`](crate::model::ModelRequest) by `Arc`, so a request costs only the
+    /// messages new since the last one, not a copy of the whole session.
+    pub(crate) context: std::sync::Arc<Vec<Message>>,
+    /// How many messages of `context` belong to finished turns.
+    pub(crate) history_len: usize,
+    /// How many of the active turn's messages `context` already holds.
+    pub(crate) context_turn: usize,
     pub(crate) rules: policy::Rules,
     /// The permission prompts: `control::Broker` + `permission::PermissionRace`.
     pub(crate) prompts: Prompts,
@@ -168,7 +175,8 @@ impl Session {
             mint: UuidMint::new(config.uuid_seed),
         };
         let out = Output::new(config.credentials.clone());
-        let history = config.history.clone();
+        let context = std::sync::Arc::new(config.history.clone());
+        let history_len = context.len();
         let prompts = Prompts::new(
             permission::Contenders {
                 host: config.host_permissions,
@@ -187,7 +195,9 @@ impl Session {
             queue: UserQueue::default(),
             turn: None,
             next_turn: 1,
-            history,
+            context,
+            history_len,
+            context_turn: 0,
             rules: policy::Rules::default(),
             prompts,
             state: None,

@@ -11,6 +11,7 @@
 //! a tool or a model (it queues actions), or emit `idle` while a result is held.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::json::{self, write_str, write_u64};
@@ -254,8 +255,12 @@ impl Session {
         t.open_blocks.clear();
         let index = t.requests;
         t.requests += 1;
-        let mut messages = self.history.clone();
-        messages.extend(t.messages.iter().cloned());
+        // Only the messages new since the last request are copied; the request shares the rest
+        // (`Arc::make_mut` copies the whole context only if a model still holds an old request).
+        let context = Arc::make_mut(&mut self.context);
+        context.extend(t.messages[self.context_turn..].iter().cloned());
+        self.context_turn = t.messages.len();
+        let messages = Arc::clone(&self.context);
         self.actions.push_back(Action::StartModel(ModelRequest {
             turn: t.id,
             index,
@@ -745,8 +750,7 @@ impl Session {
     /// `!compact` (WIRE-005): `status` compacting, `compact_boundary` with the preserved
     /// segment (the last user/assistant exchange), `status` null.
     fn compact(&mut self) {
-        let pre_tokens: u64 = self
-            .history
+        let pre_tokens: u64 = self.context[..self.history_len]
             .iter()
             .map(|m| match m {
                 Message::User { text, .. } => text.split_whitespace().count() as u64,
@@ -846,7 +850,11 @@ impl Session {
                 self.out.push(&rec, false);
             }
         }
-        self.history.extend(t.messages);
+        let context = Arc::make_mut(&mut self.context);
+        context.truncate(self.history_len + self.context_turn);
+        context.extend(t.messages.into_iter().skip(self.context_turn));
+        self.history_len = context.len();
+        self.context_turn = 0;
         // The internal flush: the session store's append + fsync (PROFILE §11).
         let lines = self.out.take_transcript();
         self.actions.push_back(Action::Persist {

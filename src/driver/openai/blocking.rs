@@ -250,7 +250,8 @@ mod tests {
             messages: vec![Message::User {
                 text: "x".into(),
                 attachments: vec![],
-            }],
+            }]
+            .into(),
             tools: vec![],
         };
         client

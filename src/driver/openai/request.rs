@@ -205,7 +205,7 @@ mod tests {
             index: 0,
             model: "gpt-x".into(),
             effort: effort.map(Into::into),
-            messages,
+            messages: messages.into(),
             tools,
         }
     }
