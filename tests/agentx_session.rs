@@ -354,3 +354,76 @@ fn read_and_write_tools_in_bypass_mode() {
     let done = a.finish();
     done.assert_valid_output();
 }
+
+/// A `user` line of exactly `len` bytes (LF excluded) with prompt UUID `uuid`: a legacy string
+/// message padded with `a`.
+fn user_line_of(len: usize, uuid: &str) -> Vec<u8> {
+    let head = br#"{"type":"user","message":""#;
+    let tail = format!(r#"","parent_tool_use_id":null,"uuid":"{uuid}"}}"#);
+    let pad = len - head.len() - tail.len();
+    let mut line = Vec::with_capacity(len + 1);
+    line.extend_from_slice(head);
+    line.resize(head.len() + pad, b'a');
+    line.extend_from_slice(tail.as_bytes());
+    assert_eq!(line.len(), len);
+    line.push(b'\n');
+    line
+}
+
+/// WIRE-020's byte bound through the binary, at its edge: while a turn runs, queued user
+/// records may add up to 16 MiB of line bytes (LF excluded). One byte past is refused with an
+/// input-error result naming the prompt; exactly at the bound is accepted (no result); the
+/// active turn is not disturbed. A record at the 8 MiB line limit is valid input, but its replay
+/// form (kept in the transcript, PROFILE §11) cannot fit one output line: it is refused as a
+/// record error and the session goes on (before, it latched the encoder and ended the session).
+#[test]
+fn wire_020_queue_byte_bound_at_its_edge() {
+    const MIB: usize = 1024 * 1024;
+    const QUEUE_MAX: usize = 16 * MIB;
+    let uuid = |n: u32| format!("00000000-0000-4000-8000-0000000000{n:02x}");
+    let home = TempDir::new("qbytes");
+    let mut a = Agentx::session(home.path(), &[]);
+    a.say("!say started\n!sleep 600000");
+    a.until(|v| label(v) == "assistant:text:started");
+    // The line limit: a valid line whose replay form would not fit is refused, nothing else.
+    a.send_raw(&user_line_of(8 * MIB, &uuid(0xa0)));
+    let r = a.next().unwrap();
+    assert_eq!(label(&r), "result:error_during_execution");
+    assert_eq!(
+        r["errors"],
+        json!(["input error: the record's replay form would exceed the output line limit"])
+    );
+    assert_eq!(r["prompt_uuid"], uuid(0xa0));
+    // 6 + 6 + (4 MiB - 101) queued: 101 bytes of room left.
+    a.send_raw(&user_line_of(6 * MIB, &uuid(0xa1)));
+    a.send_raw(&user_line_of(6 * MIB, &uuid(0xa2)));
+    a.send_raw(&user_line_of(QUEUE_MAX - 12 * MIB - 101, &uuid(0xa3)));
+    // 102 bytes: one byte past the bound, refused.
+    a.send_raw(&user_line_of(102, &uuid(0xa4)));
+    // 101 bytes: exactly at the bound, accepted.
+    a.send_raw(&user_line_of(101, &uuid(0xa5)));
+    // The queue is at its bound: any further record is refused.
+    a.send_raw(&user_line_of(100, &uuid(0xa6)));
+    for id in [0xa4, 0xa6] {
+        let r = a.next().unwrap();
+        assert_eq!(label(&r), "result:error_during_execution");
+        assert_eq!(
+            r["errors"],
+            json!(["input error: the user-record queue is full (WIRE-020)"])
+        );
+        assert_eq!(r["prompt_uuid"], uuid(id));
+    }
+    // The sleeping turn was not disturbed: the interrupt acknowledges it and its own result
+    // follows, nothing else in between.
+    a.send(
+        &json!({"type":"control_request","request_id":"int-1","request":{"subtype":"interrupt"}}),
+    );
+    let rest = a.until(is_result);
+    let labels: Vec<String> = rest.iter().map(label).collect();
+    assert_eq!(
+        labels,
+        ["control_response:success", "result:error_during_execution"]
+    );
+    // The queued records are multi-megabyte prompts; their echoes are not this test's subject.
+    let _ = a.child.kill();
+}

@@ -102,6 +102,11 @@ impl FrameEncoder {
         Ok(())
     }
 
+    /// The longest marshaled record accepted (terminator excluded).
+    pub fn max_record_len(&self) -> usize {
+        self.max_record_len
+    }
+
     fn configurable(&self) -> Result<(), Error> {
         if self.started {
             Err(already_started())

@@ -166,6 +166,17 @@ impl Session {
     fn accept_user(&mut self, user: UserRecord<'static>, bytes: usize, line_no: u64, now: Instant) {
         let has_refs = user.attachments().next().is_some();
         let prompt_uuid = user.uuid.clone();
+        // PROFILE §8 Replay / §11: the record's replay form (written when replay is on, kept in
+        // the transcript always) must fit one output line. A record whose replay form does not
+        // (an input line near the 8 MiB limit grows by its session_id, uuid and isReplay) is
+        // refused as a record error here, before anything changes; encoding it later would
+        // latch the encoder and end the whole session.
+        if !self.out.fits(&self.stamp.replay_probe(&user)) {
+            let reason = "the record's replay form would exceed the output line limit";
+            self.out
+                .diagnostic(format!("agentx: input line {line_no}: {reason}"));
+            return self.input_error(reason, prompt_uuid, now);
+        }
         if !self.queue.has_room(bytes) {
             let reason = "the user-record queue is full (WIRE-020)";
             self.out

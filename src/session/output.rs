@@ -66,6 +66,8 @@ pub(crate) struct Output {
     transcript: Vec<Bytes>,
     failed: bool,
     pushed: u64,
+    /// Reused by [`Output::fits`].
+    scratch: Vec<u8>,
 }
 
 impl Output {
@@ -80,6 +82,7 @@ impl Output {
             transcript: Vec::new(),
             failed: false,
             pushed: 0,
+            scratch: Vec::new(),
         }
     }
 
@@ -105,6 +108,20 @@ impl Output {
                 false
             }
         }
+    }
+
+    /// Whether `record` fits one output line. A plain encode into a scratch buffer, so a
+    /// record that does not fit is refused by its caller as a record error instead of
+    /// latching the encoder (which would end the whole output).
+    pub(crate) fn fits(&mut self, record: &OutputRecord<'_>) -> bool {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        crate::wire::Encode::encode(record, &mut scratch);
+        let fits = scratch.len() <= self.encoder.max_record_len();
+        if scratch.capacity() <= 64 << 10 {
+            self.scratch = scratch;
+        }
+        fits
     }
 
     /// Encodes `record` for the transcript only (the replay form of a prompt when replay is

@@ -114,6 +114,18 @@ impl Stamp {
 
     /// The replay form of an accepted user record: `uuid` (kept, or minted), `session_id`,
     /// `isReplay: true` (PROFILE §8 Replay).
+    /// The replay form of `user` for measuring only: as [`Stamp::replay`], with a fixed
+    /// placeholder where a UUID would be minted (same length, no mint consumed).
+    pub(crate) fn replay_probe(&self, user: &UserRecord<'static>) -> OutputRecord<'static> {
+        let mut user = user.clone();
+        if user.uuid.is_none() {
+            user.uuid = Uuid::new("00000000-0000-4000-8000-000000000000".to_string());
+        }
+        user.session_id = Some(self.sid());
+        user.is_replay = true;
+        OutputRecord::User(user)
+    }
+
     pub(crate) fn replay(&mut self, mut user: UserRecord<'static>) -> OutputRecord<'static> {
         if user.uuid.is_none() {
             user.uuid = Some(self.uuid());
