@@ -127,3 +127,65 @@ fn scenario_9_task_progress_notification_result_suggestion_idle() {
     assert_eq!(sim.out[before + 2]["result"], "started");
     assert_eq!(sim.out[before + 3]["suggestion"], "and next?");
 }
+
+/// The replay form's bound at its edge (PROFILE §8 Replay, §11): a user line whose replay form
+/// (the line with `session_id` and `isReplay` added: 68 bytes here) is exactly one output line
+/// of 8,388,608 bytes is accepted and echoed; one byte longer is refused with an input-error
+/// result, and the session goes on.
+#[test]
+fn replay_form_at_the_output_line_limit() {
+    const MAX: usize = 8 * 1024 * 1024;
+    const STAMPED: usize = r#","session_id":""#.len() + 36 + 1 + r#","isReplay":true"#.len();
+    let line = |len: usize, uuid: &str| {
+        let head = r#"{"type":"user","message":""#;
+        let tail = format!(r#"","parent_tool_use_id":null,"uuid":"{uuid}"}}"#);
+        let mut s = String::from(head);
+        s.push_str(&"a".repeat(len - head.len() - tail.len()));
+        s.push_str(&tail);
+        assert_eq!(s.len(), len);
+        s
+    };
+    let mut c = config();
+    c.replay_user_messages = true;
+    let mut sim = Sim::new(c);
+    sim.script(text_reply("msg_a", "ok", None));
+    sim.script(text_reply("msg_b", "ok", None)); // for the last prompt: the refused one never runs
+    let (u1, u2) = (
+        "00000000-0000-4000-8000-0000000000b1",
+        "00000000-0000-4000-8000-0000000000b2",
+    );
+    sim.send(&line(MAX - STAMPED, u1));
+    assert_eq!(
+        sim.labels(),
+        [
+            "user:replay",
+            "init",
+            "state:running",
+            "assistant:text:ok",
+            "result:success",
+            "state:idle"
+        ]
+    );
+    assert_eq!(sim.out[0]["uuid"], u1);
+    let before = sim.out.len();
+    sim.send(&line(MAX - STAMPED + 1, u2));
+    assert_eq!(sim.labels_from(before), ["result:error_during_execution"]);
+    let r = &sim.out[before];
+    assert_eq!(
+        r["errors"],
+        json!(["input error: the record's replay form would exceed the output line limit"])
+    );
+    assert_eq!(r["prompt_uuid"], u2);
+    let before = sim.out.len();
+    sim.send(&user("still here"));
+    assert_eq!(
+        sim.labels_from(before),
+        [
+            "user:replay",
+            "state:running",
+            "assistant:text:ok",
+            "result:success",
+            "state:idle"
+        ]
+    );
+}

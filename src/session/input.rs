@@ -170,8 +170,9 @@ impl Session {
         // the transcript always) must fit one output line. A record whose replay form does not
         // (an input line near the 8 MiB limit grows by its session_id, uuid and isReplay) is
         // refused as a record error here, before anything changes; encoding it later would
-        // latch the encoder and end the whole session.
-        if !self.out.fits(&self.stamp.replay_probe(&user)) {
+        // latch the encoder and end the whole session. Only a line that could grow past the
+        // limit is measured (re-encoding it costs a copy of the record).
+        if self.out.may_outgrow(bytes) && !self.out.fits(&self.stamp.replay_probe(&user)) {
             let reason = "the record's replay form would exceed the output line limit";
             self.out
                 .diagnostic(format!("agentx: input line {line_no}: {reason}"));

@@ -70,6 +70,10 @@ pub(crate) struct Output {
     scratch: Vec<u8>,
 }
 
+/// A bound on what a session adds to a re-encoded input record (`session_id`, `uuid`,
+/// `isReplay`, members written as `null` when absent).
+const STAMPED_BYTES: usize = 1024;
+
 impl Output {
     pub(crate) fn new(credentials: CredentialSet) -> Output {
         let mut encoder = FrameEncoder::new();
@@ -108,6 +112,15 @@ impl Output {
                 false
             }
         }
+    }
+
+    /// Whether a record re-encoded from an input line of `line_bytes` could be longer than
+    /// one output line. The canonical re-encoding at most doubles a line (a raw U+2028/U+2029,
+    /// 3 bytes, is written `\u2028`, 6; every other character the writer escapes must already
+    /// be escaped in valid input, and whitespace is dropped), and the members a session stamps
+    /// or writes by default add less than [`STAMPED_BYTES`].
+    pub(crate) fn may_outgrow(&self, line_bytes: usize) -> bool {
+        line_bytes.saturating_mul(2).saturating_add(STAMPED_BYTES) > self.encoder.max_record_len()
     }
 
     /// Whether `record` fits one output line. A plain encode into a scratch buffer, so a

@@ -221,15 +221,7 @@ impl Session {
             .unwrap_or_else(|_| RawJson::empty_object());
         let ask = Ask::new(tool_use_id, tool_name, RawObject(raw))
             .with_description(super::policy::description(tool_name, input));
-        let Session {
-            prompts,
-            out,
-            stamp,
-            state,
-            ..
-        } = self;
-        let mut emit = SessionEmitter { out, stamp, state };
-        let actions = match prompts.race.ask(ask, &mut prompts.broker, &mut emit, now) {
+        let actions = match self.with_race(|race, broker, emit| race.ask(ask, broker, emit, now)) {
             Ok(actions) => actions,
             // PERM-053: an ID that is already open or settled is not asked again.
             Err(e) => {
@@ -264,11 +256,12 @@ impl Session {
         }
     }
 
-    /// An inbound `control_response` (WIRE-009: validated by the waiter's own schema before
-    /// resolution; PERM-049: anything but a valid decision is a denial; WIRE-007: a
-    /// known-late response changes nothing; PERM-050: a duplicate is ignored, an orphan is
-    /// counted).
-    pub(crate) fn permission_response(&mut self, resp: &ControlResponse<'_>, now: Instant) {
+    /// Runs `f` on the race and its broker with an emitter into the session's output (the
+    /// one place that splits the session's borrows for them).
+    fn with_race<R>(
+        &mut self,
+        f: impl FnOnce(&mut PermissionRace, &mut Broker, &mut SessionEmitter<'_>) -> R,
+    ) -> R {
         let Session {
             prompts,
             out,
@@ -277,10 +270,15 @@ impl Session {
             ..
         } = self;
         let mut emit = SessionEmitter { out, stamp, state };
-        match prompts
-            .race
-            .handle_response(resp, &mut prompts.broker, &mut emit, now)
-        {
+        f(&mut prompts.race, &mut prompts.broker, &mut emit)
+    }
+
+    /// An inbound `control_response` (WIRE-009: validated by the waiter's own schema before
+    /// resolution; PERM-049: anything but a valid decision is a denial; WIRE-007: a
+    /// known-late response changes nothing; PERM-050: a duplicate is ignored, an orphan is
+    /// counted).
+    pub(crate) fn permission_response(&mut self, resp: &ControlResponse<'_>, now: Instant) {
+        match self.with_race(|race, broker, emit| race.handle_response(resp, broker, emit, now)) {
             Routed::Race(actions) => self.carry_out(actions, now),
             Routed::Other(Dispatch::Orphan(_)) => self.orphans += 1,
             // Known-late (WIRE-007), duplicate (PERM-050); the session has no other waiters.
@@ -295,21 +293,9 @@ impl Session {
         outcome: HookOutcome,
         now: Instant,
     ) {
-        let Session {
-            prompts,
-            out,
-            stamp,
-            state,
-            ..
-        } = self;
-        let mut emit = SessionEmitter { out, stamp, state };
-        let actions = prompts.race.handle_hook(
-            tool_use_id,
-            race_hook(outcome),
-            &mut prompts.broker,
-            &mut emit,
-            now,
-        );
+        let actions = self.with_race(|race, broker, emit| {
+            race.handle_hook(tool_use_id, race_hook(outcome), broker, emit, now)
+        });
         self.carry_out(actions, now);
     }
 
@@ -317,15 +303,8 @@ impl Session {
     /// request is rejected `control stream closed`, its prompt settles as a denial and its
     /// hook is killed; no cancel record is sent (the host stopped talking).
     pub(crate) fn permission_eof(&mut self, now: Instant) {
-        let Session {
-            prompts,
-            out,
-            stamp,
-            state,
-            ..
-        } = self;
-        let mut emit = SessionEmitter { out, stamp, state };
-        let (actions, _others) = prompts.race.handle_eof(&mut prompts.broker, &mut emit, now);
+        let (actions, _others) =
+            self.with_race(|race, broker, emit| race.handle_eof(broker, emit, now));
         self.carry_out(actions, now);
     }
 
@@ -334,18 +313,8 @@ impl Session {
     /// hard-interrupt order writes their terminal `tool_result`s. The caller pushes the
     /// acknowledgement right after this returns, so it follows every cancellation.
     pub(crate) fn permission_cancel_all(&mut self, now: Instant) {
-        let Session {
-            prompts,
-            out,
-            stamp,
-            state,
-            ..
-        } = self;
-        let mut emit = SessionEmitter { out, stamp, state };
         let (actions, _failure) =
-            prompts
-                .race
-                .cancel_all(&mut prompts.broker, &mut emit, now, None);
+            self.with_race(|race, broker, emit| race.cancel_all(broker, emit, now, None));
         self.kill_hooks(actions);
     }
 
