@@ -12,18 +12,17 @@
 //! machine is shared), as `benches/decode.rs` does.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use agentx_wire::control::{Broker, Dispatch, Emission, Outbox, Refused};
 use agentx_wire::encode::FrameEncoder;
 use agentx_wire::json::Parser;
 use agentx_wire::wire::subtypes::Interrupt;
 use agentx_wire::wire::{ControlRequestBody, InputRecord};
-use criterion::measurement::{Measurement, WallTime};
+use criterion::measurement::Measurement;
 use criterion::{Criterion, SamplingMode, Throughput};
 
 mod cpu_time;
-use cpu_time::ThreadCpu;
 
 /// The driver side of one session: frames go through the encoder into the outbox.
 struct Out {
@@ -117,22 +116,6 @@ fn bench_control<M: Measurement>(c: &mut Criterion<M>) {
     group.finish();
 }
 
-fn config<M: Measurement>(c: Criterion<M>) -> Criterion<M> {
-    c.sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .configure_from_args()
-}
-
 fn main() {
-    if std::env::var_os("AGENTX_BENCH_CPU").is_some() {
-        eprintln!("measuring thread CPU time (AGENTX_BENCH_CPU)");
-        let mut c = config(Criterion::default().with_measurement(ThreadCpu));
-        bench_control(&mut c);
-        c.final_summary();
-    } else {
-        let mut c = config(Criterion::<WallTime>::default());
-        bench_control(&mut c);
-        c.final_summary();
-    }
+    cpu_time::run(bench_control, bench_control);
 }

@@ -3,8 +3,10 @@
 //! shared, overloaded machine wall time mostly measures the other processes; CPU time does
 //! not. Throughputs are then "per CPU-second". Selected with `AGENTX_BENCH_CPU=1`.
 
-use criterion::measurement::{Measurement, ValueFormatter};
-use criterion::Throughput;
+use std::time::Duration;
+
+use criterion::measurement::{Measurement, ValueFormatter, WallTime};
+use criterion::{Criterion, Throughput};
 
 /// The current thread's CPU time.
 pub struct ThreadCpu;
@@ -74,5 +76,27 @@ impl ValueFormatter for CpuFormatter {
     }
     fn scale_for_machines(&self, _: &mut [f64]) -> &'static str {
         "ns"
+    }
+}
+
+/// A bench's `main`: runs `cpu` (its groups on thread CPU time) when `AGENTX_BENCH_CPU` is set,
+/// `wall` otherwise; ten samples, 1 s warm-up and 3 s measurement unless the command line
+/// says otherwise. Pass the same generic group function twice.
+pub fn run(wall: fn(&mut Criterion<WallTime>), cpu: fn(&mut Criterion<ThreadCpu>)) {
+    fn config<M: Measurement>(c: Criterion<M>) -> Criterion<M> {
+        c.sample_size(10)
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(3))
+            .configure_from_args()
+    }
+    if std::env::var_os("AGENTX_BENCH_CPU").is_some() {
+        eprintln!("measuring thread CPU time (AGENTX_BENCH_CPU)");
+        let mut c = config(Criterion::default().with_measurement(ThreadCpu));
+        cpu(&mut c);
+        c.final_summary();
+    } else {
+        let mut c = config(Criterion::<WallTime>::default());
+        wall(&mut c);
+        c.final_summary();
     }
 }

@@ -28,10 +28,9 @@
 use std::hint::black_box;
 use std::ops::Range;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use agentx_wire::json::Parser;
-use criterion::measurement::{Measurement, WallTime};
+use criterion::measurement::Measurement;
 use criterion::{Criterion, SamplingMode, Throughput};
 
 mod cpu_time;
@@ -215,23 +214,6 @@ fn bench_decode<M: Measurement>(c: &mut Criterion<M>) {
     }
 }
 
-/// Defaults keep the whole run near two minutes; command-line flags override them.
-fn config<M: Measurement>(c: Criterion<M>) -> Criterion<M> {
-    c.sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .configure_from_args()
-}
-
 fn main() {
-    if std::env::var_os("AGENTX_BENCH_CPU").is_some() {
-        eprintln!("measuring thread CPU time (AGENTX_BENCH_CPU)");
-        let mut c = config(Criterion::default().with_measurement(cpu_time::ThreadCpu));
-        bench_decode(&mut c);
-        c.final_summary();
-    } else {
-        let mut c = config(Criterion::<WallTime>::default());
-        bench_decode(&mut c);
-        c.final_summary();
-    }
+    cpu_time::run(bench_decode, bench_decode);
 }

@@ -23,12 +23,11 @@
 
 use std::hint::black_box;
 use std::io;
-use std::time::Duration;
 
 use agentx_wire::driver::OutputFifo;
 use agentx_wire::encode::{CredentialSet, FrameEncoder};
 use agentx_wire::json;
-use criterion::measurement::{Measurement, WallTime};
+use criterion::measurement::Measurement;
 use criterion::{Criterion, Throughput};
 
 mod cpu_time;
@@ -214,23 +213,6 @@ fn bench_encode<M: Measurement>(c: &mut Criterion<M>) {
     group.finish();
 }
 
-/// Defaults as before (ten samples); command-line flags override them.
-fn config<M: Measurement>(c: Criterion<M>) -> Criterion<M> {
-    c.sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .configure_from_args()
-}
-
 fn main() {
-    if std::env::var_os("AGENTX_BENCH_CPU").is_some() {
-        eprintln!("measuring thread CPU time (AGENTX_BENCH_CPU)");
-        let mut c = config(Criterion::default().with_measurement(cpu_time::ThreadCpu));
-        bench_encode(&mut c);
-        c.final_summary();
-    } else {
-        let mut c = config(Criterion::<WallTime>::default());
-        bench_encode(&mut c);
-        c.final_summary();
-    }
+    cpu_time::run(bench_encode, bench_encode);
 }

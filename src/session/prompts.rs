@@ -233,21 +233,8 @@ impl Session {
         };
         let mut settled = None;
         for a in actions {
-            match a {
-                RaceAction::StartHook {
-                    tool_use_id,
-                    tool_name,
-                    input,
-                } => self.actions.push_back(Action::StartHook {
-                    tool_use_id,
-                    session_id: self.stamp.session_id.as_str().to_string(),
-                    tool_name,
-                    input_json: String::from_utf8_lossy(input.0.as_bytes()).into_owned(),
-                }),
-                RaceAction::KillHook { tool_use_id } => {
-                    self.actions.push_back(Action::KillHook { tool_use_id })
-                }
-                RaceAction::Settled(s) => settled = Some(settlement_of(s)),
+            if let Some(s) = self.hook_action(a) {
+                settled = Some(settlement_of(s));
             }
         }
         match settled {
@@ -335,25 +322,31 @@ impl Session {
     /// Carries out the race's actions in order; each settlement is applied once (PERM-053).
     fn carry_out(&mut self, actions: Vec<RaceAction>, now: Instant) {
         for a in actions {
-            match a {
-                RaceAction::StartHook {
-                    tool_use_id,
-                    tool_name,
-                    input,
-                } => self.actions.push_back(Action::StartHook {
-                    tool_use_id,
-                    session_id: self.stamp.session_id.as_str().to_string(),
-                    tool_name,
-                    input_json: String::from_utf8_lossy(input.0.as_bytes()).into_owned(),
-                }),
-                RaceAction::KillHook { tool_use_id } => {
-                    self.actions.push_back(Action::KillHook { tool_use_id })
-                }
-                RaceAction::Settled(s) => {
-                    let id = s.tool_use_id.clone();
-                    self.settle(&id, settlement_of(s), now);
-                }
+            if let Some(s) = self.hook_action(a) {
+                let id = s.tool_use_id.clone();
+                self.settle(&id, settlement_of(s), now);
             }
         }
+    }
+
+    /// Turns a race's hook action into the driver's; hands a settlement back to the caller.
+    fn hook_action(&mut self, a: RaceAction) -> Option<permission::Settlement> {
+        match a {
+            RaceAction::StartHook {
+                tool_use_id,
+                tool_name,
+                input,
+            } => self.actions.push_back(Action::StartHook {
+                tool_use_id,
+                session_id: self.stamp.session_id.as_str().to_string(),
+                tool_name,
+                input_json: String::from_utf8_lossy(input.0.as_bytes()).into_owned(),
+            }),
+            RaceAction::KillHook { tool_use_id } => {
+                self.actions.push_back(Action::KillHook { tool_use_id })
+            }
+            RaceAction::Settled(s) => return Some(s),
+        }
+        None
     }
 }

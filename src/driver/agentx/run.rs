@@ -88,6 +88,17 @@ const MODEL_BATCH: usize = 256;
 
 /// PROFILE §2: a broken stdout pipe ends quietly with status 1; any other writer failure is
 /// the latched diagnostic of PROFILE §5.
+/// Writes the session's pending diagnostics to stderr and its frames to `sink`, in order.
+fn drain_output(session: &mut Session, sink: &mut dyn FrameSink) -> io::Result<()> {
+    while let Some(d) = session.poll_diagnostic() {
+        eprintln!("{d}");
+    }
+    while let Some(f) = session.poll_transmit() {
+        sink.frame(&f)?;
+    }
+    Ok(())
+}
+
 fn output_failed(e: &io::Error) -> i32 {
     if e.kind() != io::ErrorKind::BrokenPipe {
         eprintln!("agentx: output failed: the record writer failed");
@@ -142,16 +153,7 @@ pub fn run_loop(
             eof_pending = false;
             session.handle_eof(Instant::now());
         }
-        while let Some(d) = session.poll_diagnostic() {
-            eprintln!("{d}");
-        }
-        while let Some(f) = session.poll_transmit() {
-            if let Err(e) = sink.frame(&f) {
-                workers.kill_all();
-                return output_failed(&e);
-            }
-        }
-        if let Err(e) = sink.flush() {
+        if let Err(e) = drain_output(&mut session, sink).and_then(|()| sink.flush()) {
             workers.kill_all();
             return output_failed(&e);
         }
@@ -215,14 +217,9 @@ pub fn run_loop(
             }
         }
         if let Some(code) = exit {
-            while let Some(d) = session.poll_diagnostic() {
-                eprintln!("{d}");
-            }
-            while let Some(f) = session.poll_transmit() {
-                if let Err(e) = sink.frame(&f) {
-                    workers.kill_all();
-                    return output_failed(&e);
-                }
+            if let Err(e) = drain_output(&mut session, sink) {
+                workers.kill_all();
+                return output_failed(&e);
             }
             workers.kill_all();
             for (_, c) in &calls {
