@@ -427,3 +427,75 @@ fn wire_020_queue_byte_bound_at_its_edge() {
     // The queued records are multi-megabyte prompts; their echoes are not this test's subject.
     let _ = a.child.kill();
 }
+
+/// The output line limit through the binary (PROFILE §2a, §9): `agentx-echo` answers
+/// `echo: <prompt>`. An `assistant` record of exactly 8,388,608 bytes is written (its result,
+/// which repeats the text, falls back to the error form); one byte more is not written and
+/// that turn ends with the output error. The session goes on, the next turn works, nothing is
+/// said on stderr, and the process exits 0.
+#[test]
+fn oversized_agent_record_is_a_per_turn_error() {
+    const MAX: usize = 8 * 1024 * 1024;
+    const LIMIT_ERROR: &str = "output error: record exceeds the 8388608-byte line limit";
+    let home = TempDir::new("linelimit");
+    let mut a = Agentx::session(home.path(), &[]);
+    a.say("x");
+    a.turn();
+    // init, running, assistant: the assistant record's bytes besides the reply text.
+    let overhead = a.line_len(2) - "echo: x".len();
+    let prompt_for = |record_len: usize| "p".repeat(record_len - overhead - "echo: ".len());
+
+    a.say(&prompt_for(MAX));
+    let turn = a.turn();
+    let from = a.seen.len() - turn.len();
+    assert_eq!(turn.len(), 4, "{:?}", labels(&turn));
+    assert_eq!(turn[1]["type"], "assistant");
+    assert_eq!(a.line_len(from + 1), MAX);
+    assert_eq!(
+        [label(&turn[2]), label(&turn[3])],
+        [
+            "result:error_during_execution",
+            "system/session_state_changed:idle"
+        ]
+    );
+    assert_eq!(turn[2]["errors"], json!([LIMIT_ERROR]));
+    assert_eq!(turn[2]["is_error"], true);
+
+    a.say(&prompt_for(MAX + 1));
+    let turn = a.turn();
+    assert_eq!(
+        labels(&turn),
+        [
+            "system/session_state_changed:running",
+            "result:error_during_execution",
+            "system/session_state_changed:idle",
+        ]
+    );
+    let r = &turn[1];
+    assert_eq!(r["errors"], json!([LIMIT_ERROR]));
+    assert_eq!(r["is_error"], true);
+    assert_eq!(r["num_turns"], 1);
+    assert_eq!(r["total_cost_usd"], json!(null));
+    assert!(r.get("result").is_none());
+
+    a.say("again");
+    assert_eq!(
+        labels(&a.turn()),
+        [
+            "system/session_state_changed:running",
+            "assistant:text:echo: again",
+            "result:success",
+            "system/session_state_changed:idle",
+        ]
+    );
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+    assert!(done.rest.is_empty());
+    assert_eq!(
+        done.stderr.lines().filter(|l| l.contains("output")).count(),
+        0,
+        "{}",
+        done.stderr
+    );
+    done.assert_valid_output();
+}

@@ -4,9 +4,10 @@
 //!
 //! Owns: turning one typed [`OutputRecord`] into one complete frame through the session's
 //! [`FrameEncoder`], whose credential union is installed at construction (WIRE-013), and
-//! pushing it into the one [`Outbox`] (WIRE-003). After a refusal the encoder is latched, no
-//! later record is produced, and its fixed diagnostic is queued once; frames accepted before
-//! it stay queued.
+//! pushing it into the one [`Outbox`] (WIRE-003). A record longer than one output line is
+//! refused alone (nothing latches; the session turns it into a per-turn error). After any
+//! other refusal (WIRE-013 validation) the encoder is latched, no later record is produced,
+//! and its fixed diagnostic is queued once; frames accepted before it stay queued.
 //! Must never: write bytes anywhere (the driver drains [`Output::pop_frame`]), reorder frames,
 //! or put credential material in a diagnostic.
 
@@ -15,7 +16,7 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 
 use crate::control::Outbox;
-use crate::encode::{CredentialSet, FrameEncoder};
+use crate::encode::{CredentialSet, FailureKind, FrameEncoder, RecordFault};
 use crate::wire::grammar::Uuid;
 use crate::wire::OutputRecord;
 
@@ -55,6 +56,17 @@ impl UuidMint {
     }
 }
 
+/// What became of one pushed record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pushed {
+    /// Queued as one frame.
+    Written,
+    /// Longer than one output line: not written, nothing latched.
+    TooLarge,
+    /// The output has failed (now or before): latched, nothing more is written.
+    Failed,
+}
+
 /// Frames, diagnostics and the turn's transcript.
 pub(crate) struct Output {
     encoder: FrameEncoder,
@@ -65,6 +77,8 @@ pub(crate) struct Output {
     /// Frames of the current turn that the session store keeps (PROFILE §11).
     transcript: Vec<Bytes>,
     failed: bool,
+    /// A record of the active turn was too large for one line (not latched).
+    turn_refused: bool,
     pushed: u64,
     /// Reused by [`Output::fits`].
     scratch: Vec<u8>,
@@ -85,19 +99,21 @@ impl Output {
             diagnostics: VecDeque::new(),
             transcript: Vec::new(),
             failed: false,
+            turn_refused: false,
             pushed: 0,
             scratch: Vec::new(),
         }
     }
 
     /// Encodes `record` as one frame and queues it; `persist` also keeps it for the
-    /// transcript. Returns false once the output has failed (WIRE-013: nothing more is
-    /// produced).
-    pub(crate) fn push(&mut self, record: &OutputRecord<'_>, persist: bool) -> bool {
+    /// transcript. A record longer than one output line is not written and nothing latches
+    /// ([`Pushed::TooLarge`]: its caller decides what the host sees instead); any other
+    /// refusal latches the output for good (WIRE-013: nothing more is produced).
+    pub(crate) fn push(&mut self, record: &OutputRecord<'_>, persist: bool) -> Pushed {
         if self.failed {
-            return false;
+            return Pushed::Failed;
         }
-        match self.encoder.encode(record) {
+        match self.encoder.encode_bounded(record) {
             Ok(frame) => {
                 if persist {
                     self.transcript.push(Bytes::copy_from_slice(frame));
@@ -105,13 +121,55 @@ impl Output {
                 // The outbox is unbounded: a push cannot be refused.
                 let _ = self.outbox.push(frame);
                 self.pushed += 1;
-                true
+                Pushed::Written
+            }
+            Err(failure) if failure.kind() == FailureKind::Record(RecordFault::TooLarge) => {
+                Pushed::TooLarge
             }
             Err(failure) => {
                 self.fail(failure.message());
-                false
+                Pushed::Failed
             }
         }
+    }
+
+    /// [`Output::push`] for a record of the active turn: a record too large for one line
+    /// also marks the turn (see [`Output::take_turn_refusal`]). True when it was written.
+    pub(crate) fn push_turn(&mut self, record: &OutputRecord<'_>, persist: bool) -> bool {
+        match self.push(record, persist) {
+            Pushed::Written => true,
+            Pushed::TooLarge => {
+                self.turn_refused = true;
+                false
+            }
+            Pushed::Failed => false,
+        }
+    }
+
+    /// Marks the active turn as having lost a record to the line limit (a record measured
+    /// with [`Output::fits`] and never pushed).
+    pub(crate) fn refuse_turn_record(&mut self) {
+        self.turn_refused = true;
+    }
+
+    /// True while a record of the active turn was refused for its size and the turn has not
+    /// yet ended with its output error.
+    pub(crate) fn turn_refused(&self) -> bool {
+        self.turn_refused
+    }
+
+    /// Takes the mark of [`Output::push_turn`].
+    pub(crate) fn take_turn_refusal(&mut self) -> bool {
+        std::mem::take(&mut self.turn_refused)
+    }
+
+    /// The per-turn output error: the `errors` entry of the result of a turn that lost a
+    /// record, and the `tool_result` content of a tool use it cut short.
+    pub(crate) fn line_limit_error(&self) -> String {
+        format!(
+            "output error: record exceeds the {}-byte line limit",
+            self.encoder.max_record_len()
+        )
     }
 
     /// Whether a record re-encoded from an input line of `line_bytes` could be longer than
@@ -143,8 +201,11 @@ impl Output {
         if self.failed {
             return;
         }
-        match self.encoder.encode(record) {
+        match self.encoder.encode_bounded(record) {
             Ok(frame) => self.transcript.push(Bytes::copy_from_slice(frame)),
+            // The caller measured it first (`accept_user`); nothing is kept if it still did
+            // not fit.
+            Err(failure) if failure.kind() == FailureKind::Record(RecordFault::TooLarge) => {}
             Err(failure) => self.fail(failure.message()),
         }
     }
