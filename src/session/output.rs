@@ -80,8 +80,10 @@ pub(crate) struct Output {
     /// A record of the active turn was too large for one line (not latched).
     turn_refused: bool,
     pushed: u64,
-    /// Reused by [`Output::fits`].
+    /// Reused by [`Output::fits`] and [`Output::holds_credential`].
     scratch: Vec<u8>,
+    /// The encoder's credential union, for [`Output::holds_credential`].
+    credentials: CredentialSet,
 }
 
 /// A bound on what a session adds to a re-encoded input record (`session_id`, `uuid`,
@@ -92,7 +94,7 @@ impl Output {
     pub(crate) fn new(credentials: CredentialSet) -> Output {
         let mut encoder = FrameEncoder::new();
         // A fresh encoder has not started, so installing the union cannot fail.
-        let _ = encoder.set_credentials(credentials);
+        let _ = encoder.set_credentials(credentials.clone());
         Output {
             encoder,
             outbox: Outbox::with_capacity(usize::MAX, usize::MAX),
@@ -102,6 +104,7 @@ impl Output {
             turn_refused: false,
             pushed: 0,
             scratch: Vec::new(),
+            credentials,
         }
     }
 
@@ -195,6 +198,27 @@ impl Output {
         fits
     }
 
+    /// Whether `text`, spelled as the JSON string the encoder writes, carries credential
+    /// material by WIRE-013's rules. PROFILE §14: a provider's error message that does is
+    /// dropped and its record written without it, instead of the encoder refusing the record
+    /// (which would latch and end the whole output). The encoder still validates every final
+    /// record: this check only decides what is quoted, it is not a second enforcement point.
+    pub(crate) fn holds_credential(&mut self, text: &str) -> bool {
+        if self.credentials.is_empty() {
+            return false;
+        }
+        let mut spelled = std::mem::take(&mut self.scratch);
+        spelled.clear();
+        crate::json::write_str(&mut spelled, text);
+        let mut decoded = Vec::new();
+        let holds = self.credentials.matches(&spelled, &mut decoded);
+        spelled.clear();
+        if spelled.capacity() <= 64 << 10 {
+            self.scratch = spelled;
+        }
+        holds
+    }
+
     /// Encodes `record` for the transcript only (the replay form of a prompt when replay is
     /// off, PROFILE §11).
     pub(crate) fn persist_only(&mut self, record: &OutputRecord<'_>) {
@@ -251,5 +275,27 @@ impl Output {
     /// Takes the transcript lines of the finished turn.
     pub(crate) fn take_transcript(&mut self) -> Vec<Bytes> {
         std::mem::take(&mut self.transcript)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &str = "sk-test-0123456789abcdef";
+
+    /// PROFILE §14: what decides whether a provider's message is quoted.
+    #[test]
+    fn profile_14_holds_credential_by_the_encoders_rules() {
+        let mut out = Output::new(CredentialSet::new([KEY]).unwrap());
+        assert!(out.holds_credential(&format!("Incorrect API key provided: {KEY}.")));
+        assert!(out.holds_credential(KEY));
+        assert!(!out.holds_credential("Incorrect API key provided: sk-test-****cdef."));
+        assert!(!out.holds_credential("overloaded"));
+        assert!(!out.holds_credential(""));
+        // Checking never latches the encoder.
+        assert!(!out.failed());
+        let mut none = Output::new(CredentialSet::empty());
+        assert!(!none.holds_credential(KEY));
     }
 }

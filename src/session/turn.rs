@@ -412,6 +412,9 @@ impl Session {
                 }
             }
             ModelEvent::Failed { category, message } if streaming => {
+                // PROFILE §14: the provider's message is quoted only when it holds no
+                // credential material; otherwise it is dropped and the record written without it.
+                let message = message.filter(|m| !self.out.holds_credential(m));
                 let text = message.unwrap_or_else(|| format!("model error: {}", category.as_str()));
                 let message_id = t
                     .message_id
