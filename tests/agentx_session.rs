@@ -499,3 +499,39 @@ fn oversized_agent_record_is_a_per_turn_error() {
     );
     done.assert_valid_output();
 }
+
+/// A tool's output too large for one line, through the binary: `Read` of a one-line 9 MiB file
+/// (PROFILE §10). Its `tool_result` is replaced by an error `tool_result` with the output error
+/// for the same tool use (still paired), no further model request runs, the turn ends with the
+/// error result, and the session goes on (exit 0).
+#[test]
+fn oversized_tool_result_is_replaced_and_the_turn_ends() {
+    const LIMIT_ERROR: &str = "output error: record exceeds the 8388608-byte line limit";
+    let home = TempDir::new("bigread");
+    std::fs::write(home.path().join("big.txt"), "r".repeat(9 << 20)).unwrap();
+    let mut a = Agentx::session(home.path(), &[]);
+    a.say("!tool Read {\"file_path\":\"big.txt\"}\n!say after");
+    let turn = a.turn();
+    assert_eq!(
+        labels(&turn),
+        [
+            "system/init",
+            "system/session_state_changed:running",
+            "assistant:tool_use:Read",
+            "user:tool_result:error",
+            "result:error_during_execution",
+            "system/session_state_changed:idle",
+        ]
+    );
+    let tool_use_id = &turn[2]["message"]["content"][0]["id"];
+    let block = &turn[3]["message"]["content"][0];
+    assert_eq!(&block["tool_use_id"], tool_use_id);
+    assert_eq!(block["content"], LIMIT_ERROR);
+    assert_eq!(turn[4]["errors"], json!([LIMIT_ERROR]));
+    assert_eq!(turn[4]["num_turns"], 1);
+    a.say("next");
+    assert_eq!(labels(&a.turn())[1], "assistant:text:echo: next");
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+    done.assert_valid_output();
+}

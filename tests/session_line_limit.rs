@@ -294,3 +294,37 @@ fn control_response_at_the_output_line_limit() {
     assert_eq!(sim.last_of("result")["subtype"], "success");
     assert!(sim.s.is_done().is_none());
 }
+
+/// A `can_use_tool` request (PERM-020) can outgrow its `assistant` record: its `description`
+/// repeats a `Read` path (PERM-021). The request is not written; nobody was asked, so the tool
+/// use is not a denial: it gets an error `tool_result` with the output error, and the turn
+/// ends with it. `requires_action` had been published and is followed by `running`.
+#[test]
+fn can_use_tool_request_over_the_output_line_limit() {
+    let mut sim = Sim::local();
+    let path = format!("/elsewhere/{}", a(MAX / 2));
+    let input = json!({ "file_path": path }).to_string();
+    sim.script(tool_reply("msg_1", &[("toolu_1", "Read", &input)]));
+    sim.send(&user("read it"));
+    assert_eq!(
+        sim.labels(),
+        [
+            "init",
+            "state:running",
+            "assistant:tool_use:toolu_1",
+            "state:requires_action",
+            "state:running",
+            &format!("tool_result:toolu_1:{LIMIT_ERROR}"),
+            "result:error_during_execution",
+            "state:idle"
+        ]
+    );
+    let r = &sim.out[6];
+    assert_line_limit_result(r);
+    assert_eq!(r["permission_denials"], json!([]));
+    assert!(sim.s.pending_requests().is_empty());
+    assert!(sim.s.open_prompts().is_empty());
+    assert!(sim.run_tools().is_empty());
+    sim.send(&user("hi"));
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+}

@@ -592,6 +592,14 @@ impl Session {
                         self.rules.apply(&updated_permissions);
                         self.run_tool(t, i, updated_input);
                     }
+                    // The request was too large for one line: nobody was asked, so it is not
+                    // a denial; the tool use ends with the output error (with its turn).
+                    Asked::Settled(Settlement::Deny { .. }) if self.out.turn_refused() => {
+                        t.uses[i].state = UseState::Done {
+                            content: self.out.line_limit_error(),
+                            is_error: true,
+                        }
+                    }
                     Asked::Settled(Settlement::Deny { message, .. }) => {
                         self.deny_use(t, i, message)
                     }
