@@ -277,7 +277,9 @@ mod tests {
                     Err(e) => format!("error({e})"),
                 })
                 .collect();
-            log.0.borrow_mut().push(format!("batch {}", types.join(",")));
+            log.0
+                .borrow_mut()
+                .push(format!("batch {}", types.join(",")));
         };
         for bytes in reads {
             let buf = out.buffer();
@@ -308,8 +310,7 @@ mod tests {
                 format!(
                     "batch e:{},error(agent output line 4: {})",
                     uuid(2),
-                    OutputRecord::decode_line(b"not json", &mut Parser::new())
-                        .unwrap_err()
+                    OutputRecord::decode_line(b"not json", &mut Parser::new()).unwrap_err()
                 ),
                 "import upl_x false".to_owned(),
                 // An upload acknowledgement also stays in the stream.
