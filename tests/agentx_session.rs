@@ -427,3 +427,111 @@ fn wire_020_queue_byte_bound_at_its_edge() {
     // The queued records are multi-megabyte prompts; their echoes are not this test's subject.
     let _ = a.child.kill();
 }
+
+/// The output line limit through the binary (PROFILE §2a, §9): `agentx-echo` answers
+/// `echo: <prompt>`. An `assistant` record of exactly 8,388,608 bytes is written (its result,
+/// which repeats the text, falls back to the error form); one byte more is not written and
+/// that turn ends with the output error. The session goes on, the next turn works, nothing is
+/// said on stderr, and the process exits 0.
+#[test]
+fn oversized_agent_record_is_a_per_turn_error() {
+    const MAX: usize = 8 * 1024 * 1024;
+    const LIMIT_ERROR: &str = "output error: record exceeds the 8388608-byte line limit";
+    let home = TempDir::new("linelimit");
+    let mut a = Agentx::session(home.path(), &[]);
+    a.say("x");
+    a.turn();
+    // init, running, assistant: the assistant record's bytes besides the reply text.
+    let overhead = a.line_len(2) - "echo: x".len();
+    let prompt_for = |record_len: usize| "p".repeat(record_len - overhead - "echo: ".len());
+
+    a.say(&prompt_for(MAX));
+    let turn = a.turn();
+    let from = a.seen.len() - turn.len();
+    assert_eq!(turn.len(), 4, "{:?}", labels(&turn));
+    assert_eq!(turn[1]["type"], "assistant");
+    assert_eq!(a.line_len(from + 1), MAX);
+    assert_eq!(
+        [label(&turn[2]), label(&turn[3])],
+        [
+            "result:error_during_execution",
+            "system/session_state_changed:idle"
+        ]
+    );
+    assert_eq!(turn[2]["errors"], json!([LIMIT_ERROR]));
+    assert_eq!(turn[2]["is_error"], true);
+
+    a.say(&prompt_for(MAX + 1));
+    let turn = a.turn();
+    assert_eq!(
+        labels(&turn),
+        [
+            "system/session_state_changed:running",
+            "result:error_during_execution",
+            "system/session_state_changed:idle",
+        ]
+    );
+    let r = &turn[1];
+    assert_eq!(r["errors"], json!([LIMIT_ERROR]));
+    assert_eq!(r["is_error"], true);
+    assert_eq!(r["num_turns"], 1);
+    assert_eq!(r["total_cost_usd"], json!(null));
+    assert!(r.get("result").is_none());
+
+    a.say("again");
+    assert_eq!(
+        labels(&a.turn()),
+        [
+            "system/session_state_changed:running",
+            "assistant:text:echo: again",
+            "result:success",
+            "system/session_state_changed:idle",
+        ]
+    );
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+    assert!(done.rest.is_empty());
+    assert_eq!(
+        done.stderr.lines().filter(|l| l.contains("output")).count(),
+        0,
+        "{}",
+        done.stderr
+    );
+    done.assert_valid_output();
+}
+
+/// A tool's output too large for one line, through the binary: `Read` of a one-line 9 MiB file
+/// (PROFILE §10). Its `tool_result` is replaced by an error `tool_result` with the output error
+/// for the same tool use (still paired), no further model request runs, the turn ends with the
+/// error result, and the session goes on (exit 0).
+#[test]
+fn oversized_tool_result_is_replaced_and_the_turn_ends() {
+    const LIMIT_ERROR: &str = "output error: record exceeds the 8388608-byte line limit";
+    let home = TempDir::new("bigread");
+    std::fs::write(home.path().join("big.txt"), "r".repeat(9 << 20)).unwrap();
+    let mut a = Agentx::session(home.path(), &[]);
+    a.say("!tool Read {\"file_path\":\"big.txt\"}\n!say after");
+    let turn = a.turn();
+    assert_eq!(
+        labels(&turn),
+        [
+            "system/init",
+            "system/session_state_changed:running",
+            "assistant:tool_use:Read",
+            "user:tool_result:error",
+            "result:error_during_execution",
+            "system/session_state_changed:idle",
+        ]
+    );
+    let tool_use_id = &turn[2]["message"]["content"][0]["id"];
+    let block = &turn[3]["message"]["content"][0];
+    assert_eq!(&block["tool_use_id"], tool_use_id);
+    assert_eq!(block["content"], LIMIT_ERROR);
+    assert_eq!(turn[4]["errors"], json!([LIMIT_ERROR]));
+    assert_eq!(turn[4]["num_turns"], 1);
+    a.say("next");
+    assert_eq!(labels(&a.turn())[1], "assistant:text:echo: next");
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+    done.assert_valid_output();
+}

@@ -376,19 +376,19 @@ fn assert_no_key_piece(what: &str, bytes: &[u8]) {
     }
 }
 
-/// WIRE-013 + issue 15 (where PROFILE §14 would drop the message and write the record without
-/// it; see README "Model providers"): the 401 body quotes the key, the assistant record that
-/// would carry it is refused by the encoder's credential validation, the latched failure is
-/// reported on stderr and agentx exits with status 1. Nothing after the refusal is written.
+/// PROFILE §14 + WIRE-013: the 401 body quotes the key. A provider's message is quoted only
+/// when it holds no credential material, so this one is dropped: the assistant record is
+/// written without it (the category's fixed text instead), the turn ends with its error result,
+/// and no 8-byte piece of the key is on stdout, stderr or in the session store. The encoder's
+/// validation stays the enforcement point; this only decides what is quoted.
 #[test]
-fn wire_013_a_key_echoed_in_an_error_body_is_never_written() {
+fn profile_14_a_key_echoed_in_an_error_body_is_dropped_and_the_record_written() {
     let body = format!(
         r#"{{"error":{{"message":"Incorrect API key provided: {KEY}.","type":"invalid_request_error","code":"invalid_api_key"}}}}"#
     );
     let server = Server::start_in_thread(vec![status(401, &[], &body)]);
     let home = Home::new(&openai_auth(&server));
     let run = one_shot(&home, "hello", &[]);
-    assert_eq!(run.status, 1);
     let types: Vec<String> = run
         .records
         .iter()
@@ -396,13 +396,33 @@ fn wire_013_a_key_echoed_in_an_error_body_is_never_written() {
         .collect();
     assert_eq!(
         types,
-        [r#""system"/"init""#, r#""system"/"session_state_changed""#]
+        [
+            r#""system"/"init""#,
+            r#""system"/"session_state_changed""#,
+            r#""assistant"/null"#,
+            r#""result"/"error_during_execution""#,
+            r#""system"/"session_state_changed""#,
+        ]
     );
-    assert_eq!(run.records[1]["state"], "running");
+    let assistant = &run.records[2];
+    assert_eq!(assistant["error"], "authentication_failed");
     assert_eq!(
-        run.stderr,
-        "agentx: output refused: record failed credential validation\n"
+        assistant["message"]["content"],
+        serde_json::json!([{"type": "text", "text": "model error: authentication_failed"}])
     );
+    let r = result(&run);
+    assert_eq!(r["is_error"], true);
+    assert_eq!(
+        r["errors"],
+        serde_json::json!(["model error: authentication_failed"])
+    );
+    // WIRE-012: the failed call reported no price.
+    assert_eq!(r["total_cost_usd"], Value::Null);
+    assert_eq!(run.records[4]["state"], "idle");
+    // The turn failed (status 1 as for any failed one-shot turn), but nothing latched: no
+    // encoder diagnostic, nothing on stderr at all.
+    assert_eq!(run.status, 1);
+    assert_eq!(run.stderr, "");
     assert_no_key_piece("stdout", run.stdout.as_bytes());
     assert_no_key_piece("stderr", run.stderr.as_bytes());
     assert_no_key_piece("session store", &home.store_bytes());

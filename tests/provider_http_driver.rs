@@ -605,8 +605,9 @@ async fn wire_013_a_key_echoed_in_an_error_body_is_refused_by_the_encoder() {
         panic!("{reports:?}");
     };
     assert_eq!(*category, AssistantError::AuthenticationFailed);
-    // The driver forwards the provider's text; the encoder holding the registry's credential
-    // union refuses any record carrying it, writes nothing, and latches.
+    // The driver forwards the provider's text; the session drops a message holding a key
+    // (PROFILE §14, `tests/provider_http_agentx.rs`). Should a record carry it anyway, the
+    // encoder holding the registry's credential union refuses it, writes nothing, and latches.
     let mut encoder = FrameEncoder::new();
     let doc = format!(
         r#"{{"version":2,"providers":[{{"id":"oa","type":"openai","model":"m","api_key":"{KEY}"}}]}}"#

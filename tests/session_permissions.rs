@@ -432,6 +432,55 @@ fn scenario_12_interrupt_with_two_pending_permissions() {
     assert!(sim.run_tools().is_empty());
 }
 
+/// WIRE-015 on the interrupt path (WIRE-010/011): the acknowledgement is pushed by the
+/// broker's ordered post-cancellation callback. When that push is refused (here the
+/// `request_id` echoes a credential, so the encoder latches its WIRE-013 failure), both
+/// cancellations were already written in order, the refusal is the broker's one fixed
+/// emission failure, every waiter and prompt still settles (no pending ID stranded, hooks
+/// killed), nothing more is written, and the session ends with PROFILE §5's text and status 1.
+#[test]
+fn wire_015_interrupt_acknowledgement_refused_by_the_callback() {
+    let mut c = config();
+    c.hook_configured = true;
+    c.credentials = agentx_wire::encode::CredentialSet::new(["sekrit-4711"]).unwrap();
+    let mut sim = Sim::new(c);
+    two_tools(&mut sim);
+    sim.send(&user("two"));
+    assert_eq!(sim.hooks, ["toolu_1", "toolu_2"]);
+    let before = sim.out.len();
+    sim.send(&control("int-sekrit-4711", json!({"subtype":"interrupt"})));
+    assert_eq!(
+        sim.labels_from(before),
+        [
+            "control_cancel_request:agentx-perm-1",
+            "control_cancel_request:agentx-perm-2",
+        ]
+    );
+    assert_eq!(
+        sim.diagnostics,
+        [agentx_wire::encode::VALIDATION_FAILURE_TEXT]
+    );
+    assert_eq!(sim.s.is_done().map(|e| e.code), Some(1));
+    assert!(sim.s.pending_requests().is_empty());
+    assert!(sim.s.open_prompts().is_empty());
+    assert!(sim.hooks.is_empty(), "every hook killed");
+    assert!(sim.run_tools().is_empty());
+    // Nothing after the failure: a late answer changes nothing.
+    sim.send(&allow("agentx-perm-1"));
+    assert_eq!(sim.out.len(), before + 2);
+}
+
+/// The same path succeeding: with no pending permission the acknowledgement pushed by the
+/// callback is the first interrupt-specific output (WIRE-011), and a second interrupt with
+/// no turn is acknowledged alone.
+#[test]
+fn wire_010_acknowledgement_through_the_callback_without_prompts() {
+    let mut sim = Sim::local();
+    sim.send(&control("int-0", json!({"subtype":"interrupt"})));
+    assert_eq!(sim.labels(), ["control_response:success:int-0"]);
+    assert!(sim.out[0]["response"].get("response").is_none());
+}
+
 /// Interrupt with a running tool: it is cancelled and its tool_result says `interrupted`;
 /// a finished sibling keeps its own result (every accepted tool use paired once).
 #[test]

@@ -32,7 +32,7 @@ use crate::wire::Encode;
 
 use super::callbacks::{contained, discard, FrameValidator};
 use super::credentials::CredentialSet;
-use super::error::{EncoderFailure, Error, RecordFault};
+use super::error::{EncoderFailure, Error, FailureKind, RecordFault};
 use super::line::{finish_frame, LineFault};
 
 /// Default limit of one marshaled record, the terminating `\n` excluded: PROFILE §2a's line
@@ -150,6 +150,29 @@ impl FrameEncoder {
         &mut self,
         marshal: impl FnOnce(&mut Vec<u8>),
     ) -> Result<&[u8], EncoderFailure> {
+        self.encode_inner(marshal, true)
+    }
+
+    /// [`encode`](Self::encode), except that a record longer than
+    /// [`max_record_len`](Self::max_record_len) is refused *without* latching: it returns
+    /// [`RecordFault::TooLarge`] once, forgets the refused bytes, and the next record is
+    /// encoded as usual. No byte of the refused record was validated or handed out, so
+    /// nothing of it can reach a writer. Every other failure (WIRE-013 validation, a marshal
+    /// panic, a raw line feed, an earlier latched failure) latches exactly as in `encode`.
+    /// A session uses it to turn one oversized record into a per-turn error instead of
+    /// ending its whole output.
+    pub fn encode_bounded<R: Encode + ?Sized>(
+        &mut self,
+        record: &R,
+    ) -> Result<&[u8], EncoderFailure> {
+        self.encode_inner(|out| record.encode(out), false)
+    }
+
+    fn encode_inner(
+        &mut self,
+        marshal: impl FnOnce(&mut Vec<u8>),
+        latch_oversize: bool,
+    ) -> Result<&[u8], EncoderFailure> {
         if let Some(f) = self.failure {
             return Err(f);
         }
@@ -159,6 +182,11 @@ impl FrameEncoder {
             Ok(()) => {
                 self.frames += 1;
                 Ok(&self.buf)
+            }
+            Err(f) if !latch_oversize && f.kind() == FailureKind::Record(RecordFault::TooLarge) => {
+                // Not latched; the refused bytes are forgotten like a latched record's.
+                self.forget();
+                Err(f)
             }
             Err(f) => Err(self.latch(f)),
         }
@@ -184,11 +212,18 @@ impl FrameEncoder {
     /// later record sees the same failure. Refused bytes are forgotten.
     pub fn latch(&mut self, failure: EncoderFailure) -> EncoderFailure {
         self.started = true;
-        // A refused frame may hold a credential: do not keep it around.
+        self.forget();
+        *self.failure.get_or_insert(failure)
+    }
+
+    /// A refused frame may hold a credential: do not keep it around (nor its memory).
+    fn forget(&mut self) {
         for b in [&mut self.buf, &mut self.spare, &mut self.scratch] {
             b.clear();
+            if b.capacity() > SHRINK_ABOVE {
+                b.shrink_to(KEEP_CAPACITY);
+            }
         }
-        *self.failure.get_or_insert(failure)
     }
 
     /// Gives back the memory an unusually large record grew (a driver calls it once the frame
@@ -355,6 +390,30 @@ mod tests {
         let f = e.encode_with(|_| panic!("marshal panics")).unwrap_err();
         assert_eq!(f.kind(), FailureKind::Record(RecordFault::Panicked));
         assert_eq!(e.encode(&b"{}"[..]), Err(f));
+    }
+
+    /// An oversized record refused by `encode_bounded` does not latch (the session's
+    /// per-turn output error); at the limit it is written, one byte more is refused, and the
+    /// next record is encoded. A credential still latches (WIRE-013).
+    #[test]
+    fn encode_bounded_refuses_an_oversized_record_without_latching() {
+        let mut e = FrameEncoder::new();
+        e.set_credentials(CredentialSet::new(["hunter2"]).unwrap())
+            .unwrap();
+        e.set_max_record_len(4).unwrap();
+        assert_eq!(e.encode_bounded(&b"\"ab\""[..]).unwrap(), b"\"ab\"\n");
+        let f = e.encode_bounded(&b"\"abc\""[..]).unwrap_err();
+        assert_eq!(f.kind(), FailureKind::Record(RecordFault::TooLarge));
+        assert_eq!(e.failure(), None);
+        assert!(e.buf.is_empty() && e.spare.is_empty());
+        assert_eq!(e.encode_bounded(&b"1"[..]).unwrap(), b"1\n");
+        e.set_max_record_len(64).unwrap_err();
+        let mut e = FrameEncoder::new();
+        e.set_credentials(CredentialSet::new(["hunter2"]).unwrap())
+            .unwrap();
+        let f = e.encode_bounded(&b"\"hunter2\""[..]).unwrap_err();
+        assert_eq!(f.kind(), FailureKind::Validation);
+        assert_eq!(e.encode_bounded(&b"1"[..]), Err(f));
     }
 
     #[test]

@@ -65,7 +65,7 @@ impl Session {
             ControlRequestBody::McpSetServers(m) if self.config.reference.is_some() => {
                 let (payload, connect) = self.mcp_set_servers(m);
                 let rec = control_success(&id, Some(payload));
-                self.out.push(&rec, false);
+                super::respond(&mut self.out, &id, &rec);
                 // Scenario 8: the response is queued before any connection begins.
                 for (name, config_json) in connect {
                     self.actions
@@ -82,7 +82,7 @@ impl Session {
             Ok(payload) => control_success(&id, payload),
             Err(e) => control_error(&id, &e),
         };
-        self.out.push(&rec, false);
+        super::respond(&mut self.out, &id, &rec);
     }
 
     /// PROFILE §8: the `initialize` success payload.

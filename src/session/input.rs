@@ -86,7 +86,7 @@ impl Session {
             _ => vec![capability_absent(op.upload_id().as_str())],
         };
         for r in records {
-            self.out.push(&r, false);
+            super::push_other(&mut self.out, &r, "attachment_import_result");
         }
     }
 
@@ -109,7 +109,7 @@ impl Session {
                     self.out.diagnostic(format!("{prefix}{e}"));
                     if let Some(id) = top.request_id.filter(|r| !r.is_empty()) {
                         let rec = super::records::control_error(&id, &e.to_string());
-                        self.out.push(&rec, false);
+                        super::respond(&mut self.out, &id, &rec);
                     }
                     return;
                 }
@@ -135,7 +135,7 @@ impl Session {
                 match e.correlation() {
                     Some(id) => {
                         let rec = super::records::control_error(id, &e.to_string());
-                        self.out.push(&rec, false);
+                        super::respond(&mut self.out, id, &rec);
                     }
                     None => self.out.diagnostic(format!("{prefix}{e}")),
                 }
@@ -153,7 +153,7 @@ impl Session {
                         _ => vec![capability_absent(upload_id)],
                     };
                     for r in records {
-                        self.out.push(&r, false);
+                        super::push_other(&mut self.out, &r, "attachment_import_result");
                     }
                 }
             }
@@ -239,7 +239,7 @@ impl Session {
             prompt_uuid: prompt_uuid.map(IntoOwned::into_owned),
         };
         let rec = self.stamp.result(&fields);
-        self.out.push(&rec, false);
+        super::push_other(&mut self.out, &rec, "result (input error)");
     }
 
     /// An inbound `control_response`: the permission race's (WIRE-009, PERM-050), through
@@ -256,7 +256,7 @@ impl Session {
         self.eof = true;
         if let Some(a) = self.attachments.as_mut() {
             for r in a.handle_eof(now) {
-                self.out.push(&r, false);
+                super::push_other(&mut self.out, &r, "attachment_import_result");
             }
         }
         // WIRE-008: every pending control is rejected; each prompt waiting on the host

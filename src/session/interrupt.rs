@@ -12,20 +12,34 @@
 //! 8. the internal flush ([`Action::Persist`]);
 //! 9. `idle`.
 //!
-//! With no active turn the acknowledgement is the only output. Must never: let a model, tool
-//! or hook outcome of the interrupted turn change anything afterwards.
+//! With no active turn the acknowledgement is the only output. The same order, without an
+//! acknowledgement, ends a turn one of whose records could not fit one output line
+//! ([`Cut::LineLimit`]): that record is not written, cancellations and terminal `tool_result`s
+//! follow, and the result is `error_during_execution` with the output error; the session goes
+//! on. Must never: let a model, tool or hook outcome of the interrupted turn change anything
+//! afterwards.
 
 use std::time::Instant;
 
 use crate::model::TaskStatus;
 use crate::wire::ResultSubtype;
 
-use super::records::{control_success, ResultFields};
+use super::records::ResultFields;
 use super::turn::{millis, UseState};
 use super::{Action, Session};
 
 /// The `tool_result` content of an accepted tool use cut short (PROFILE §8).
 pub const INTERRUPTED: &str = "interrupted";
+
+/// Why a turn is cut short.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cut {
+    /// An `interrupt`, SIGINT, a priority-`now` record or a deny with `interrupt` (PERM-045).
+    Interrupt,
+    /// A record of the turn was too large for one output line: it was not written, and the
+    /// turn ends here with the output error (never the whole session).
+    LineLimit,
+}
 
 impl Session {
     /// Interrupts the active turn; `ack` is the `request_id` of an `interrupt` control.
@@ -33,16 +47,27 @@ impl Session {
         if self.done.is_some() {
             return;
         }
-        // 1. WIRE-011: every pending host-permission waiter is aborted through the broker
-        // (one `control_cancel_request` each, oldest first) and every hook killed.
-        self.permission_cancel_all(now);
-        // 2. WIRE-010: the acknowledgement, payload-less.
-        if let Some(id) = ack {
-            let rec = control_success(id, None);
-            self.out.push(&rec, false);
+        // 1 and 2. WIRE-011: every pending host-permission waiter is aborted through the
+        // broker (one `control_cancel_request` each, oldest first) and every hook killed; then
+        // the broker's ordered post-cancellation callback pushes the payload-less
+        // acknowledgement (WIRE-010), so it follows every cancellation. A failure of that
+        // callback is the broker's one fixed emission failure (WIRE-015).
+        self.permission_cancel_all(ack, now);
+        self.cut_turn(Cut::Interrupt, now);
+    }
+
+    /// Ends the active turn in the hard-interrupt order (steps 3 to 9 of the module docs)
+    /// with `cut`'s `tool_result` content and `errors`; the caller did steps 1 and 2.
+    pub(crate) fn cut_turn(&mut self, cut: Cut, now: Instant) {
+        if self.done.is_some() {
+            return;
         }
         let Some(mut t) = self.turn.take() else {
             return;
+        };
+        let reason = match cut {
+            Cut::Interrupt => INTERRUPTED.to_string(),
+            Cut::LineLimit => self.out.line_limit_error(),
         };
         let was_streaming = t.model_active();
         if was_streaming {
@@ -56,13 +81,11 @@ impl Session {
                     self.actions.push_back(Action::CancelTool {
                         tool_use_id: u.id.clone(),
                     });
-                    (INTERRUPTED.to_string(), true)
+                    (reason.clone(), true)
                 }
-                _ => (INTERRUPTED.to_string(), true),
+                _ => (reason.clone(), true),
             };
-            let rec = self.stamp.tool_result(&u.id, &content, is_error);
-            self.out.push(&rec, true);
-            self.prompts.mark_resolved(&u.id);
+            self.push_tool_result(&u.id, &content, is_error);
         }
         // 5. terminal task events for finite work.
         for task in t.tasks.iter_mut().filter(|k| !k.done) {
@@ -71,22 +94,30 @@ impl Session {
             let rec = self
                 .stamp
                 .task_notification(&task.id, TaskStatus::Stopped, &summary);
-            self.out.push(&rec, false);
+            self.out.push_turn(&rec, false);
         }
         // 6..9: the result, no suggestion, the flush, idle.
+        let (stop_reason, errors) = match cut {
+            Cut::Interrupt => (was_streaming.then_some("cancelled"), vec![reason]),
+            Cut::LineLimit => {
+                let mut errors = t.errors().to_vec();
+                errors.push(reason);
+                ((!was_streaming).then(|| t.stop_reason()).flatten(), errors)
+            }
+        };
         let fields = ResultFields {
             subtype: ResultSubtype::ErrorDuringExecution,
             duration_ms: millis(t.started_at(), now),
             duration_api_ms: t.api_ms_until(now),
             num_turns: t.request_count(),
             text: String::new(),
-            stop_reason: was_streaming.then_some("cancelled"),
+            stop_reason,
             // WIRE-012: a model call cut short reported no price, so the total is unknown.
             cost: if was_streaming { None } else { t.cost_total() },
             usage: t.usage_total(),
             model: Some(self.config.projection.init.model.clone()),
             denials: t.denials.clone(),
-            errors: vec![INTERRUPTED.to_string()],
+            errors,
             prompt_uuid: t.prompt_uuid(),
         };
         self.close_turn(t, fields, false);

@@ -125,6 +125,24 @@ pub trait Attachments: Send {
     }
 }
 
+/// Pushes a record of no turn (an upload's acknowledgement, an input-error result); one too
+/// large for a line is not written and is said on stderr instead of vanishing.
+pub(crate) fn push_other(out: &mut Output, rec: &crate::wire::OutputRecord<'_>, what: &str) {
+    if out.push(rec, false) == output::Pushed::TooLarge {
+        out.diagnostic(prompts::too_large_diagnostic(what));
+    }
+}
+
+/// Pushes the correlated `control_response` `rec` to request `id`. One too large for a line
+/// becomes a correlated error carrying the output error, so the host's waiter settles; if
+/// even that cannot fit (the `request_id` alone fills a line) it is said on stderr.
+pub(crate) fn respond(out: &mut Output, id: &str, rec: &crate::wire::OutputRecord<'_>) {
+    if out.push(rec, false) == output::Pushed::TooLarge {
+        let error = records::control_error(id, &out.line_limit_error());
+        push_other(out, &error, "control_response");
+    }
+}
+
 /// One agent session (PROFILE §8), sans-IO.
 pub struct Session {
     pub(crate) config: SessionConfig,
@@ -283,7 +301,7 @@ impl Session {
             let due = a.poll_timeout().is_some_and(|t| t <= now);
             if due {
                 for r in a.handle_timeout(now) {
-                    self.out.push(&r, false);
+                    push_other(&mut self.out, &r, "attachment_import_result");
                 }
             }
         }
@@ -381,7 +399,7 @@ impl Session {
         self.out.diagnostic(diagnostic);
         if let Some(a) = self.attachments.as_mut() {
             for r in a.handle_failure() {
-                self.out.push(&r, false);
+                push_other(&mut self.out, &r, "attachment_import_result");
             }
         }
         self.stop_everything(now);
@@ -419,6 +437,24 @@ impl Session {
             self.stop_everything(now);
             self.finish(1);
             return;
+        }
+        if self.out.turn_refused() {
+            if self.turn.is_some() {
+                // A record of the active turn did not fit one output line and was not
+                // written: the turn ends in the hard-interrupt order (cancellations, terminal
+                // tool results, task events) with the output error in its result; the
+                // session goes on.
+                self.permission_cancel_all(None, now);
+                self.cut_turn(interrupt::Cut::LineLimit, now);
+            } else {
+                // Its turn already ended with the output error.
+                self.out.take_turn_refusal();
+            }
+            if self.done.is_some() || self.out.failed() {
+                self.stop_everything(now);
+                self.finish(1);
+                return;
+            }
         }
         while self.turn.is_none() && self.done.is_none() {
             match self.queue.pop() {

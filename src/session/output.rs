@@ -4,9 +4,10 @@
 //!
 //! Owns: turning one typed [`OutputRecord`] into one complete frame through the session's
 //! [`FrameEncoder`], whose credential union is installed at construction (WIRE-013), and
-//! pushing it into the one [`Outbox`] (WIRE-003). After a refusal the encoder is latched, no
-//! later record is produced, and its fixed diagnostic is queued once; frames accepted before
-//! it stay queued.
+//! pushing it into the one [`Outbox`] (WIRE-003). A record longer than one output line is
+//! refused alone (nothing latches; the session turns it into a per-turn error). After any
+//! other refusal (WIRE-013 validation) the encoder is latched, no later record is produced,
+//! and its fixed diagnostic is queued once; frames accepted before it stay queued.
 //! Must never: write bytes anywhere (the driver drains [`Output::pop_frame`]), reorder frames,
 //! or put credential material in a diagnostic.
 
@@ -15,7 +16,7 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 
 use crate::control::Outbox;
-use crate::encode::{CredentialSet, FrameEncoder};
+use crate::encode::{CredentialSet, FailureKind, FrameEncoder, RecordFault};
 use crate::wire::grammar::Uuid;
 use crate::wire::OutputRecord;
 
@@ -55,6 +56,17 @@ impl UuidMint {
     }
 }
 
+/// What became of one pushed record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pushed {
+    /// Queued as one frame.
+    Written,
+    /// Longer than one output line: not written, nothing latched.
+    TooLarge,
+    /// The output has failed (now or before): latched, nothing more is written.
+    Failed,
+}
+
 /// Frames, diagnostics and the turn's transcript.
 pub(crate) struct Output {
     encoder: FrameEncoder,
@@ -65,9 +77,13 @@ pub(crate) struct Output {
     /// Frames of the current turn that the session store keeps (PROFILE §11).
     transcript: Vec<Bytes>,
     failed: bool,
+    /// A record of the active turn was too large for one line (not latched).
+    turn_refused: bool,
     pushed: u64,
-    /// Reused by [`Output::fits`].
+    /// Reused by [`Output::fits`] and [`Output::holds_credential`].
     scratch: Vec<u8>,
+    /// The encoder's credential union, for [`Output::holds_credential`].
+    credentials: CredentialSet,
 }
 
 /// A bound on what a session adds to a re-encoded input record (`session_id`, `uuid`,
@@ -78,26 +94,29 @@ impl Output {
     pub(crate) fn new(credentials: CredentialSet) -> Output {
         let mut encoder = FrameEncoder::new();
         // A fresh encoder has not started, so installing the union cannot fail.
-        let _ = encoder.set_credentials(credentials);
+        let _ = encoder.set_credentials(credentials.clone());
         Output {
             encoder,
             outbox: Outbox::with_capacity(usize::MAX, usize::MAX),
             diagnostics: VecDeque::new(),
             transcript: Vec::new(),
             failed: false,
+            turn_refused: false,
             pushed: 0,
             scratch: Vec::new(),
+            credentials,
         }
     }
 
     /// Encodes `record` as one frame and queues it; `persist` also keeps it for the
-    /// transcript. Returns false once the output has failed (WIRE-013: nothing more is
-    /// produced).
-    pub(crate) fn push(&mut self, record: &OutputRecord<'_>, persist: bool) -> bool {
+    /// transcript. A record longer than one output line is not written and nothing latches
+    /// ([`Pushed::TooLarge`]: its caller decides what the host sees instead); any other
+    /// refusal latches the output for good (WIRE-013: nothing more is produced).
+    pub(crate) fn push(&mut self, record: &OutputRecord<'_>, persist: bool) -> Pushed {
         if self.failed {
-            return false;
+            return Pushed::Failed;
         }
-        match self.encoder.encode(record) {
+        match self.encoder.encode_bounded(record) {
             Ok(frame) => {
                 if persist {
                     self.transcript.push(Bytes::copy_from_slice(frame));
@@ -105,13 +124,55 @@ impl Output {
                 // The outbox is unbounded: a push cannot be refused.
                 let _ = self.outbox.push(frame);
                 self.pushed += 1;
-                true
+                Pushed::Written
+            }
+            Err(failure) if failure.kind() == FailureKind::Record(RecordFault::TooLarge) => {
+                Pushed::TooLarge
             }
             Err(failure) => {
                 self.fail(failure.message());
-                false
+                Pushed::Failed
             }
         }
+    }
+
+    /// [`Output::push`] for a record of the active turn: a record too large for one line
+    /// also marks the turn (see [`Output::take_turn_refusal`]). True when it was written.
+    pub(crate) fn push_turn(&mut self, record: &OutputRecord<'_>, persist: bool) -> bool {
+        match self.push(record, persist) {
+            Pushed::Written => true,
+            Pushed::TooLarge => {
+                self.turn_refused = true;
+                false
+            }
+            Pushed::Failed => false,
+        }
+    }
+
+    /// Marks the active turn as having lost a record to the line limit (a record measured
+    /// with [`Output::fits`] and never pushed).
+    pub(crate) fn refuse_turn_record(&mut self) {
+        self.turn_refused = true;
+    }
+
+    /// True while a record of the active turn was refused for its size and the turn has not
+    /// yet ended with its output error.
+    pub(crate) fn turn_refused(&self) -> bool {
+        self.turn_refused
+    }
+
+    /// Takes the mark of [`Output::push_turn`].
+    pub(crate) fn take_turn_refusal(&mut self) -> bool {
+        std::mem::take(&mut self.turn_refused)
+    }
+
+    /// The per-turn output error: the `errors` entry of the result of a turn that lost a
+    /// record, and the `tool_result` content of a tool use it cut short.
+    pub(crate) fn line_limit_error(&self) -> String {
+        format!(
+            "output error: record exceeds the {}-byte line limit",
+            self.encoder.max_record_len()
+        )
     }
 
     /// Whether a record re-encoded from an input line of `line_bytes` could be longer than
@@ -137,14 +198,38 @@ impl Output {
         fits
     }
 
+    /// Whether `text`, spelled as the JSON string the encoder writes, carries credential
+    /// material by WIRE-013's rules. PROFILE §14: a provider's error message that does is
+    /// dropped and its record written without it, instead of the encoder refusing the record
+    /// (which would latch and end the whole output). The encoder still validates every final
+    /// record: this check only decides what is quoted, it is not a second enforcement point.
+    pub(crate) fn holds_credential(&mut self, text: &str) -> bool {
+        if self.credentials.is_empty() {
+            return false;
+        }
+        let mut spelled = std::mem::take(&mut self.scratch);
+        spelled.clear();
+        crate::json::write_str(&mut spelled, text);
+        let mut decoded = Vec::new();
+        let holds = self.credentials.matches(&spelled, &mut decoded);
+        spelled.clear();
+        if spelled.capacity() <= 64 << 10 {
+            self.scratch = spelled;
+        }
+        holds
+    }
+
     /// Encodes `record` for the transcript only (the replay form of a prompt when replay is
     /// off, PROFILE §11).
     pub(crate) fn persist_only(&mut self, record: &OutputRecord<'_>) {
         if self.failed {
             return;
         }
-        match self.encoder.encode(record) {
+        match self.encoder.encode_bounded(record) {
             Ok(frame) => self.transcript.push(Bytes::copy_from_slice(frame)),
+            // The caller measured it first (`accept_user`); nothing is kept if it still did
+            // not fit.
+            Err(failure) if failure.kind() == FailureKind::Record(RecordFault::TooLarge) => {}
             Err(failure) => self.fail(failure.message()),
         }
     }
@@ -190,5 +275,27 @@ impl Output {
     /// Takes the transcript lines of the finished turn.
     pub(crate) fn take_transcript(&mut self) -> Vec<Bytes> {
         std::mem::take(&mut self.transcript)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &str = "sk-test-0123456789abcdef";
+
+    /// PROFILE §14: what decides whether a provider's message is quoted.
+    #[test]
+    fn profile_14_holds_credential_by_the_encoders_rules() {
+        let mut out = Output::new(CredentialSet::new([KEY]).unwrap());
+        assert!(out.holds_credential(&format!("Incorrect API key provided: {KEY}.")));
+        assert!(out.holds_credential(KEY));
+        assert!(!out.holds_credential("Incorrect API key provided: sk-test-****cdef."));
+        assert!(!out.holds_credential("overloaded"));
+        assert!(!out.holds_credential(""));
+        // Checking never latches the encoder.
+        assert!(!out.failed());
+        let mut none = Output::new(CredentialSet::empty());
+        assert!(!none.holds_credential(KEY));
     }
 }

@@ -10,6 +10,7 @@
 //! its own pending or resolved set (the broker's is the one, PERM-050), or write a record
 //! except through the emitter or the session's `settle`.
 
+use std::cell::RefCell;
 use std::time::Instant;
 
 use crate::control::{Broker, Dispatch, Emission, Emitter, Refused, StateChange};
@@ -17,12 +18,12 @@ use crate::wire::permission::PermissionUpdate;
 use crate::wire::system::SessionState;
 use crate::wire::{ControlResponse, OutputRecord, RawJson, RawObject};
 
-use super::output::Output;
+use super::output::{Output, Pushed};
 use super::permission::{
     self, Ask, Contenders, Decider, HookOutcome as RaceHook, PermissionRace, RaceAction, Routed,
     Verdict,
 };
-use super::records::Stamp;
+use super::records::{control_success, Stamp};
 use super::{Action, HookOutcome, Session};
 
 /// How many resolved tool-use IDs are remembered (Ordering, replay, and duplicate
@@ -118,15 +119,29 @@ pub(crate) struct SessionEmitter<'a> {
 impl Emitter for SessionEmitter<'_> {
     fn emit(&mut self, _broker: &mut Broker, emission: Emission<'_>) -> Result<(), Refused> {
         let pushed = match emission {
+            // A `can_use_tool` request too large for one line is a record of the turn lost:
+            // refused here (WIRE-PERM-002: the prompt settles as a denial) and the turn ends
+            // with its output error.
             Emission::Request(r) => self
                 .out
-                .push(&OutputRecord::ControlRequest(r.clone()), false),
+                .push_turn(&OutputRecord::ControlRequest(r.clone()), false),
             Emission::Cancel(c) => self
                 .out
-                .push(&OutputRecord::ControlCancelRequest(c.clone()), false),
-            Emission::Echo(r) => self
+                .push_turn(&OutputRecord::ControlCancelRequest(c.clone()), false),
+            Emission::Echo(r) => match self
                 .out
-                .push(&OutputRecord::ControlResponse(r.clone()), false),
+                .push(&OutputRecord::ControlResponse(r.clone()), false)
+            {
+                Pushed::Written => true,
+                // The echo of a resolving response (PROFILE §8 Replay) whose re-encoding
+                // outgrew one line: said on stderr, the resolution stands.
+                Pushed::TooLarge => {
+                    self.out
+                        .diagnostic(too_large_diagnostic("control_response echo"));
+                    true
+                }
+                Pushed::Failed => false,
+            },
             Emission::State(s) => {
                 let state = match s {
                     StateChange::RequiresAction => SessionState::RequiresAction,
@@ -143,6 +158,20 @@ impl Emitter for SessionEmitter<'_> {
     }
 }
 
+/// The stderr line for a record outside any turn that could not fit one output line.
+pub(crate) fn too_large_diagnostic(what: &str) -> String {
+    format!("agentx: output refused: a {what} record exceeds the output line limit; not written")
+}
+
+/// The session's emitter shared with the interrupt's post-cancellation callback.
+struct SharedEmitter<'e, 'a>(&'e RefCell<SessionEmitter<'a>>);
+
+impl Emitter for SharedEmitter<'_, '_> {
+    fn emit(&mut self, broker: &mut Broker, emission: Emission<'_>) -> Result<(), Refused> {
+        self.0.borrow_mut().emit(broker, emission)
+    }
+}
+
 /// Publishes `state` if it differs from the last published one; false when the output has
 /// failed.
 pub(crate) fn publish(
@@ -156,7 +185,7 @@ pub(crate) fn publish(
     }
     *last = Some(state);
     let rec = stamp.state(state);
-    out.push(&rec, false)
+    out.push_turn(&rec, false)
 }
 
 /// The session's hook outcome for the race. An `updatedInput` that is not a JSON object is
@@ -295,14 +324,55 @@ impl Session {
         self.carry_out(actions, now);
     }
 
-    /// Interrupt, step 1 (WIRE-011): one `control_cancel_request` per pending host request,
-    /// oldest first, every hook killed. The prompts settle as cancellations; the caller's
-    /// hard-interrupt order writes their terminal `tool_result`s. The caller pushes the
-    /// acknowledgement right after this returns, so it follows every cancellation.
-    pub(crate) fn permission_cancel_all(&mut self, now: Instant) {
-        let (actions, _failure) =
-            self.with_race(|race, broker, emit| race.cancel_all(broker, emit, now, None));
+    /// Interrupt, steps 1 and 2 (WIRE-010, WIRE-011): one `control_cancel_request` per
+    /// pending host request, oldest first, every hook killed; then the acknowledgement of
+    /// `ack` (an `interrupt`'s `request_id`; `None` for SIGINT, a priority-`now` record or a
+    /// turn cut by the line limit) pushed by the broker's ordered post-cancellation callback,
+    /// so it follows every cancellation. The prompts settle as cancellations; the caller's
+    /// hard-interrupt order writes their terminal `tool_result`s.
+    ///
+    /// The emitter and the callback both push into the one output, one after the other
+    /// (the broker never calls them at the same time), so they share it through a
+    /// `RefCell`. A refused or panicking callback is the broker's one fixed
+    /// [`EmissionFailure`](crate::control::EmissionFailure) (WIRE-015): every waiter still
+    /// settles. A latched output already said why on stderr (PROFILE §5) and ends the session
+    /// after this step; any other failure ends it here with the fixed emission text.
+    pub(crate) fn permission_cancel_all(&mut self, ack: Option<&str>, now: Instant) {
+        let Session {
+            prompts,
+            out,
+            stamp,
+            state,
+            ..
+        } = self;
+        let shared = RefCell::new(SessionEmitter { out, stamp, state });
+        let mut emit = SharedEmitter(&shared);
+        let mut acknowledge = |_: &mut Broker| -> Result<(), Refused> {
+            let Some(id) = ack else { return Ok(()) };
+            let mut emitter = shared.borrow_mut();
+            match emitter.out.push(&control_success(id, None), false) {
+                Pushed::Written => Ok(()),
+                // An `interrupt` whose `request_id` alone fills a line: no response can
+                // carry it.
+                Pushed::TooLarge => {
+                    emitter
+                        .out
+                        .diagnostic(too_large_diagnostic("control_response (interrupt)"));
+                    Ok(())
+                }
+                Pushed::Failed => Err(Refused),
+            }
+        };
+        let (actions, failure) =
+            prompts
+                .race
+                .cancel_all(&mut prompts.broker, &mut emit, now, Some(&mut acknowledge));
         self.kill_hooks(actions);
+        if let Some(f) = failure {
+            if !self.out.failed() {
+                self.fatal(format!("agentx: output failed: {}", f.message()), now);
+            }
+        }
     }
 
     /// A fatal stop: the broker shuts down and every prompt closes silently, hooks killed.

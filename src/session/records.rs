@@ -119,7 +119,7 @@ impl Stamp {
     pub(crate) fn replay_probe(&self, user: &UserRecord<'static>) -> OutputRecord<'static> {
         let mut user = user.clone();
         if user.uuid.is_none() {
-            user.uuid = Uuid::new("00000000-0000-4000-8000-000000000000".to_string());
+            user.uuid = Some(probe_uuid());
         }
         user.session_id = Some(self.sid());
         user.is_replay = true;
@@ -209,6 +209,16 @@ impl Stamp {
         })
     }
 
+    /// A `prompt_suggestion` for measuring only: a fixed placeholder where the UUID would be
+    /// minted (same length, no mint consumed).
+    pub(crate) fn suggestion_probe(&self, text: &str) -> OutputRecord<'static> {
+        OutputRecord::PromptSuggestion(PromptSuggestion {
+            suggestion: Cow::Owned(text.to_string()),
+            uuid: probe_uuid(),
+            session_id: self.sid(),
+        })
+    }
+
     /// `system/status` (`compacting` or `null`).
     pub(crate) fn status(&mut self, status: Option<&'static str>) -> OutputRecord<'static> {
         OutputRecord::System(SystemEvent::Status(StatusEvent {
@@ -289,6 +299,11 @@ impl Stamp {
             session_id: self.sid(),
         })
     }
+}
+
+/// The placeholder UUID of a record built only to be measured.
+fn probe_uuid() -> Uuid<'static> {
+    Uuid::new("00000000-0000-4000-8000-000000000000".to_string()).expect("a canonical UUID")
 }
 
 /// A permission denial of the turn (PROFILE §8 `permission_denials`).

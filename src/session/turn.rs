@@ -24,6 +24,7 @@ use crate::wire::system::SessionState;
 use crate::wire::user::{ContentBlock, UserContent, UserMessage};
 use crate::wire::{OutputRecord, RawJson, ResultSubtype, SystemEvent, UserRecord};
 
+use super::output::Pushed;
 use super::policy::{self, Verdict};
 use super::prompts::{Asked, Settlement};
 use super::queue::Queued;
@@ -138,6 +139,16 @@ impl Turn {
 
     pub(crate) fn prompt_uuid(&self) -> Option<Uuid<'static>> {
         self.prompt_uuid.clone()
+    }
+
+    /// The errors gathered so far (model failures).
+    pub(crate) fn errors(&self) -> &[String] {
+        &self.errors
+    }
+
+    /// The last model stop reason, if a call ended.
+    pub(crate) fn stop_reason(&self) -> Option<&'static str> {
+        self.stop_reason
     }
 
     /// Tool uses whose tool runs.
@@ -274,7 +285,7 @@ impl Session {
     fn partial(&mut self, event: Vec<u8>) {
         if self.config.include_partial_messages {
             let rec = self.stamp.stream_event(event);
-            self.out.push(&rec, false);
+            self.out.push_turn(&rec, false);
         }
     }
 
@@ -401,6 +412,9 @@ impl Session {
                 }
             }
             ModelEvent::Failed { category, message } if streaming => {
+                // PROFILE §14: the provider's message is quoted only when it holds no
+                // credential material; otherwise it is dropped and the record written without it.
+                let message = message.filter(|m| !self.out.holds_credential(m));
                 let text = message.unwrap_or_else(|| format!("model error: {}", category.as_str()));
                 let message_id = t
                     .message_id
@@ -412,7 +426,7 @@ impl Session {
                     &Block::Text(text.clone()),
                     Some(category),
                 );
-                self.out.push(&rec, true);
+                self.out.push_turn(&rec, true);
                 self.last_exchange.1 = Some(uuid.as_str().to_string());
                 self.end_request(&mut t, now);
                 self.abandon_uses(&mut t, "model call failed");
@@ -437,7 +451,7 @@ impl Session {
                 description,
             } => {
                 let rec = self.stamp.task_started(&task_id, &description);
-                self.out.push(&rec, false);
+                self.out.push_turn(&rec, false);
                 t.tasks.push(Task {
                     id: task_id,
                     description,
@@ -447,7 +461,7 @@ impl Session {
             ModelEvent::TaskProgress { task_id, step } => {
                 if let Some(task) = t.tasks.iter().find(|k| k.id == task_id && !k.done) {
                     let rec = self.stamp.task_progress(&task.id, &task.description, step);
-                    self.out.push(&rec, false);
+                    self.out.push_turn(&rec, false);
                 }
             }
             ModelEvent::TaskNotification { task_id, status } => {
@@ -455,7 +469,7 @@ impl Session {
                     task.done = true;
                     let summary = format!("task {} {}", task.id, status.as_str());
                     let rec = self.stamp.task_notification(&task.id, status, &summary);
-                    self.out.push(&rec, false);
+                    self.out.push_turn(&rec, false);
                 }
             }
             ModelEvent::Suggestion { text } => t.suggestion = Some(text),
@@ -507,7 +521,12 @@ impl Session {
             }
         };
         let (uuid, rec) = self.stamp.assistant(&model, &message_id, &block, None);
-        self.out.push(&rec, true);
+        if !self.out.push_turn(&rec, true) {
+            // Not written (too large for one line, or the output failed): the host never saw
+            // this block, so it is neither context nor a tool use to run; the turn ends
+            // after this step with its output error.
+            return;
+        }
         self.last_exchange.1 = Some(uuid.as_str().to_string());
         if let (Block::ToolUse { id, name, input }, Some(state)) = (&block, state) {
             t.uses.push(ToolUse {
@@ -535,6 +554,11 @@ impl Session {
     /// PROFILE §10 for each tool use of the finished message, in block order.
     fn evaluate_uses(&mut self, t: &mut Turn, now: Instant) {
         for i in 0..t.uses.len() {
+            if self.out.turn_refused() {
+                // A record of the turn did not fit (a `can_use_tool` request): the turn ends
+                // after this step; nothing more starts.
+                break;
+            }
             let u = t.uses[i].clone();
             let verdict = match &u.state {
                 UseState::Pending => policy::evaluate(
@@ -567,6 +591,14 @@ impl Session {
                     }) => {
                         self.rules.apply(&updated_permissions);
                         self.run_tool(t, i, updated_input);
+                    }
+                    // The request was too large for one line: nobody was asked, so it is not
+                    // a denial; the tool use ends with the output error (with its turn).
+                    Asked::Settled(Settlement::Deny { .. }) if self.out.turn_refused() => {
+                        t.uses[i].state = UseState::Done {
+                            content: self.out.line_limit_error(),
+                            is_error: true,
+                        }
                     }
                     Asked::Settled(Settlement::Deny { message, .. }) => {
                         self.deny_use(t, i, message)
@@ -765,7 +797,7 @@ impl Session {
             })
             .sum();
         let rec = self.stamp.status(Some("compacting"));
-        self.out.push(&rec, false);
+        self.out.push_turn(&rec, false);
         let uuid = self.stamp.uuid();
         let segment = match &self.last_exchange {
             (Some(head), Some(tail)) => {
@@ -774,14 +806,19 @@ impl Session {
             _ => None,
         };
         let rec = self.stamp.compact_boundary(uuid, pre_tokens, segment);
-        self.out.push(&rec, true);
+        self.out.push_turn(&rec, true);
         let rec = self.stamp.status(None);
-        self.out.push(&rec, false);
+        self.out.push_turn(&rec, false);
     }
 
     /// Moves the turn on: all tool results in → `tool_result` records in block order and the
     /// next request; the model done and every task finished → the result (WIRE-004).
     pub(crate) fn advance(&mut self, now: Instant) {
+        if self.out.turn_refused() {
+            // A record of the turn did not fit one line: nothing moves on; the session ends
+            // the turn after this step ([`Cut::LineLimit`](super::interrupt::Cut)).
+            return;
+        }
         let Some(mut t) = self.turn.take() else {
             return;
         };
@@ -792,15 +829,18 @@ impl Session {
         if uses_done && !t.model_active() {
             for u in std::mem::take(&mut t.uses) {
                 if let UseState::Done { content, is_error } = u.state {
-                    let rec = self.stamp.tool_result(&u.id, &content, is_error);
-                    self.out.push(&rec, true);
-                    self.prompts.mark_resolved(&u.id);
+                    let (content, is_error) = self.push_tool_result(&u.id, &content, is_error);
                     t.messages.push(Message::ToolResult {
                         tool_use_id: u.id,
                         content,
                         is_error,
                     });
                 }
+            }
+            if self.out.turn_refused() {
+                // A tool result did not fit: no next request; the turn ends after this step.
+                self.turn = Some(t);
+                return;
             }
             if !t.model_done {
                 self.turn = Some(t);
@@ -841,14 +881,35 @@ impl Session {
     }
 
     /// Writes the result and what follows it, and ends the turn.
-    pub(crate) fn close_turn(&mut self, t: Turn, fields: ResultFields, suggestion: bool) {
-        let rec = self.stamp.result(&fields);
-        self.out.push(&rec, true);
-        if suggestion {
-            if let Some(s) = &t.suggestion {
-                let rec = self.stamp.suggestion(s);
-                self.out.push(&rec, false);
+    ///
+    /// A turn that lost a record to the line limit ([`Output::take_turn_refusal`]) ends with
+    /// an error result naming the output error; a suggestion that would not fit is measured
+    /// first, so it too makes the result an error instead of vanishing after a success. The
+    /// result itself is written in the first of these forms that fits one line: as built;
+    /// the error form (no result text, `errors` only the output error); the same with
+    /// each denial's `tool_input` `{}`; the same without denials.
+    ///
+    /// [`Output::take_turn_refusal`]: super::output::Output::take_turn_refusal
+    pub(crate) fn close_turn(&mut self, t: Turn, mut fields: ResultFields, suggestion: bool) {
+        let suggestion = suggestion.then_some(t.suggestion.as_deref()).flatten();
+        let suggestion = match suggestion {
+            Some(s) if !self.out.fits(&self.stamp.suggestion_probe(s)) => {
+                self.out.refuse_turn_record();
+                None
             }
+            other => other,
+        };
+        if self.out.take_turn_refusal() {
+            let error = self.out.line_limit_error();
+            fields.subtype = ResultSubtype::ErrorDuringExecution;
+            if !fields.errors.contains(&error) {
+                fields.errors.push(error);
+            }
+        }
+        self.push_result(fields);
+        if let Some(s) = suggestion {
+            let rec = self.stamp.suggestion(s);
+            self.out.push(&rec, false);
         }
         let context = Arc::make_mut(&mut self.context);
         context.truncate(self.history_len + self.context_turn);
@@ -862,6 +923,56 @@ impl Session {
             after_frames: self.out.pushed(),
         });
         self.publish(SessionState::Idle);
+    }
+}
+
+impl Session {
+    /// Writes the result in the first form that fits one line (see [`Session::close_turn`]).
+    fn push_result(&mut self, mut fields: ResultFields) {
+        for fallback in 0..4 {
+            match fallback {
+                0 => {}
+                1 => {
+                    fields.subtype = ResultSubtype::ErrorDuringExecution;
+                    fields.errors = vec![self.out.line_limit_error()];
+                }
+                2 => {
+                    for d in &mut fields.denials {
+                        d.tool_input = RawJson::empty_object();
+                    }
+                }
+                _ => fields.denials.clear(),
+            }
+            let rec = self.stamp.result(&fields);
+            if self.out.push(&rec, true) != Pushed::TooLarge {
+                return;
+            }
+        }
+    }
+
+    /// Writes the terminal `tool_result` of one accepted tool use. One too large for a line
+    /// is replaced by an error `tool_result` carrying the output error (so the tool use is
+    /// still paired, PERM-053) and marks the turn, which then ends with its output error.
+    /// Returns what was written (the model's context keeps exactly that).
+    pub(crate) fn push_tool_result(
+        &mut self,
+        tool_use_id: &str,
+        content: &str,
+        is_error: bool,
+    ) -> (String, bool) {
+        let rec = self.stamp.tool_result(tool_use_id, content, is_error);
+        let written = match self.out.push(&rec, true) {
+            Pushed::TooLarge => {
+                self.out.refuse_turn_record();
+                let error = self.out.line_limit_error();
+                let rec = self.stamp.tool_result(tool_use_id, &error, true);
+                self.out.push(&rec, true);
+                (error, true)
+            }
+            _ => (content.to_string(), is_error),
+        };
+        self.prompts.mark_resolved(tool_use_id);
+        written
     }
 }
 

@@ -223,6 +223,16 @@ impl Agentx {
         }
     }
 
+    /// The byte length (LF excluded) of output line `index` (0-based; the index of the record
+    /// in [`Agentx::seen`]).
+    pub fn line_len(&self, index: usize) -> usize {
+        let out = self.stdout.lock().unwrap();
+        out.split(|&b| b == b'\n')
+            .nth(index)
+            .map(<[u8]>::len)
+            .expect("that line was read")
+    }
+
     pub fn stderr_text(&self) -> String {
         String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
     }

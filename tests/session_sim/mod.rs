@@ -35,6 +35,8 @@ pub struct Sim {
     line_no: u64,
     /// Every frame written, decoded as JSON, in order.
     pub out: Vec<Value>,
+    /// The byte length of each frame of `out`, its LF excluded.
+    pub lens: Vec<usize>,
     /// Every action polled, in order.
     pub actions: Vec<Action>,
     pub diagnostics: Vec<String>,
@@ -63,6 +65,7 @@ impl Sim {
             now,
             line_no: 0,
             out: Vec::new(),
+            lens: Vec::new(),
             actions: Vec::new(),
             diagnostics: Vec::new(),
             scripts: VecDeque::new(),
@@ -142,6 +145,7 @@ impl Sim {
                 });
                 assert!(rec.warning().is_none(), "known record type");
                 self.out.push(serde_json::from_slice(body).unwrap());
+                self.lens.push(body.len());
             }
             while let Some(d) = self.s.poll_diagnostic() {
                 moved = true;

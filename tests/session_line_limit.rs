@@ -1,0 +1,330 @@
+//! The output line limit (PROFILE §2a: 8,388,608 bytes, LF excluded) for records the agent
+//! produces, through the session core: a record of exactly the limit is written; one byte more
+//! is not written, and what the host sees instead is per record kind. A turn's record ends the
+//! turn with an `error_during_execution` result carrying the output error (never the whole
+//! session: later turns work); a `tool_result` is replaced by an error `tool_result` so its
+//! tool use stays paired (PERM-053); a result falls back to its error form; a control
+//! response falls back to a correlated error, and when even that cannot fit, a stderr line.
+
+mod session_sim;
+
+use agentx_wire::model::{Message, ModelEvent};
+use agentx_wire::session::ToolOutcome;
+use agentx_wire::wire::permission::PermissionMode;
+use serde_json::json;
+use session_sim::*;
+
+const MAX: usize = 8 * 1024 * 1024;
+const LIMIT_ERROR: &str = "output error: record exceeds the 8388608-byte line limit";
+
+fn a(n: usize) -> String {
+    "a".repeat(n)
+}
+
+/// The frame of the last record labelled `label` and its length.
+fn frame_len(sim: &Sim, from: usize, prefix: &str) -> usize {
+    let i = (from..sim.out.len())
+        .find(|&i| label(&sim.out[i]).starts_with(prefix))
+        .unwrap_or_else(|| panic!("no {prefix} in {:?}", sim.labels_from(from)));
+    sim.lens[i]
+}
+
+/// Runs one prompt whose model answers `text` in one block (message id `msg_N`, N one digit).
+fn turn(sim: &mut Sim, n: u32, text: &str) -> usize {
+    let before = sim.out.len();
+    sim.script(text_reply(&format!("msg_{n}"), text, None));
+    sim.send(&user(&format!("prompt {n}")));
+    before
+}
+
+/// The error result of a turn that lost a record: `error_during_execution`, no result text,
+/// the output error, unknown cost.
+fn assert_line_limit_result(r: &serde_json::Value) {
+    assert_eq!(r["type"], "result");
+    assert_eq!(r["subtype"], "error_during_execution");
+    assert_eq!(r["is_error"], true);
+    assert_eq!(r["errors"], json!([LIMIT_ERROR]));
+    assert!(r.get("result").is_none(), "no success text: {r}");
+    assert_eq!(r["session_id"], SID);
+}
+
+/// An `assistant` record of exactly the limit is written; one byte more is not: the turn ends
+/// (model cancelled) with the output error, nothing of the dropped block reaches the model's
+/// context, exit status stays open, and the next turn works.
+#[test]
+fn assistant_record_at_the_output_line_limit() {
+    let mut sim = Sim::local();
+    let from = turn(&mut sim, 1, "x");
+    let overhead = frame_len(&sim, from, "assistant") - 1;
+
+    // At the limit: written. The result carries the same text with more around it, so it
+    // falls back to its error form (tested on its own edge below).
+    let from = turn(&mut sim, 2, &a(MAX - overhead));
+    assert_eq!(
+        sim.labels_from(from)
+            .iter()
+            .map(|l| l.split(':').take(2).collect::<Vec<_>>().join(":"))
+            .collect::<Vec<_>>(),
+        [
+            "state:running",
+            "assistant:text",
+            "result:error_during_execution",
+            "state:idle"
+        ]
+    );
+    assert_eq!(sim.lens[from + 1], MAX);
+    assert_line_limit_result(&sim.out[from + 2]);
+    assert_eq!(sim.out[from + 2]["stop_reason"], "end_turn");
+    assert_eq!(sim.out[from + 2]["usage"]["output_tokens"], 4);
+
+    // One byte more: not written; the turn is cut while the model call is open.
+    let from = turn(&mut sim, 3, &a(MAX - overhead + 1));
+    assert_eq!(
+        sim.labels_from(from),
+        [
+            "state:running",
+            "result:error_during_execution",
+            "state:idle"
+        ]
+    );
+    let r = &sim.out[from + 1];
+    assert_line_limit_result(r);
+    assert_eq!(r["stop_reason"], json!(null));
+    assert_eq!(r["total_cost_usd"], json!(null), "WIRE-012");
+    assert_eq!(r["num_turns"], 1);
+    assert!(sim.diagnostics.is_empty(), "{:?}", sim.diagnostics);
+    assert!(sim.s.is_done().is_none());
+
+    // The session goes on; the dropped block is not in the model's context.
+    let from = turn(&mut sim, 4, "fine");
+    assert_eq!(
+        sim.labels_from(from),
+        [
+            "state:running",
+            "assistant:text:fine",
+            "result:success",
+            "state:idle"
+        ]
+    );
+    let assistants = |m: &Message| matches!(m, Message::Assistant { .. });
+    let req = sim.requests.last().unwrap();
+    assert_eq!(req.messages.iter().filter(|m| assistants(m)).count(), 2);
+    assert!(sim.s.is_done().is_none());
+}
+
+/// A `result` of exactly the limit is written as a success; one byte more falls back to the
+/// error form (the assistant record, smaller, was written).
+#[test]
+fn result_record_at_the_output_line_limit() {
+    let mut sim = Sim::local();
+    let from = turn(&mut sim, 1, "x");
+    let overhead = frame_len(&sim, from, "result") - 1;
+
+    let text = a(MAX - overhead);
+    let from = turn(&mut sim, 2, &text);
+    assert_eq!(sim.labels_from(from)[2], "result:success");
+    assert_eq!(sim.lens[from + 2], MAX);
+    assert_eq!(sim.out[from + 2]["result"].as_str(), Some(text.as_str()));
+
+    let from = turn(&mut sim, 3, &a(MAX - overhead + 1));
+    assert_eq!(sim.labels_from(from)[0], "state:running");
+    assert!(sim.labels_from(from)[1].starts_with("assistant:text:aaa"));
+    assert_eq!(
+        sim.labels_from(from)[2..],
+        ["result:error_during_execution", "state:idle"]
+    );
+    let r = &sim.out[from + 2];
+    assert_line_limit_result(r);
+    assert_eq!(r["num_turns"], 1);
+    assert_eq!(r["usage"]["input_tokens"], 3);
+    assert_eq!(r["modelUsage"]["agentx-echo"]["outputTokens"], 4);
+
+    let from = turn(&mut sim, 4, "fine");
+    assert_eq!(sim.labels_from(from)[2], "result:success");
+}
+
+/// A `tool_result` (the user record carrying a tool's output) of exactly the limit is written
+/// and the turn goes on; one byte more is replaced by an error `tool_result` with the output
+/// error (the tool use stays paired, PERM-053), no next model request starts, and the turn
+/// ends with the output error. The model's context holds what was written.
+#[test]
+fn tool_result_at_the_output_line_limit() {
+    let mut c = config();
+    c.permission_mode = PermissionMode::BypassPermissions;
+    let mut sim = Sim::new(c);
+    sim.hold_tools = true;
+    let tool_turn = |sim: &mut Sim, id: &str, content: String| {
+        sim.script(tool_reply("msg_t", &[(id, "Bash", r#"{"command":"ls"}"#)]))
+            .script(text_reply("msg_d", "done", None));
+        let from = sim.out.len();
+        let requests = sim.requests.len();
+        sim.send(&user("run it"));
+        sim.finish_tool(id, ToolOutcome::ok(content));
+        (from, sim.requests.len() - requests)
+    };
+    let (from, _) = tool_turn(&mut sim, "toolu_1", "x".into());
+    let overhead = frame_len(&sim, from, "tool_result") - 1;
+
+    let (from, calls) = tool_turn(&mut sim, "toolu_2", a(MAX - overhead));
+    assert_eq!(calls, 2);
+    assert_eq!(frame_len(&sim, from, "tool_result:toolu_2"), MAX);
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+
+    sim.scripts.clear();
+    let (from, calls) = tool_turn(&mut sim, "toolu_3", a(MAX - overhead + 1));
+    assert_eq!(calls, 1, "no model request after the lost tool result");
+    assert_eq!(
+        sim.labels_from(from),
+        [
+            "state:running",
+            "assistant:tool_use:toolu_3",
+            &format!("tool_result:toolu_3:{LIMIT_ERROR}"),
+            "result:error_during_execution",
+            "state:idle"
+        ]
+    );
+    assert_eq!(sim.out[from + 2]["message"]["content"][0]["is_error"], true);
+    let r = &sim.out[from + 3];
+    assert_line_limit_result(r);
+    assert_eq!(r["stop_reason"], "tool_use");
+    assert!(sim.s.is_resolved("toolu_3"));
+
+    sim.scripts.clear();
+    sim.send(&user("next"));
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+    let req = sim.requests.last().unwrap();
+    let lost = req.messages.iter().find_map(|m| match m {
+        Message::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+        } if tool_use_id == "toolu_3" => Some((content.clone(), *is_error)),
+        _ => None,
+    });
+    assert_eq!(lost, Some((LIMIT_ERROR.to_string(), true)));
+}
+
+/// A `stream_event` (partial messages on) too large for a line ends the turn like any other
+/// record of it: the delta is not written, nor the assistant record after it.
+#[test]
+fn stream_event_over_the_output_line_limit() {
+    let mut c = config();
+    c.include_partial_messages = true;
+    let mut sim = Sim::new(c);
+    let from = turn(&mut sim, 1, &a(MAX));
+    let labels = sim.labels_from(from);
+    assert_eq!(
+        labels,
+        [
+            "init",
+            "state:running",
+            "stream_event",
+            "stream_event",
+            "result:error_during_execution",
+            "state:idle"
+        ]
+    );
+    assert_eq!(sim.out[from + 2]["event"]["type"], "message_start");
+    assert_eq!(sim.out[from + 3]["event"]["type"], "content_block_start");
+    assert_line_limit_result(&sim.out[from + 4]);
+    let from = turn(&mut sim, 2, "ok");
+    assert_eq!(sim.labels_from(from).last().unwrap(), "state:idle");
+    assert_eq!(sim.of("result").last().unwrap()["subtype"], "success");
+}
+
+/// A suggestion too large for a line is measured before the result: the result becomes the
+/// error form and no `prompt_suggestion` follows, instead of a success whose suggestion
+/// silently vanished.
+#[test]
+fn suggestion_over_the_output_line_limit() {
+    let mut sim = Sim::local();
+    let mut script = vec![ev(ModelEvent::Suggestion { text: a(MAX) })];
+    script.extend(text_reply("msg_1", "answer", None));
+    sim.script(script);
+    sim.send(&user("go"));
+    assert_eq!(
+        sim.labels(),
+        [
+            "init",
+            "state:running",
+            "assistant:text:answer",
+            "result:error_during_execution",
+            "state:idle"
+        ]
+    );
+    assert_line_limit_result(&sim.out[3]);
+}
+
+/// A control response too large for a line becomes a correlated error with the output error
+/// (the host's waiter settles); at the limit the success is written; when the `request_id`
+/// alone leaves no room for any response, a stderr line says so. The session goes on.
+#[test]
+fn control_response_at_the_output_line_limit() {
+    let usage = |id: &str| control(id, json!({"subtype":"get_context_usage"}));
+    let mut sim = Sim::local();
+    sim.send(&usage("x"));
+    let overhead = sim.lens[0] - 1;
+
+    let mut sim = Sim::local();
+    let id = a(MAX - overhead);
+    sim.send(&usage(&id));
+    assert_eq!(sim.lens, [MAX]);
+    assert_eq!(sim.out[0]["response"]["subtype"], "success");
+
+    let mut sim = Sim::local();
+    let id = a(MAX - overhead + 1);
+    sim.send(&usage(&id));
+    assert_eq!(sim.out.len(), 1);
+    let r = &sim.out[0]["response"];
+    assert_eq!(r["subtype"], "error");
+    assert_eq!(r["request_id"].as_str(), Some(id.as_str()));
+    assert_eq!(r["error"], LIMIT_ERROR);
+    assert!(sim.diagnostics.is_empty());
+
+    // The longest request line the input accepts: no response fits.
+    let mut sim = Sim::local();
+    let line_overhead = usage("").len();
+    sim.send(&usage(&a(MAX - line_overhead)));
+    assert!(sim.out.is_empty());
+    assert_eq!(
+        sim.diagnostics,
+        ["agentx: output refused: a control_response record exceeds the output line limit; not written"]
+    );
+    sim.send(&user("hi"));
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+    assert!(sim.s.is_done().is_none());
+}
+
+/// A `can_use_tool` request (PERM-020) can outgrow its `assistant` record: its `description`
+/// repeats a `Read` path (PERM-021). The request is not written; nobody was asked, so the tool
+/// use is not a denial: it gets an error `tool_result` with the output error, and the turn
+/// ends with it. `requires_action` had been published and is followed by `running`.
+#[test]
+fn can_use_tool_request_over_the_output_line_limit() {
+    let mut sim = Sim::local();
+    let path = format!("/elsewhere/{}", a(MAX / 2));
+    let input = json!({ "file_path": path }).to_string();
+    sim.script(tool_reply("msg_1", &[("toolu_1", "Read", &input)]));
+    sim.send(&user("read it"));
+    assert_eq!(
+        sim.labels(),
+        [
+            "init",
+            "state:running",
+            "assistant:tool_use:toolu_1",
+            "state:requires_action",
+            "state:running",
+            &format!("tool_result:toolu_1:{LIMIT_ERROR}"),
+            "result:error_during_execution",
+            "state:idle"
+        ]
+    );
+    let r = &sim.out[6];
+    assert_line_limit_result(r);
+    assert_eq!(r["permission_denials"], json!([]));
+    assert!(sim.s.pending_requests().is_empty());
+    assert!(sim.s.open_prompts().is_empty());
+    assert!(sim.run_tools().is_empty());
+    sim.send(&user("hi"));
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+}
