@@ -15,7 +15,7 @@
 mod harness;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
@@ -47,13 +47,7 @@ fn user_line(text: &str) -> Vec<u8> {
 #[test]
 fn stalled_host_blocks_agentx_with_bounded_memory_and_loses_no_record() {
     let home = TempDir::new("stall");
-    let mut child = Command::new(agentx_bin())
-        .args(SESSION_ARGS)
-        .arg("--include-partial-messages")
-        .arg("--cwd")
-        .arg(home.path())
-        .env("AGENTX_HOME", home.path())
-        .env_remove("HOME")
+    let mut child = session_command(home.path(), &["--include-partial-messages"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -6,13 +6,6 @@ mod harness;
 
 use harness::*;
 
-const ARGS: [&str; 4] = [
-    "--input-format",
-    "stream-json",
-    "--output-format",
-    "stream-json",
-];
-
 fn last_line(s: &str) -> &str {
     s.lines().last().unwrap_or("")
 }
@@ -20,7 +13,7 @@ fn last_line(s: &str) -> &str {
 #[test]
 fn invalid_utf8_is_fatal() {
     let home = TempDir::new("h-utf8");
-    let (status, out, err) = run(home.path(), &ARGS, b"\xff\n");
+    let (status, out, err) = run_session(home.path(), &[], b"\xff\n");
     assert_eq!(status, Some(1));
     assert!(out.is_empty());
     assert_eq!(
@@ -35,7 +28,7 @@ fn deep_nesting_is_fatal() {
     let mut line = "[".repeat(200);
     line.push_str(&"]".repeat(200));
     line.push('\n');
-    let (status, _, err) = run(home.path(), &ARGS, line.as_bytes());
+    let (status, _, err) = run_session(home.path(), &[], line.as_bytes());
     assert_eq!(status, Some(1));
     assert_eq!(
         last_line(&err),
@@ -46,9 +39,9 @@ fn deep_nesting_is_fatal() {
 #[test]
 fn duplicate_member_in_a_user_record_is_a_record_error() {
     let home = TempDir::new("h-dup");
-    let (status, out, err) = run(
+    let (status, out, err) = run_session(
         home.path(),
-        &ARGS,
+        &[],
         b"{\"type\":\"user\",\"message\":\"a\",\"message\":\"b\",\"parent_tool_use_id\":null}\n{\"type\":\"user\",\"message\":\"ok\",\"parent_tool_use_id\":null}\n",
     );
     assert_eq!(status, Some(0));
@@ -68,7 +61,7 @@ fn line_limit_edge_8_mib_accepted_one_past_rejected() {
     input.extend_from_slice(rec.as_bytes());
     input.resize(input.len() + 8_388_609 - rec.len(), b' ');
     input.push(b'\n');
-    let (status, out, err) = run(home.path(), &ARGS, &input);
+    let (status, out, err) = run_session(home.path(), &[], &input);
     assert_eq!(status, Some(1));
     assert!(out.is_empty());
     assert!(!err.contains("input line 1:"), "{err}");

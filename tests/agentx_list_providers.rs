@@ -3,43 +3,20 @@
 //! Any failure leaves stdout empty; no sentinel of any private field reaches stdout or stderr;
 //! the grammar is exact.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agentx_wire::provider::{parse_auth_json, Selection};
 
-/// A unique AgentX home under the system temp dir, removed on drop.
-struct Home(PathBuf);
+#[path = "common/agentx.rs"]
+mod harness;
 
-impl Home {
-    fn new(name: &str) -> Home {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!(
-            "agentx-list-providers-{}-{n}-{name}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp home");
-        Home(dir)
-    }
+use harness::TempDir;
 
-    fn with_auth(name: &str, auth: &str) -> Home {
-        let home = Home::new(name);
-        std::fs::write(home.0.join("auth.json"), auth).expect("write auth.json");
-        home
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Home {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A fresh AgentX home holding `auth`.
+fn home_with_auth(name: &str, auth: &str) -> TempDir {
+    let home = TempDir::new(name);
+    std::fs::write(home.path().join("auth.json"), auth).expect("write auth.json");
+    home
 }
 
 const ENV: &[(&str, &str)] = &[
@@ -47,7 +24,7 @@ const ENV: &[(&str, &str)] = &[
     ("AGENTX_TEST_ENV_KEY_B", "SENTINEL-env-value-b"),
 ];
 
-fn agentx(home: &Home, args: &[&str]) -> Output {
+fn agentx(home: &TempDir, args: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentx"));
     cmd.args(args)
         .env("AGENTX_HOME", home.path())
@@ -108,7 +85,7 @@ fn assert_clean(what: &str, out: &Output) {
 /// that exactly the chosen one is selected.
 #[test]
 fn scenario_29_discovery_of_a_multi_provider_registry_without_default() {
-    let home = Home::with_auth("s29", MULTI_NO_DEFAULT);
+    let home = home_with_auth("s29", MULTI_NO_DEFAULT);
     let out = agentx(&home, &["--list-providers", "--output-format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
@@ -172,7 +149,7 @@ fn scenario_29_discovery_of_a_multi_provider_registry_without_default() {
 /// Both formats, every private field a sentinel: nothing leaks to stdout or stderr.
 #[test]
 fn scenario_27_sentinels_never_reach_stdout_or_stderr() {
-    let home = Home::with_auth("s27", MULTI_NO_DEFAULT);
+    let home = home_with_auth("s27", MULTI_NO_DEFAULT);
     for args in [
         &["--list-providers"][..],
         &["--list-providers", "--output-format", "text"],
@@ -228,7 +205,7 @@ fn unsafe_projections_leave_stdout_empty() {
     ];
     let mut checked = 0;
     for (i, (auth, args, diagnostic)) in cases.iter().enumerate() {
-        let home = Home::with_auth(&format!("unsafe{i}"), auth);
+        let home = home_with_auth(&format!("unsafe{i}"), auth);
         let out = agentx(&home, args);
         assert_eq!(
             out.status.code(),
@@ -260,7 +237,7 @@ fn unsafe_projections_leave_stdout_empty() {
 /// PROFILE §3: without auth.json the built-in `local` provider, with a one-line notice.
 #[test]
 fn absent_auth_json_lists_the_built_in_provider() {
-    let home = Home::new("absent");
+    let home = TempDir::new("absent");
     let out = agentx(&home, &["--list-providers"]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
@@ -285,7 +262,7 @@ fn absent_auth_json_lists_the_built_in_provider() {
 
 #[test]
 fn unreadable_auth_json_and_unresolvable_home() {
-    let home = Home::new("unreadable");
+    let home = TempDir::new("unreadable");
     std::fs::create_dir(home.path().join("auth.json")).expect("dir");
     let out = agentx(&home, &["--list-providers"]);
     assert_eq!(out.status.code(), Some(1));
@@ -306,7 +283,7 @@ fn unreadable_auth_json_and_unresolvable_home() {
     assert!(text(&out.stderr).starts_with("agentx: cannot resolve the AgentX home"));
 
     // An empty AGENTX_HOME falls back to $HOME/.agentx.
-    let fallback = Home::new("fallback");
+    let fallback = TempDir::new("fallback");
     std::fs::create_dir(fallback.path().join(".agentx")).expect("dir");
     std::fs::write(
         fallback.path().join(".agentx/auth.json"),
@@ -329,7 +306,7 @@ fn unreadable_auth_json_and_unresolvable_home() {
 /// PROFILE §2 / WIRE-026 grammar: either order, each once, optional final `--`, nothing else.
 #[test]
 fn discovery_grammar() {
-    let home = Home::with_auth(
+    let home = home_with_auth(
         "grammar",
         r#"{"version":2,"providers":[{"id":"x","type":"scripted","model":"m"}]}"#,
     );
@@ -405,7 +382,7 @@ fn discovery_grammar() {
 
 #[test]
 fn version_help_and_usage_errors() {
-    let home = Home::new("misc");
+    let home = TempDir::new("misc");
     let out = agentx(&home, &["--version"]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(

@@ -6,17 +6,10 @@ mod harness;
 use harness::*;
 use serde_json::Value;
 
-fn p(home: &std::path::Path, args: &[&str]) -> (Option<i32>, Vec<u8>, String) {
-    let cwd = home.to_string_lossy().into_owned();
-    let mut all: Vec<&str> = args.to_vec();
-    all.extend(["--cwd", cwd.as_str()]);
-    run(home, &all, b"")
-}
-
 #[test]
 fn text_prints_the_result_text() {
     let home = TempDir::new("p-text");
-    let (status, out, _) = p(home.path(), &["-p", "hello there"]);
+    let (status, out, _) = run_in_home(home.path(), &["-p", "hello there"]);
     assert_eq!(status, Some(0));
     assert_eq!(out, b"echo: hello there\n");
 }
@@ -24,7 +17,7 @@ fn text_prints_the_result_text() {
 #[test]
 fn json_prints_the_result_record() {
     let home = TempDir::new("p-json");
-    let (status, out, _) = p(
+    let (status, out, _) = run_in_home(
         home.path(),
         &["-p", "!say one\n!say two", "--output-format", "json"],
     );
@@ -39,7 +32,7 @@ fn json_prints_the_result_record() {
 #[test]
 fn stream_json_prints_every_record() {
     let home = TempDir::new("p-stream");
-    let (status, out, _) = p(
+    let (status, out, _) = run_in_home(
         home.path(),
         &[
             "-p",
@@ -68,7 +61,7 @@ fn stream_json_prints_every_record() {
 #[test]
 fn error_result_exits_1() {
     let home = TempDir::new("p-err");
-    let (status, out, _) = p(
+    let (status, out, _) = run_in_home(
         home.path(),
         &["-p", "!error rate_limit", "--output-format", "json"],
     );
@@ -80,7 +73,7 @@ fn error_result_exits_1() {
 #[test]
 fn ask_without_host_or_hook_is_denied() {
     let home = TempDir::new("p-ask");
-    let (status, out, _) = p(
+    let (status, out, _) = run_in_home(
         home.path(),
         &[
             "-p",
@@ -113,7 +106,8 @@ fn rejected_attachment_prints_nothing_on_stdout() {
     let home = TempDir::new("p-att");
     let f = home.path().join("notes.txt");
     std::fs::write(&f, b"plain text is not an attachment type").unwrap();
-    let (status, out, err) = p(home.path(), &["-p", "see", "--attach", f.to_str().unwrap()]);
+    let (status, out, err) =
+        run_in_home(home.path(), &["-p", "see", "--attach", f.to_str().unwrap()]);
     assert_eq!(status, Some(1));
     assert!(out.is_empty());
     assert_eq!(

@@ -114,18 +114,9 @@ fn scenarios_25_26_27_28_selected_nondefault_provider_session() {
     done.assert_valid_output();
 
     // 28, resume half: another provider fails closed before any output.
-    let (status, out, err) = run(
+    let (status, out, err) = run_session(
         home.path(),
-        &[
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-            "--provider",
-            "echo-a",
-            "--resume",
-            &sid,
-        ],
+        &["--provider", "echo-a", "--resume", &sid],
         b"",
     );
     assert_eq!(status, Some(1));
@@ -175,16 +166,7 @@ fn scenario_29_discovery_then_a_second_process_on_a_returned_id() {
     done.assert_valid_output();
 
     // Without --provider and without a default: startup fails naming the ids, stdout empty.
-    let (status, out, err) = run(
-        home.path(),
-        &[
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-        ],
-        b"",
-    );
+    let (status, out, err) = run_session(home.path(), &[], b"");
     assert_eq!(status, Some(1));
     assert!(out.is_empty());
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -195,16 +177,9 @@ fn scenario_29_discovery_then_a_second_process_on_a_returned_id() {
 fn unknown_provider_and_collisions_fail_before_output() {
     let home = TempDir::new("unk");
     registry(home.path());
-    let (status, out, err) = run(
+    let (status, out, err) = run_session(
         home.path(),
-        &[
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-            "--provider",
-            "nope",
-        ],
+        &["--provider", "nope"],
         b"{\"type\":\"user\",\"message\":\"x\",\"parent_tool_use_id\":null}\n",
     );
     assert_eq!(status, Some(1));
@@ -217,16 +192,7 @@ fn unknown_provider_and_collisions_fail_before_output() {
         serde_json::to_vec(&auth).unwrap(),
     )
     .unwrap();
-    let (status, out, err) = run(
-        home.path(),
-        &[
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-        ],
-        b"",
-    );
+    let (status, out, err) = run_session(home.path(), &[], b"");
     assert_eq!(status, Some(1));
     assert!(out.is_empty());
     assert_no_sentinel(&out, &err);

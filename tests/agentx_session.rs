@@ -307,16 +307,9 @@ fn resume_after_restart_keeps_the_session_and_context() {
     done.assert_valid_output();
 
     // An unknown id: one line, status 1, stdout empty.
-    let (status, out, err) = run(
+    let (status, out, err) = run_session(
         home.path(),
-        &[
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-            "--resume",
-            "3f1e7948-5c1f-4c1f-8e2c-88bc9839ec27",
-        ],
+        &["--resume", "3f1e7948-5c1f-4c1f-8e2c-88bc9839ec27"],
         b"",
     );
     assert_eq!(status, Some(1));

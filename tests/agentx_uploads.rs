@@ -928,14 +928,6 @@ fn file_manifest(name: &str, media: MediaType, raw: &[u8]) -> Value {
     expected_manifest(&id, name, media, raw)
 }
 
-/// `agentx -p PROMPT [--cwd HOME] ARGS…` with `AGENTX_HOME=home`: (status, stdout, stderr).
-fn one_shot(home: &Path, args: &[&str]) -> (Option<i32>, Vec<u8>, String) {
-    let cwd = home.to_string_lossy().into_owned();
-    let mut all = args.to_vec();
-    all.extend(["--cwd", cwd.as_str()]);
-    run(home, &all, b"")
-}
-
 /// Issue 12 item 5 / PROFILE §13: `-p --attach PATH…` admits each file as a `file_path`
 /// source through the same pipeline and blob store, and the prompt carries the manifests
 /// after its text: the model sees them in order; `agentx-wire attach` on another home
@@ -949,7 +941,7 @@ fn one_shot_attach_png_and_pdf() {
     std::fs::write(&fa, &png).unwrap();
     std::fs::write(&fb, &pdf).unwrap();
     let (fa, fb) = (fa.to_str().unwrap(), fb.to_str().unwrap());
-    let (status, out, err) = one_shot(
+    let (status, out, err) = run_in_home(
         home.path(),
         &[
             "-p",
@@ -1027,7 +1019,7 @@ fn one_shot_attach_limits_and_refusals() {
         manifests.push(file_manifest(&name, MediaType::Png, &png));
     }
     let eight: Vec<&str> = args[..2 + 16].iter().map(String::as_str).collect();
-    let (status, out, err) = one_shot(home.path(), &eight);
+    let (status, out, err) = run_in_home(home.path(), &eight);
     assert_eq!(status, Some(0), "{err}");
     let refs: Vec<&Value> = manifests[..8].iter().collect();
     assert_eq!(
@@ -1036,7 +1028,7 @@ fn one_shot_attach_limits_and_refusals() {
     );
 
     let nine: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (status, out, err) = one_shot(home.path(), &nine);
+    let (status, out, err) = run_in_home(home.path(), &nine);
     assert_eq!(status, Some(1));
     assert!(out.is_empty());
     assert_eq!(
@@ -1046,7 +1038,7 @@ fn one_shot_attach_limits_and_refusals() {
 
     let mut refused = eight.clone();
     refused.push("--no-attachments");
-    let (status, out, err) = one_shot(home.path(), &refused);
+    let (status, out, err) = run_in_home(home.path(), &refused);
     assert_eq!(status, Some(1));
     assert!(out.is_empty());
     assert_eq!(
@@ -1055,7 +1047,7 @@ fn one_shot_attach_limits_and_refusals() {
     );
 
     let missing = home.path().join("missing.png");
-    let (status, out, err) = one_shot(
+    let (status, out, err) = run_in_home(
         home.path(),
         &["-p", "x", "--attach", missing.to_str().unwrap()],
     );

@@ -164,9 +164,9 @@ pub(crate) fn too_large_diagnostic(what: &str) -> String {
 }
 
 /// The session's emitter shared with the interrupt's post-cancellation callback.
-struct SharedEmitter<'e, 'a>(&'e RefCell<SessionEmitter<'a>>);
+struct SharedEmitter<'e, 's, 'a>(&'e RefCell<&'s mut SessionEmitter<'a>>);
 
-impl Emitter for SharedEmitter<'_, '_> {
+impl Emitter for SharedEmitter<'_, '_, '_> {
     fn emit(&mut self, broker: &mut Broker, emission: Emission<'_>) -> Result<(), Refused> {
         self.0.borrow_mut().emit(broker, emission)
     }
@@ -338,35 +338,31 @@ impl Session {
     /// settles. A latched output already said why on stderr (PROFILE §5) and ends the session
     /// after this step; any other failure ends it here with the fixed emission text.
     pub(crate) fn permission_cancel_all(&mut self, ack: Option<&str>, now: Instant) {
-        let Session {
-            prompts,
-            out,
-            stamp,
-            state,
-            ..
-        } = self;
-        let shared = RefCell::new(SessionEmitter { out, stamp, state });
-        let mut emit = SharedEmitter(&shared);
-        let mut acknowledge = |_: &mut Broker| -> Result<(), Refused> {
-            let Some(id) = ack else { return Ok(()) };
-            let mut emitter = shared.borrow_mut();
-            match emitter.out.push(&control_success(id, None), false) {
-                Pushed::Written => Ok(()),
-                // An `interrupt` whose `request_id` alone fills a line: no response can
-                // carry it.
-                Pushed::TooLarge => {
-                    emitter
-                        .out
-                        .diagnostic(too_large_diagnostic("control_response (interrupt)"));
-                    Ok(())
+        let (actions, failure) = self.with_race(|race, broker, emit| {
+            let shared = RefCell::new(emit);
+            let mut acknowledge = |_: &mut Broker| -> Result<(), Refused> {
+                let Some(id) = ack else { return Ok(()) };
+                let mut emitter = shared.borrow_mut();
+                match emitter.out.push(&control_success(id, None), false) {
+                    Pushed::Written => Ok(()),
+                    // An `interrupt` whose `request_id` alone fills a line: no response can
+                    // carry it.
+                    Pushed::TooLarge => {
+                        emitter
+                            .out
+                            .diagnostic(too_large_diagnostic("control_response (interrupt)"));
+                        Ok(())
+                    }
+                    Pushed::Failed => Err(Refused),
                 }
-                Pushed::Failed => Err(Refused),
-            }
-        };
-        let (actions, failure) =
-            prompts
-                .race
-                .cancel_all(&mut prompts.broker, &mut emit, now, Some(&mut acknowledge));
+            };
+            race.cancel_all(
+                broker,
+                &mut SharedEmitter(&shared),
+                now,
+                Some(&mut acknowledge),
+            )
+        });
         self.kill_hooks(actions);
         if let Some(f) = failure {
             if !self.out.failed() {

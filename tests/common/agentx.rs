@@ -5,7 +5,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
@@ -53,6 +53,24 @@ pub const SESSION_ARGS: [&str; 4] = [
     "stream-json",
 ];
 
+/// `agentx` with `AGENTX_HOME=home` and no `HOME`; arguments and stdio are the caller's.
+pub fn agentx_command(home: &Path) -> Command {
+    let mut cmd = Command::new(agentx_bin());
+    cmd.env("AGENTX_HOME", home).env_remove("HOME");
+    cmd
+}
+
+/// `agentx` in stream-json session mode with `extra` arguments and `--cwd home` (unless
+/// `extra` names a cwd).
+pub fn session_command(home: &Path, extra: &[&str]) -> Command {
+    let mut cmd = agentx_command(home);
+    cmd.args(SESSION_ARGS).args(extra);
+    if !extra.contains(&"--cwd") {
+        cmd.arg("--cwd").arg(home);
+    }
+    cmd
+}
+
 pub struct Agentx {
     pub child: Child,
     stdin: Option<ChildStdin>,
@@ -69,20 +87,19 @@ impl Agentx {
     /// Spawns `agentx` in session mode with `extra` arguments, `AGENTX_HOME=home` and
     /// `--cwd home`.
     pub fn session(home: &Path, extra: &[&str]) -> Agentx {
-        let mut args: Vec<String> = SESSION_ARGS.iter().map(|s| s.to_string()).collect();
-        args.extend(extra.iter().map(|s| s.to_string()));
-        if !extra.contains(&"--cwd") {
-            args.push("--cwd".into());
-            args.push(home.to_string_lossy().into_owned());
-        }
-        Agentx::spawn(home, &args)
+        Agentx::start(session_command(home, extra))
     }
 
+    /// Spawns `agentx ARGS` with `AGENTX_HOME=home` (no `--cwd` added).
     pub fn spawn(home: &Path, args: &[String]) -> Agentx {
-        let mut child = Command::new(agentx_bin())
-            .args(args)
-            .env("AGENTX_HOME", home)
-            .env_remove("HOME")
+        let mut cmd = agentx_command(home);
+        cmd.args(args);
+        Agentx::start(cmd)
+    }
+
+    /// Spawns `cmd` with piped stdio and starts the stdout and stderr readers.
+    fn start(mut cmd: Command) -> Agentx {
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -256,22 +273,30 @@ impl Finished {
     }
 }
 
-/// Runs the real `agentx-wire check --direction output` on `bytes`.
-pub fn check_output(bytes: &[u8]) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_agentx-wire"))
-        .args(["check", "--direction", "output", "-"])
+/// Runs `cmd` to its end with `stdin` written by a thread (so a full stdout pipe cannot block
+/// the writer): its output.
+pub fn output_with_stdin(mut cmd: Command, stdin: &[u8]) -> Output {
+    let mut c = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    let mut stdin = c.stdin.take().unwrap();
-    let data = bytes.to_vec();
+        .expect("spawn");
+    let mut input = c.stdin.take().unwrap();
+    let data = stdin.to_vec();
     let w = std::thread::spawn(move || {
-        let _ = stdin.write_all(&data);
+        let _ = input.write_all(&data);
     });
     let out = c.wait_with_output().unwrap();
     w.join().unwrap();
+    out
+}
+
+/// Runs the real `agentx-wire check --direction output` on `bytes`.
+pub fn check_output(bytes: &[u8]) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentx-wire"));
+    cmd.args(["check", "--direction", "output", "-"]);
+    let out = output_with_stdin(cmd, bytes);
     assert!(
         out.status.success(),
         "agentx-wire check --direction output failed: {}",
@@ -378,25 +403,27 @@ pub fn write_hook(home: &Path, script: &str) {
 
 /// Runs `agentx ARGS` to its end with `AGENTX_HOME=home` and `stdin`: (status, stdout, stderr).
 pub fn run(home: &Path, args: &[&str], stdin: &[u8]) -> (Option<i32>, Vec<u8>, String) {
-    let mut c = Command::new(agentx_bin())
-        .args(args)
-        .env("AGENTX_HOME", home)
-        .env_remove("HOME")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut i = c.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let w = std::thread::spawn(move || {
-        let _ = i.write_all(&data);
-    });
-    let out = c.wait_with_output().unwrap();
-    w.join().unwrap();
+    let mut cmd = agentx_command(home);
+    cmd.args(args);
+    let out = output_with_stdin(cmd, stdin);
     (
         out.status.code(),
         out.stdout,
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// [`run`] in stream-json session mode: `SESSION_ARGS` then `extra`.
+pub fn run_session(home: &Path, extra: &[&str], stdin: &[u8]) -> (Option<i32>, Vec<u8>, String) {
+    let mut args = SESSION_ARGS.to_vec();
+    args.extend_from_slice(extra);
+    run(home, &args, stdin)
+}
+
+/// [`run`] with `--cwd home` appended (one-shot `-p` runs).
+pub fn run_in_home(home: &Path, args: &[&str]) -> (Option<i32>, Vec<u8>, String) {
+    let cwd = home.to_string_lossy().into_owned();
+    let mut all = args.to_vec();
+    all.extend(["--cwd", cwd.as_str()]);
+    run(home, &all, b"")
 }
