@@ -17,14 +17,15 @@
 //! `cargo bench --bench agentx` (builds the release `agentx`); the load is printed with the
 //! figures, which go to the README.
 
+#[path = "agentx_process.rs"]
+mod agentx_process;
 #[path = "proc_stat.rs"]
 mod proc_stat;
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use agentx_process::{env_usize, fresh_home, AgentProcess};
 use proc_stat::{percentile, us};
 
 const RESULT: &[u8] = b"{\"type\":\"result\",";
@@ -33,92 +34,19 @@ const IDLE: &[u8] =
     b"{\"type\":\"system\",\"subtype\":\"session_state_changed\",\"state\":\"idle\"";
 const STREAM_EVENT: &[u8] = b"{\"type\":\"stream_event\",";
 
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// A running `agentx` session with a private AgentX home.
-struct Agent {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    out: BufReader<ChildStdout>,
-    home: PathBuf,
-    line: Vec<u8>,
-}
-
-impl Agent {
-    fn spawn(tag: &str, extra: &[&str]) -> Agent {
-        let home = std::env::temp_dir().join(format!("agentx-bench-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&home);
-        std::fs::create_dir_all(&home).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_agentx"))
-            .args([
-                "--input-format",
-                "stream-json",
-                "--output-format",
-                "stream-json",
-            ])
-            .args(extra)
-            .arg("--cwd")
-            .arg(&home)
-            .env("AGENTX_HOME", &home)
-            .env_remove("HOME")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn agentx (cargo bench builds it)");
-        let stdin = child.stdin.take();
-        let out = BufReader::with_capacity(1 << 20, child.stdout.take().unwrap());
-        Agent {
-            child,
-            stdin,
-            out,
-            home,
-            line: Vec::new(),
-        }
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    fn say(&mut self, text: &str) {
-        // `text` holds no character that needs escaping (words and digits).
-        let rec = format!(
-            "{{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\"}},\"parent_tool_use_id\":null}}\n"
-        );
-        let w = self.stdin.as_mut().unwrap();
-        w.write_all(rec.as_bytes()).unwrap();
-        w.flush().unwrap();
-    }
-
-    /// The next output line (LF included); panics at end of output.
-    fn next(&mut self) -> &[u8] {
-        self.line.clear();
-        let n = self.out.read_until(b'\n', &mut self.line).unwrap();
-        assert!(n > 0, "agentx ended its output early");
-        &self.line
-    }
-
-    /// Closes stdin, waits for exit status 0.
-    fn finish(mut self) {
-        self.stdin = None;
-        let mut rest = Vec::new();
-        std::io::Read::read_to_end(&mut self.out, &mut rest).unwrap();
-        let status = self.child.wait().unwrap();
-        assert!(status.success(), "agentx exited with {status}");
-        let _ = std::fs::remove_dir_all(&self.home);
-    }
+/// An `agentx` session in a fresh home, `--cwd` that home, stderr discarded.
+fn spawn(tag: &str, extra: &[&str]) -> AgentProcess {
+    let home = fresh_home(tag);
+    let mut args: Vec<std::ffi::OsString> = extra.iter().map(|a| a.into()).collect();
+    args.push("--cwd".into());
+    args.push(home.clone().into());
+    AgentProcess::spawn(home, &args, Stdio::null())
 }
 
 fn latency() {
     let turns = env_usize("AGENTX_BENCH_TURNS", 1000);
     let warm = 20;
-    let mut a = Agent::spawn("latency", &[]);
+    let mut a = spawn("latency", &[]);
     let pid = a.pid();
     let mut lat = Vec::with_capacity(turns);
     let mut cpu0 = Duration::ZERO;
@@ -131,7 +59,7 @@ fn latency() {
         let t0 = Instant::now();
         a.say(&format!("hello {i}"));
         loop {
-            let l = a.next();
+            let l = a.next_line();
             if l.starts_with(RESULT) {
                 assert!(
                     l.starts_with(RESULT_SUCCESS),
@@ -144,7 +72,7 @@ fn latency() {
         if i >= warm {
             lat.push(t0.elapsed());
         }
-        while !a.next().starts_with(IDLE) {}
+        while !a.next_line().starts_with(IDLE) {}
     }
     let wall = wall0.elapsed();
     let cpu = proc_stat::cpu(pid).unwrap() - cpu0;
@@ -182,11 +110,11 @@ fn latency() {
 fn stream() {
     let turns = env_usize("AGENTX_BENCH_STREAM_TURNS", 60);
     let words = env_usize("AGENTX_BENCH_WORDS", 4000);
-    let mut a = Agent::spawn("stream", &["--include-partial-messages"]);
+    let mut a = spawn("stream", &["--include-partial-messages"]);
     let pid = a.pid();
     // A warm-up turn (system/init, the session store created).
     a.say("warm up");
-    while !a.next().starts_with(IDLE) {}
+    while !a.next_line().starts_with(IDLE) {}
     let cpu0 = proc_stat::cpu(pid).unwrap();
     let host0 = proc_stat::self_cpu();
     let t0 = Instant::now();
@@ -195,7 +123,7 @@ fn stream() {
         let prompt: Vec<String> = (0..words).map(|w| format!("w{t}x{w}")).collect();
         a.say(&prompt.join(" "));
         loop {
-            let l = a.next();
+            let l = a.next_line();
             records += 1;
             bytes += l.len() as u64;
             if l.starts_with(STREAM_EVENT) {

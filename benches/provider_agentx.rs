@@ -28,12 +28,24 @@
 //! `cargo bench --bench provider_agentx` (builds `agentx` in the bench profile too). On a
 //! shared machine every wall figure includes waiting for the CPU: state `uptime` next to them.
 
-use std::io::{BufRead, BufReader, Read, Write};
+#[path = "agentx_process.rs"]
+mod agentx_process;
+#[path = "proc_stat.rs"]
+mod proc_stat;
+
+use std::ffi::OsStr;
+use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+use agentx_process::{env_usize, fresh_home, AgentProcess};
+
+/// utime + stime of the whole `agentx` process (10 ms ticks).
+fn process_cpu(pid: u32) -> Duration {
+    proc_stat::cpu(pid).expect("agentx is running")
+}
 
 const HEAD: &str = r#"{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1767225600,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_bench","choices":[{"index":0,"delta":"#;
 const KEY: &str = "sk-bench-Zq9vT4mXw2LbR7nK";
@@ -125,24 +137,8 @@ fn read_request(socket: &mut std::net::TcpStream) {
     }
 }
 
-/// utime + stime of the whole process (all its threads, exited ones included), in ticks of
-/// 10 ms (USER_HZ = 100 on Linux).
-fn process_cpu(pid: u32) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    // Fields after the `(comm)`; utime and stime are fields 14 and 15 (1-based).
-    let after = &stat[stat.rfind(')').unwrap() + 2..];
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let ticks: u64 = f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
-    Duration::from_millis(ticks * 10)
-}
-
-struct Agentx {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    line: Vec<u8>,
-    home: PathBuf,
-}
+/// The `agentx` process this bench is the host of.
+struct Agentx(AgentProcess);
 
 /// One turn as the host saw it.
 struct Turn {
@@ -156,11 +152,7 @@ struct Turn {
 
 impl Agentx {
     fn start(tag: &str, port: u16) -> Agentx {
-        let home = std::env::temp_dir().join(format!(
-            "agentx-bench-provider-{}-{tag}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&home);
+        let home = fresh_home(&format!("provider-{tag}"));
         std::fs::create_dir_all(home.join("work")).unwrap();
         std::fs::write(
             home.join("auth.json"),
@@ -169,54 +161,27 @@ impl Agentx {
             ),
         )
         .unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_agentx"))
-            .args([
-                "--input-format",
-                "stream-json",
-                "--output-format",
-                "stream-json",
-                "--include-partial-messages",
-                "--cwd",
-            ])
-            .arg(home.join("work"))
-            .env("AGENTX_HOME", &home)
-            .env_remove("HOME")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn agentx");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::with_capacity(1 << 20, child.stdout.take().unwrap());
-        Agentx {
-            child,
-            stdin,
-            stdout,
-            line: Vec::new(),
-            home,
-        }
+        let work = home.join("work");
+        let args = [
+            OsStr::new("--include-partial-messages"),
+            OsStr::new("--cwd"),
+            work.as_os_str(),
+        ];
+        Agentx(AgentProcess::spawn(home.clone(), &args, Stdio::inherit()))
     }
 
     fn turn(&mut self, prompt: &str) -> Turn {
-        let pid = self.child.id();
+        let pid = self.0.pid();
         let cpu0 = process_cpu(pid);
         let t0 = Instant::now();
-        writeln!(
-            self.stdin,
-            r#"{{"type":"user","message":{{"role":"user","content":"{prompt}"}},"parent_tool_use_id":null}}"#
-        )
-        .unwrap();
-        self.stdin.flush().unwrap();
+        self.0.say(prompt);
         let mut first = None;
         let mut last = None;
         let mut deltas = 0;
         let mut result = Vec::new();
         loop {
-            self.line.clear();
-            let n = self.stdout.read_until(b'\n', &mut self.line).unwrap();
+            let line = self.0.next_line();
             let at = Instant::now();
-            assert!(n > 0, "agentx ended its output early");
-            let line = &self.line[..];
             if line.starts_with(br#"{"type":"stream_event","#) {
                 first.get_or_insert(at);
                 if line.starts_with(
@@ -244,13 +209,8 @@ impl Agentx {
         }
     }
 
-    fn finish(mut self) {
-        drop(self.stdin);
-        let mut rest = Vec::new();
-        let _ = self.stdout.read_to_end(&mut rest);
-        let status = self.child.wait().unwrap();
-        assert!(status.success(), "agentx exited with {status}");
-        let _ = std::fs::remove_dir_all(&self.home);
+    fn finish(self) {
+        self.0.finish();
     }
 }
 
@@ -259,13 +219,6 @@ fn check_result(turn: &Turn, tokens: usize) {
     assert_eq!(r["subtype"], "success", "{r}");
     assert_eq!(r["usage"]["output_tokens"], tokens as u64, "{r}");
     assert_eq!(turn.deltas, tokens);
-}
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 fn us(d: Duration) -> f64 {

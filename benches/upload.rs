@@ -14,14 +14,20 @@
 //!
 //! `cargo bench --bench upload` (release build of the bench and of `agentx`).
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+#[path = "agentx_process.rs"]
+mod agentx_process;
+#[path = "proc_stat.rs"]
+mod proc_stat;
+
+use std::io::Write;
+use std::process::Stdio;
 use std::time::Instant;
+
+use agentx_process::{env_usize, fresh_home, AgentProcess};
 
 use agentx_wire::attach::image::{DecodedImage, SampleDepth};
 use agentx_wire::attach::limits::MAX_ITEM_BYTES;
 use agentx_wire::attach::Sha256Digest;
-use serde_json::Value;
 use zune_core::colorspace::ColorSpace;
 
 const PROMPT: &str = "3f1e7948-5c1f-4c1f-8e2c-88bc9839ec27";
@@ -152,23 +158,11 @@ fn input(upload: &str, mime: &str, bytes: &[u8]) -> Input {
 
 /// The agent's CPU seconds so far (utime + stime).
 fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    // Fields after the parenthesized command name; utime and stime are fields 14 and 15.
-    let rest = &stat[stat.rfind(')').unwrap() + 2..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
-    // USER_HZ is 100 on Linux.
-    ticks as f64 / 100.0
+    proc_stat::cpu(pid).unwrap().as_secs_f64()
 }
 
 fn peak_rss_mib(pid: u32) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .unwrap()
-        / 1024.0
+    proc_stat::status_kib(pid, "VmHWM").unwrap() as f64 / 1024.0
 }
 
 struct Round {
@@ -183,38 +177,18 @@ struct Round {
 }
 
 fn round(name: &str, data: &Input, n: usize) -> Round {
-    let home = std::env::temp_dir().join(format!(
-        "agentx-upload-bench-{}-{name}-{n}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&home);
-    std::fs::create_dir_all(&home).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agentx"))
-        .args([
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-        ])
-        .env("AGENTX_HOME", &home)
-        .env_remove("HOME")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn agentx");
-    let pid = child.id();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut next = || -> Value {
-        let mut line = String::new();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "agentx ended");
-        serde_json::from_str(&line).unwrap()
-    };
+    let no_args: [&str; 0] = [];
+    let mut agent = AgentProcess::spawn(
+        fresh_home(&format!("upload-{name}-{n}")),
+        &no_args,
+        Stdio::null(),
+    );
+    let pid = agent.pid();
     // Warm the process (startup, store open) before the clock starts.
-    stdin.write_all(b"{\"type\":\"control_request\",\"request_id\":\"warm\",\"request\":{\"subtype\":\"mcp_status\"}}\n").unwrap();
-    stdin.flush().unwrap();
-    assert_eq!(next()["type"], "control_response");
+    agent.write(b"{\"type\":\"control_request\",\"request_id\":\"warm\",\"request\":{\"subtype\":\"mcp_status\"}}\n");
+    assert_eq!(agent.next_json()["type"], "control_response");
+    // The writer thread owns stdin while this one reads.
+    let mut stdin = agent.stdin.take().unwrap();
     let idle_mib = peak_rss_mib(pid);
     let cpu0 = cpu_seconds(pid);
     let t0 = Instant::now();
@@ -226,13 +200,13 @@ fn round(name: &str, data: &Input, n: usize) -> Round {
             stdin.write_all(&data.commit).unwrap();
             stdin.flush().unwrap();
         });
-        let accepted = next();
+        let accepted = agent.next_json();
         assert_eq!(accepted["status"], "accepted", "{accepted}");
-        let marker = next();
+        let marker = agent.next_json();
         assert_eq!(marker["response"]["request_id"], "chunks-done", "{marker}");
         let chunks_wall = t0.elapsed().as_secs_f64();
         let chunks_cpu = cpu_seconds(pid) - cpu0;
-        let done = next();
+        let done = agent.next_json();
         let wall = t0.elapsed().as_secs_f64();
         let cpu = cpu_seconds(pid) - cpu0;
         assert_eq!(done["status"], "committed", "{done}");
@@ -251,9 +225,7 @@ fn round(name: &str, data: &Input, n: usize) -> Round {
     });
     // Input EOF ends the process.
     drop(stdin);
-    let status = child.wait().unwrap();
-    assert!(status.success(), "agentx exit {status}");
-    let _ = std::fs::remove_dir_all(&home);
+    agent.finish();
     r
 }
 
@@ -303,11 +275,7 @@ fn bench(name: &str, mime: &str, raw: &[u8], rounds: usize) {
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument selects one of `png`, `pdf`.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let rounds = std::env::var("AGENTX_BENCH_ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(3usize)
-        .max(1);
+    let rounds = env_usize("AGENTX_BENCH_ROUNDS", 3).max(1);
     let wants = |n: &str| filter.as_deref().is_none_or(|f| n.contains(f));
     if wants("pdf") {
         bench("pdf", "application/pdf", &pdf_20mib(), rounds);
