@@ -18,6 +18,8 @@
 //!    `serde_json::Value`. Records per CPU-second of this process (all threads).
 //!
 //! `cargo bench --bench host [echo|live|captured]`; figures go to the README with the load.
+//! `AGENTX_BENCH_TRANSCRIPT=FILE` keeps the live transcript in FILE, and a later `captured`
+//! run decodes FILE without starting agentx (for `valgrind --tool=callgrind` or `perf`).
 
 #[path = "proc_stat.rs"]
 mod proc_stat;
@@ -410,22 +412,31 @@ fn live_serde(prompts: &[String]) -> Run {
 }
 
 fn print_live(runs: &[Run]) {
-    let serde = runs.iter().find(|r| r.name.starts_with("BufRead")).unwrap();
-    let serde_per = serde.host_cpu.as_secs_f64() / serde.units as f64;
-    println!("| host | records | records/s (wall) | host CPU µs/record | serde host CPU / this host CPU | agentx CPU µs/record |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    let serde = runs.iter().find(|r| r.name.starts_with("BufRead"));
+    let rate = |r: &Run| r.units as f64 / r.wall.as_secs_f64();
+    let per = |r: &Run| r.host_cpu.as_secs_f64() / r.units as f64;
+    let (serde_rate, serde_per) = serde.map_or((f64::NAN, f64::NAN), |s| (rate(s), per(s)));
+    println!("| host | records | records/s (wall) | vs serde host | host CPU µs/record | serde host CPU / this host CPU | agentx CPU µs/record |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for r in runs {
-        let per = r.host_cpu.as_secs_f64() / r.units as f64;
         println!(
-            "| {} | {} | {:.0} | {:.2} | {:.2}× | {:.2} |",
+            "| {} | {} | {:.0} | {:.2}× | {:.2} | {:.2}× | {:.2} |",
             r.name,
             r.units,
-            r.units as f64 / r.wall.as_secs_f64(),
-            per * 1e6,
-            serde_per / per.max(1e-12),
+            rate(r),
+            rate(r) / serde_rate,
+            per(r) * 1e6,
+            serde_per / per(r).max(1e-12),
             r.agent_cpu.as_secs_f64() * 1e6 / r.units as f64,
         );
     }
+}
+
+/// `AGENTX_BENCH_HOSTS=raw,blocking,tokio,codec,handoff,serde` picks the contenders of the live and
+/// captured runs (for profiling one); unset, all of them.
+fn pick_host(name: &str) -> bool {
+    let hosts = std::env::var("AGENTX_BENCH_HOSTS").unwrap_or_default();
+    hosts.is_empty() || hosts.split(',').any(|x| x == name)
 }
 
 // ---- 3. the captured transcript -----------------------------------------------------------
@@ -445,9 +456,7 @@ fn captured(rt: &tokio::runtime::Runtime, bytes: &[u8]) {
     let records = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
     let shared: std::sync::Arc<[u8]> = bytes.into();
     let mut rows: Vec<(&str, u64, Duration)> = Vec::new();
-    // AGENTX_BENCH_HOSTS=blocking,tokio,codec,serde picks contenders (for profiling one).
-    let hosts = std::env::var("AGENTX_BENCH_HOSTS").unwrap_or_default();
-    let pick = |h: &str| hosts.is_empty() || hosts.split(',').any(|x| x == h);
+    let pick = pick_host;
 
     let (n, cpu) = cpu_of(if pick("blocking") { repeat } else { 0 }, || {
         let c = Client::attach(
@@ -602,19 +611,41 @@ fn main() {
     }
     if want("live") || want("captured") {
         let prompts = stream_prompts();
-        let (raw, transcript) = live_raw(&prompts);
+        // AGENTX_BENCH_TRANSCRIPT=FILE: `captured` alone decodes FILE if it exists (for
+        // profilers: no agentx run); otherwise the live raw run writes its transcript there.
+        let saved = std::env::var_os("AGENTX_BENCH_TRANSCRIPT").map(PathBuf::from);
+        if !want("live") {
+            if let Some(bytes) = saved.as_ref().and_then(|p| std::fs::read(p).ok()) {
+                captured(&rt, &bytes);
+                println!("load average at end: {}", proc_stat::load());
+                return;
+            }
+        }
+        let mut runs = Vec::new();
+        let mut transcript = Vec::new();
+        if want("captured") || pick_host("raw") {
+            let (raw, bytes) = live_raw(&prompts);
+            runs.push(raw);
+            transcript = bytes;
+        }
+        if let Some(p) = &saved {
+            std::fs::write(p, &transcript).unwrap();
+        }
         if want("live") {
             println!(
                 "live stream session (--include-partial-messages), {} turns x {} words:",
                 prompts.len(),
                 env_usize("AGENTX_BENCH_WORDS", 4000)
             );
-            let runs = [
-                raw,
-                live_blocking(&prompts),
-                live_tokio(&rt, &prompts),
-                live_serde(&prompts),
-            ];
+            if pick_host("blocking") {
+                runs.push(live_blocking(&prompts));
+            }
+            if pick_host("tokio") {
+                runs.push(live_tokio(&rt, &prompts));
+            }
+            if pick_host("serde") {
+                runs.push(live_serde(&prompts));
+            }
             print_live(&runs);
             println!("load average: {}", proc_stat::load());
         }

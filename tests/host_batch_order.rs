@@ -1,4 +1,4 @@
-//! The blocking client hands records to `recv` a read's worth at a time (`host::stream::Batch`);
+//! The blocking client hands records to `recv` a read's worth at a time (`host::stream::Output`);
 //! a record whose routing wakes someone (here a control response resolving a call, WIRE-006)
 //! first hands over the records before it. So when `control()` returns, every record the agent
 //! wrote before the response is already in the stream, in order, with nothing to wait for.

@@ -14,7 +14,7 @@ use super::calls::{initialize_response, Calls, Reply};
 use super::command::AgentCommand;
 use super::error::HostError;
 use super::permission::{decide, CanUseToolHandler};
-use super::stream::{answer, classify, AgentRequest, Batch, Decoder};
+use super::stream::{answer, classify, AgentRequest, Output, Route};
 use crate::encode::FrameEncoder;
 use crate::frame::DEFAULT_MAX_LINE;
 use crate::wire::import::{ImportRejected, ImportResult};
@@ -22,7 +22,8 @@ use crate::wire::init::AttachmentCapabilities;
 use crate::wire::initialize::InitializeResponse;
 use crate::wire::subtypes::{Initialize, Interrupt};
 use crate::wire::{
-    ControlRequest, ControlRequestBody, InputRecord, OutputRecord, RawJson, UserRecord,
+    ControlRequest, ControlRequestBody, ControlResponse, InputRecord, OutputRecord, RawJson,
+    UserRecord,
 };
 
 /// One item of the record stream: a decoded record, or why a line could not be decoded.
@@ -188,7 +189,7 @@ impl Shared {
     }
 }
 
-/// The receiving end of the record stream: batches from the read thread ([`Batch`]), the
+/// The receiving end of the record stream: batches from the read thread ([`Output`]), the
 /// current one being taken record by record.
 struct Records {
     rx: Receiver<Vec<RecordItem>>,
@@ -556,90 +557,62 @@ fn wait_or_kill(child: &mut Child, timeout: Duration) -> io::Result<ExitStatus> 
     }
 }
 
-/// The read thread: frames, decodes once, routes, hands records over a read's worth at a time.
+/// The read thread: reads into the read side's buffer until EOF; [`Output`] does the rest.
 fn read_loop(
     mut output: impl Read,
     max_line: usize,
     shared: &Arc<Shared>,
     tx: &Sender<Vec<RecordItem>>,
 ) {
-    let mut decoder = Decoder::new(max_line);
-    let mut buf = vec![0u8; 256 << 10];
-    let mut batch = Batch::new();
-    let hand_over = |batch: &mut Batch| {
-        if let Some(items) = batch.take() {
-            let _ = tx.send(items);
-        }
-    };
-    let deliver = |batch: &mut Batch, item: RecordItem| {
-        if Batch::flush_before(&item) {
-            hand_over(batch);
-        }
-        if let Some(item) = route(item, shared) {
-            batch.push(item);
-        }
+    let mut side = Output::new(max_line);
+    let route = Routes(shared);
+    let mut hand_over = |items| {
+        let _ = tx.send(items);
     };
     loop {
-        match output.read(&mut buf) {
+        match output.read(side.buffer()) {
             Ok(0) => break,
-            Ok(n) => {
-                decoder.push(&buf[..n]);
-                decoder.drain(|item| deliver(&mut batch, item));
-                hand_over(&mut batch);
-            }
+            Ok(n) => side.filled(n, &route, &mut hand_over),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                deliver(&mut batch, Err(HostError::Io(e)));
+                side.failed(e);
                 break;
             }
         }
     }
-    // WIRE-EOF-001: the unterminated tail is dispatched before pending requests are rejected.
-    decoder.finish();
-    decoder.drain(|item| deliver(&mut batch, item));
-    hand_over(&mut batch);
-    let mut p = shared.pending();
-    p.closed = true;
-    // WIRE-008: every call still pending is rejected.
-    p.calls.on_eof(Instant::now());
-    p.uploads.clear();
+    side.finish(&route, &mut hand_over);
 }
 
-/// Consumes what the client itself answers; returns what goes to the record stream.
-fn route(item: RecordItem, shared: &Arc<Shared>) -> Option<RecordItem> {
-    let record = match item {
-        Ok(record) => record,
-        Err(e) => return Some(Err(e)),
-    };
-    match record {
-        OutputRecord::ControlResponse(r) => {
-            // Known-late after a timeout (WIRE-007), duplicate or orphan (PERM-050): ignored.
-            shared.pending().calls.on_response(&r, Instant::now());
-            None
+/// The blocking client's answers to what its read side routes.
+struct Routes<'s>(&'s Arc<Shared>);
+
+impl Route for Routes<'_> {
+    fn control_response(&self, response: &ControlResponse<'_>) {
+        self.0.pending().calls.on_response(response, Instant::now());
+    }
+
+    fn control_request(&self, request: ControlRequest<'static>) {
+        on_agent_request(request, self.0);
+    }
+
+    fn control_cancel(&self, request_id: &str) {
+        if let Some(flag) = self.0.pending().permissions.get(request_id) {
+            flag.store(true, Ordering::SeqCst);
         }
-        OutputRecord::ControlRequest(r) => {
-            on_agent_request(r, shared);
-            None
+    }
+
+    fn import(&self, upload_id: &str, event: ImportEvent) {
+        if let Some(w) = self.0.pending().uploads.get(upload_id) {
+            let _ = w.send(event);
         }
-        OutputRecord::ControlCancelRequest(c) => {
-            if let Some(flag) = shared.pending().permissions.get(c.request_id.as_str()) {
-                flag.store(true, Ordering::SeqCst);
-            }
-            None
-        }
-        OutputRecord::AttachmentImportResult(ref r) => {
-            if let Some(w) = shared.pending().uploads.get(r.upload_id.as_str()) {
-                let _ = w.send(Ok(r.clone()));
-            }
-            Some(Ok(record))
-        }
-        OutputRecord::AttachmentImportRejected(ref r) => {
-            if let Some(w) = shared.pending().uploads.get(r.upload_id.as_str()) {
-                let _ = w.send(Err(r.clone()));
-            }
-            Some(Ok(record))
-        }
-        other => Some(Ok(other)),
+    }
+
+    fn end(&self) {
+        let mut p = self.0.pending();
+        p.closed = true;
+        // WIRE-008: every call still pending is rejected.
+        p.calls.on_eof(Instant::now());
+        p.uploads.clear();
     }
 }
 

@@ -1,12 +1,19 @@
 //! What both clients do with the agent's output bytes and its requests, written once.
 //!
-//! Owns: framing and decoding each output line once into an owned record (an undecodable line
-//! becomes an error item in its place, never a silent loss), handing the records to the
-//! receiver a read's worth at a time ([`Batch`]), and the host's answers to
-//! agent → host control requests: `can_use_tool` goes to the callback, anything else gets the
-//! generic unsupported-control error (PROFILE §5).
+//! Owns: the read side of both clients without their I/O ([`Output`]): the buffer each read
+//! fills (lent to the framer without a copy and taken back once its lines are decoded),
+//! framing and decoding each output line once into an owned record (an undecodable line
+//! becomes an error item in its place, never a silent loss), routing what the client answers
+//! itself ([`Route`]: control responses, agent requests, cancellations, upload
+//! acknowledgements), handing the other records to the receiver a read's worth at a time, and
+//! end of output (WIRE-EOF-001, then WIRE-008). Also the host's answers to agent → host
+//! control requests: `can_use_tool` goes to the callback, anything else gets the generic
+//! unsupported-control error (PROFILE §5). Never reads, writes, spawns or blocks: each
+//! client's loop does the read and owns the channel.
 
-use super::client::RecordItem;
+use bytes::{Bytes, BytesMut};
+
+use super::client::{ImportEvent, RecordItem};
 use super::error::HostError;
 use super::permission::{decision, PermissionAnswer, ToolPermissionRequest};
 use crate::frame::Reader;
@@ -16,89 +23,169 @@ use crate::wire::{
     ControlOutcome, ControlRequest, ControlRequestBody, ControlResponse, InputRecord, OutputRecord,
 };
 
-/// Output bytes in, decoded records out.
-pub(crate) struct Decoder {
+/// Bytes asked of one read (a pipe hands at most its capacity, 64 KiB by default).
+const READ_SIZE: usize = 256 << 10;
+
+/// What a client does with the records it answers itself; the read side calls these in
+/// output order, after handing over every record before them.
+pub(crate) trait Route {
+    /// A `control_response` to one of the host's calls (WIRE-006..009).
+    fn control_response(&self, response: &ControlResponse<'_>);
+    /// An agent → host control request (`can_use_tool` or another subtype).
+    fn control_request(&self, request: ControlRequest<'static>);
+    /// The agent withdrew one of its requests (WIRE-007).
+    fn control_cancel(&self, request_id: &str);
+    /// An upload's acknowledgement (the record also stays in the stream).
+    fn import(&self, upload_id: &str, event: ImportEvent);
+    /// The output ended: pending calls are rejected (WIRE-008), nothing new is answered.
+    fn end(&self);
+}
+
+/// The read side of a client: output bytes in, records routed or handed over in batches.
+///
+/// Records go to the receiver a read's worth at a time: one channel message, and at most one
+/// wake-up of a waiting receiver, per read instead of per record (on a `stream_event`-heavy
+/// session the per-record hand-over cost more CPU than decoding). Order is kept: a record the
+/// client answers itself (a control response resolving a waiter, an agent request starting a
+/// callback, an upload result) first hands over the records before it, so whoever is woken by
+/// it finds them already in the stream.
+pub(crate) struct Output {
     reader: Reader,
     parser: Parser,
+    /// What the next read fills (`READ_SIZE` initialized bytes).
+    buffer: BytesMut,
+    /// The buffer of the last read, lent to `reader`; taken back when the reader let it go.
+    lent: Option<Bytes>,
+    /// Records for the stream since the last hand-over.
+    batch: Vec<RecordItem>,
 }
 
-impl Decoder {
+impl Output {
     pub(crate) fn new(max_line: usize) -> Self {
-        Decoder {
+        Output {
             reader: Reader::with_max_line(max_line),
             parser: Parser::new(),
+            buffer: BytesMut::new(),
+            lent: None,
+            batch: Vec::new(),
         }
     }
 
-    pub(crate) fn push(&mut self, bytes: &[u8]) {
-        self.reader.push_slice(bytes);
+    /// The buffer the next read fills: the previous read's, once the framer let it go (every
+    /// line of it was decoded and a partial tail copied out), else a fresh one.
+    pub(crate) fn buffer(&mut self) -> &mut [u8] {
+        if self.buffer.is_empty() {
+            self.buffer = match self.lent.take().map(Bytes::try_into_mut) {
+                Some(Ok(back)) if back.len() == READ_SIZE => back,
+                _ => BytesMut::zeroed(READ_SIZE),
+            };
+        }
+        &mut self.buffer
     }
 
-    /// The output ended: the unterminated tail becomes a line (WIRE-EOF-001).
-    pub(crate) fn finish(&mut self) {
+    /// The first `n` bytes of [`Output::buffer`] were read: every complete line is decoded
+    /// and routed; the stream's records are handed over.
+    pub(crate) fn filled(
+        &mut self,
+        n: usize,
+        route: &impl Route,
+        hand_over: &mut impl FnMut(Vec<RecordItem>),
+    ) {
+        let whole = std::mem::take(&mut self.buffer).freeze();
+        self.reader.push(whole.slice(..n.min(whole.len())));
+        self.lent = Some(whole);
+        self.drain(route, hand_over);
+        self.hand_over(hand_over);
+    }
+
+    /// A read failed: the error is the stream's last item before the end.
+    pub(crate) fn failed(&mut self, e: std::io::Error) {
+        self.batch.push(Err(HostError::Io(e)));
+    }
+
+    /// The output ended: the unterminated tail is dispatched before pending requests are
+    /// rejected (WIRE-EOF-001, then WIRE-008).
+    pub(crate) fn finish(
+        &mut self,
+        route: &impl Route,
+        hand_over: &mut impl FnMut(Vec<RecordItem>),
+    ) {
         self.reader.finish();
+        self.drain(route, hand_over);
+        self.hand_over(hand_over);
+        route.end();
     }
 
-    /// Hands every complete line, decoded, to `each`, in order.
-    pub(crate) fn drain(&mut self, mut each: impl FnMut(RecordItem)) {
-        while let Some(item) = self.reader.next_line() {
-            each(match item {
-                Err(e) => Err(HostError::Decode {
-                    line: e.line(),
-                    reason: e.to_string(),
-                }),
-                Ok(line) => match OutputRecord::decode_line(line.as_bytes(), &mut self.parser) {
+    fn drain(&mut self, route: &impl Route, hand_over: &mut impl FnMut(Vec<RecordItem>)) {
+        while let Some(line) = self.reader.next_line() {
+            let record =
+                match line {
                     Err(e) => Err(HostError::Decode {
-                        line: line.number(),
+                        line: e.line(),
                         reason: e.to_string(),
                     }),
-                    Ok(record) => Ok(record.into_owned()),
-                },
-            });
+                    Ok(line) => OutputRecord::decode_line(line.as_bytes(), &mut self.parser)
+                        .map_err(|e| HostError::Decode {
+                            line: line.number(),
+                            reason: e.to_string(),
+                        }),
+                };
+            match record {
+                Ok(r) if answered_by_client(&r) => {
+                    let r = r.into_owned();
+                    if !self.batch.is_empty() {
+                        hand_over(std::mem::take(&mut self.batch));
+                    }
+                    if let Some(r) = dispatch(r, route) {
+                        self.batch.push(Ok(r));
+                    }
+                }
+                Ok(r) => self.batch.push(Ok(r.into_owned())),
+                Err(e) => self.batch.push(Err(e)),
+            }
+        }
+    }
+
+    /// Hands over the records collected so far; the next batch starts with room for as many
+    /// (no regrowth copies on a steady stream).
+    fn hand_over(&mut self, hand_over: &mut impl FnMut(Vec<RecordItem>)) {
+        if !self.batch.is_empty() {
+            let room = self.batch.len();
+            hand_over(std::mem::replace(&mut self.batch, Vec::with_capacity(room)));
         }
     }
 }
 
-/// Records for the record stream, handed over a read's worth at a time: one channel message,
-/// and at most one wake-up of a waiting receiver, per read of the agent's output instead of per
-/// record (on a `stream_event`-heavy session the per-record hand-over cost more CPU than
-/// decoding). Order is kept: a record whose routing acts outside the record stream (a control
-/// response resolving a waiter, an agent request starting a callback, an upload result) first
-/// hands over the records before it, so whoever is woken by it finds them already in the stream.
-pub(crate) struct Batch {
-    items: Vec<RecordItem>,
+/// Records the client acts on itself (routing looks at nothing else).
+fn answered_by_client(r: &OutputRecord<'_>) -> bool {
+    matches!(
+        r,
+        OutputRecord::ControlResponse(_)
+            | OutputRecord::ControlRequest(_)
+            | OutputRecord::ControlCancelRequest(_)
+            | OutputRecord::AttachmentImportResult(_)
+            | OutputRecord::AttachmentImportRejected(_)
+    )
 }
 
-impl Batch {
-    pub(crate) fn new() -> Self {
-        Batch { items: Vec::new() }
-    }
-
-    /// Whether records before `item` must be handed over before it is routed.
-    pub(crate) fn flush_before(item: &RecordItem) -> bool {
-        matches!(
-            item,
-            Ok(OutputRecord::ControlResponse(_)
-                | OutputRecord::ControlRequest(_)
-                | OutputRecord::ControlCancelRequest(_)
-                | OutputRecord::AttachmentImportResult(_)
-                | OutputRecord::AttachmentImportRejected(_))
-        )
-    }
-
-    pub(crate) fn push(&mut self, item: RecordItem) {
-        self.items.push(item);
-    }
-
-    /// The records collected so far (`None` when there are none). The next batch starts with
-    /// room for as many (records are 300-odd bytes: no regrowth copies on a steady stream).
-    pub(crate) fn take(&mut self) -> Option<Vec<RecordItem>> {
-        if self.items.is_empty() {
-            return None;
+/// Gives `route` what the client answers; returns what also goes to the record stream.
+fn dispatch(record: OutputRecord<'static>, route: &impl Route) -> Option<OutputRecord<'static>> {
+    match record {
+        // Known-late after a timeout (WIRE-007), duplicate or orphan (PERM-050): ignored there.
+        OutputRecord::ControlResponse(r) => route.control_response(&r),
+        OutputRecord::ControlRequest(r) => route.control_request(r),
+        OutputRecord::ControlCancelRequest(c) => route.control_cancel(c.request_id.as_str()),
+        OutputRecord::AttachmentImportResult(ref r) => {
+            route.import(r.upload_id.as_str(), Ok(r.clone()));
+            return Some(record);
         }
-        let room = self.items.len();
-        Some(std::mem::replace(&mut self.items, Vec::with_capacity(room)))
+        OutputRecord::AttachmentImportRejected(ref r) => {
+            route.import(r.upload_id.as_str(), Err(r.clone()));
+            return Some(record);
+        }
+        other => return Some(other),
     }
+    None
 }
 
 /// An agent → host control request, as the client must handle it.
@@ -135,4 +222,129 @@ pub(crate) fn answer(
     Some(InputRecord::ControlResponse(ControlResponse::success_with(
         rid, &d,
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    /// Records what the read side routed, and every hand-over, in one log.
+    #[derive(Default)]
+    struct Log(RefCell<Vec<String>>);
+
+    impl Route for Log {
+        fn control_response(&self, r: &ControlResponse<'_>) {
+            self.0
+                .borrow_mut()
+                .push(format!("response {}", r.request_id.as_str()));
+        }
+        fn control_request(&self, r: ControlRequest<'static>) {
+            self.0
+                .borrow_mut()
+                .push(format!("request {}", r.request_id.as_str()));
+        }
+        fn control_cancel(&self, id: &str) {
+            self.0.borrow_mut().push(format!("cancel {id}"));
+        }
+        fn import(&self, upload_id: &str, event: ImportEvent) {
+            self.0
+                .borrow_mut()
+                .push(format!("import {upload_id} {}", event.is_ok()));
+        }
+        fn end(&self) {
+            self.0.borrow_mut().push("end".into());
+        }
+    }
+
+    fn event(i: usize) -> String {
+        format!(
+            r#"{{"type":"stream_event","event":{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"w{i} "}}}},"parent_tool_use_id":null,"uuid":"3f1e7948-5c1f-4c1f-8e2c-{i:012x}","session_id":"93ba9bd5-b18d-4283-afcb-95d00a53b0a9"}}"#
+        )
+    }
+
+    /// Feeds `reads` as successive reads; returns the log (hand-overs as `batch <types>`).
+    fn run(reads: &[&[u8]], out: &mut Output) -> Vec<String> {
+        let log = Log::default();
+        let mut hand_over = |items: Vec<RecordItem>| {
+            let types: Vec<String> = items
+                .iter()
+                .map(|i| match i {
+                    Ok(r) => match r {
+                        OutputRecord::StreamEvent(e) => format!("e:{}", e.uuid.as_str()),
+                        r => r.record_type().to_owned(),
+                    },
+                    Err(e) => format!("error({e})"),
+                })
+                .collect();
+            log.0
+                .borrow_mut()
+                .push(format!("batch {}", types.join(",")));
+        };
+        for bytes in reads {
+            let buf = out.buffer();
+            buf[..bytes.len()].copy_from_slice(bytes);
+            out.filled(bytes.len(), &log, &mut hand_over);
+        }
+        out.finish(&log, &mut hand_over);
+        log.0.into_inner()
+    }
+
+    #[test]
+    fn a_record_the_client_answers_is_routed_after_the_records_before_it_are_handed_over() {
+        let text = format!(
+            "{}\n{}\n{}\nnot json\n{}\n",
+            event(1),
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"host_req_1"}}"#,
+            event(2),
+            r#"{"type":"attachment_import_rejected","version":1,"upload_id":"upl_x","status":"rejected","terminal":false,"reason":"schema_invalid"}"#,
+        );
+        let log = run(&[text.as_bytes()], &mut Output::new(1 << 20));
+        let uuid = |i: usize| format!("3f1e7948-5c1f-4c1f-8e2c-{i:012x}");
+        assert_eq!(
+            log,
+            [
+                format!("batch e:{}", uuid(1)),
+                "response host_req_1".to_owned(),
+                // The bad line is an error item in its place (line 4), never a loss.
+                format!(
+                    "batch e:{},error(agent output line 4: {})",
+                    uuid(2),
+                    OutputRecord::decode_line(b"not json", &mut Parser::new()).unwrap_err()
+                ),
+                "import upl_x false".to_owned(),
+                // An upload acknowledgement also stays in the stream.
+                "batch attachment_import_rejected".to_owned(),
+                "end".to_owned(),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_read_buffer_is_reused_and_a_line_split_across_reads_decodes_once() {
+        let a = event(1);
+        let b = event(2);
+        let text = format!("{a}\n{b}\n{}", event(3)); // the last line ends at EOF (WIRE-EOF-001)
+        let cut = a.len() + 1 + 40; // inside the second record
+        let mut out = Output::new(1 << 20);
+        let first = out.buffer().as_ptr();
+        let log = run(
+            &[&text.as_bytes()[..cut], &text.as_bytes()[cut..]],
+            &mut out,
+        );
+        let uuid = |i: usize| format!("3f1e7948-5c1f-4c1f-8e2c-{i:012x}");
+        assert_eq!(
+            log,
+            [
+                format!("batch e:{}", uuid(1)),
+                format!("batch e:{}", uuid(2)),
+                format!("batch e:{}", uuid(3)),
+                "end".to_owned(),
+            ]
+        );
+        // Every line of both reads was decoded and the tail copied out: the same buffer comes
+        // back for the next read, no allocation or copy per read.
+        assert_eq!(out.buffer().as_ptr(), first);
+        assert_eq!(out.buffer().len(), READ_SIZE);
+    }
 }

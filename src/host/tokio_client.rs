@@ -23,13 +23,13 @@ use super::outgoing::Outgoing;
 use super::permission::{
     CallbackError, PermissionAnswer, ToolPermissionRequest, CALLBACK_FAILED, NO_CALLBACK,
 };
-use super::stream::{answer, classify, AgentRequest, Batch, Decoder};
+use super::stream::{answer, classify, AgentRequest, Output, Route};
 use crate::frame::DEFAULT_MAX_LINE;
 use crate::wire::init::AttachmentCapabilities;
 use crate::wire::initialize::InitializeResponse;
 use crate::wire::subtypes::{Initialize, Interrupt};
 use crate::wire::{
-    ControlRequest, ControlRequestBody, InputRecord, OutputRecord, RawJson, UserRecord,
+    ControlRequest, ControlRequestBody, ControlResponse, InputRecord, RawJson, UserRecord,
 };
 
 /// A boxed future of a permission answer.
@@ -157,7 +157,7 @@ impl Shared {
 /// A running agent session driven on tokio.
 pub struct AsyncClient {
     pub(crate) shared: Arc<Shared>,
-    /// Batches from the read task ([`Batch`]) and the one being taken record by record.
+    /// Batches from the read task ([`Output`]) and the one being taken record by record.
     records: ::tokio::sync::Mutex<(
         mpsc::UnboundedReceiver<Vec<RecordItem>>,
         std::vec::IntoIter<RecordItem>,
@@ -500,90 +500,65 @@ impl AsyncClient {
     }
 }
 
+/// The read task: reads into the read side's buffer until EOF; [`Output`] does the rest.
 async fn read_loop(
     mut output: impl AsyncRead + Unpin,
     max_line: usize,
     shared: Arc<Shared>,
     tx: mpsc::UnboundedSender<Vec<RecordItem>>,
 ) {
-    let mut decoder = Decoder::new(max_line);
-    let mut buf = vec![0u8; 256 << 10];
-    let mut batch = Batch::new();
-    let hand_over = |batch: &mut Batch| {
-        if let Some(items) = batch.take() {
-            let _ = tx.send(items);
-        }
-    };
-    let deliver = |batch: &mut Batch, item: RecordItem| {
-        if Batch::flush_before(&item) {
-            hand_over(batch);
-        }
-        if let Some(item) = route(item, &shared) {
-            batch.push(item);
-        }
+    let mut side = Output::new(max_line);
+    let route = Routes(&shared);
+    let mut hand_over = |items| {
+        let _ = tx.send(items);
     };
     loop {
-        match output.read(&mut buf).await {
+        match output.read(side.buffer()).await {
             Ok(0) => break,
-            Ok(n) => {
-                decoder.push(&buf[..n]);
-                decoder.drain(|item| deliver(&mut batch, item));
-                hand_over(&mut batch);
-            }
+            Ok(n) => side.filled(n, &route, &mut hand_over),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                deliver(&mut batch, Err(HostError::Io(e)));
+                side.failed(e);
                 break;
             }
         }
     }
-    // WIRE-EOF-001 first, then WIRE-008.
-    decoder.finish();
-    decoder.drain(|item| deliver(&mut batch, item));
-    hand_over(&mut batch);
-    let mut p = lock(&shared.pending);
-    p.closed = true;
-    p.calls.on_eof(std::time::Instant::now());
-    // A waiting upload sees its channel close: `StreamClosed`.
-    p.uploads.clear();
+    side.finish(&route, &mut hand_over);
 }
 
-fn route(item: RecordItem, shared: &Arc<Shared>) -> Option<RecordItem> {
-    let record = match item {
-        Ok(record) => record,
-        Err(e) => return Some(Err(e)),
-    };
-    match record {
-        OutputRecord::ControlResponse(r) => {
-            lock(&shared.pending)
-                .calls
-                .on_response(&r, std::time::Instant::now());
-            None
+/// The async client's answers to what its read side routes.
+struct Routes<'s>(&'s Arc<Shared>);
+
+impl Route for Routes<'_> {
+    fn control_response(&self, response: &ControlResponse<'_>) {
+        lock(&self.0.pending)
+            .calls
+            .on_response(response, std::time::Instant::now());
+    }
+
+    fn control_request(&self, request: ControlRequest<'static>) {
+        on_agent_request(request, self.0);
+    }
+
+    fn control_cancel(&self, request_id: &str) {
+        if let Some(flag) = lock(&self.0.pending).permissions.get(request_id) {
+            flag.store(true, Ordering::SeqCst);
         }
-        OutputRecord::ControlCancelRequest(c) => {
-            if let Some(flag) = lock(&shared.pending).permissions.get(c.request_id.as_str()) {
-                flag.store(true, Ordering::SeqCst);
-            }
-            None
+    }
+
+    fn import(&self, upload_id: &str, event: ImportEvent) {
+        if let Some(w) = lock(&self.0.pending).uploads.get(upload_id) {
+            let _ = w.send(event);
         }
-        OutputRecord::ControlRequest(r) => {
-            on_agent_request(r, shared);
-            None
-        }
-        // Upload acknowledgements go to their upload and stay in the record stream.
-        OutputRecord::AttachmentImportResult(ref r) => {
-            if let Some(w) = lock(&shared.pending).uploads.get(r.upload_id.as_str()) {
-                let _ = w.send(Ok(r.clone()));
-            }
-            Some(Ok(record))
-        }
-        OutputRecord::AttachmentImportRejected(ref r) => {
-            if let Some(w) = lock(&shared.pending).uploads.get(r.upload_id.as_str()) {
-                let _ = w.send(Err(r.clone()));
-            }
-            Some(Ok(record))
-        }
-        other => Some(Ok(other)),
+    }
+
+    fn end(&self) {
+        let mut p = lock(&self.0.pending);
+        p.closed = true;
+        // WIRE-008: every call still pending is rejected.
+        p.calls.on_eof(std::time::Instant::now());
+        // A waiting upload sees its channel close: `StreamClosed`.
+        p.uploads.clear();
     }
 }
 

@@ -5,7 +5,8 @@
 //! `"\u00e9"` and `"\u00E9"` collide and `"e\u0301"` does not.
 //!
 //! The parser gives each name a 64-bit [`key`] as it reads it (a plain name of at most 8 bytes,
-//! most of them, is its own word: one load and a mask). At the close, keys that all differ
+//! most of them, is its own word: one load and a mask; up to 32 bytes, a mix of two or four
+//! words). At the close, keys that all differ
 //! settle the question with no further work (pairwise without branches up to 16 members,
 //! sorted beyond); only equal keys lead to the exact check, [`find_duplicate`], over names
 //! rebuilt from the tape: a 64-bit fingerprint of each decoded name, and byte comparison of
@@ -89,10 +90,21 @@ fn mix16(first: u64, last: u64, len: usize) -> u64 {
     ((first.wrapping_mul(K).rotate_left(29) ^ last).wrapping_mul(K) ^ len as u64) | (1 << 63)
 }
 
+/// The key of a 17- to 32-byte name from its first 16 and last 16 bytes (four words, the
+/// middle ones overlapping for names under 32 bytes).
+#[inline(always)]
+fn mix32(w0: u64, w1: u64, w2: u64, w3: u64, len: usize) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let h = (w0.wrapping_mul(K).rotate_left(29) ^ w1).wrapping_mul(K);
+    let h = (h.rotate_left(29) ^ w2).wrapping_mul(K);
+    ((h.rotate_left(29) ^ w3).wrapping_mul(K) ^ len as u64) | (1 << 63)
+}
+
 /// The duplicate-detection key of decoded name bytes: names of at most 8 bytes are their own
 /// zero-padded word (exact: a raw name holds no NUL, and a decoded `\u0000` only makes a
-/// false collision, which the exact check settles); longer names a 64-bit mix. Equal names
-/// have equal keys, so unequal keys prove unequal names.
+/// false collision, which the exact check settles); longer names a 64-bit mix (of two words
+/// up to 16 bytes, four up to 32, all bytes beyond). Equal names have equal keys, so unequal
+/// keys prove unequal names.
 #[inline]
 fn key_of(bytes: &[u8]) -> u64 {
     match bytes.len() {
@@ -102,12 +114,20 @@ fn key_of(bytes: &[u8]) -> u64 {
             u64::from_le_bytes(w)
         }
         n @ 9..=16 => mix16(word_at(bytes, 0), word_at(bytes, n - 8), n),
+        n @ 17..=32 => mix32(
+            word_at(bytes, 0),
+            word_at(bytes, 8),
+            word_at(bytes, n - 16),
+            word_at(bytes, n - 8),
+            n,
+        ),
         _ => fingerprint(bytes) | (1 << 63),
     }
 }
 
 /// The key of the name whose raw body is `input[start..end]` (see [`key_of`]). A plain name
-/// of at most 8 bytes is one load and a mask; an escaped one is decoded into `scratch` first.
+/// of at most 8 bytes is one load and a mask, up to 32 bytes two or four loads and a mix; an
+/// escaped one is decoded into `scratch` first.
 #[inline(always)]
 pub(crate) fn key(
     input: &[u8],
@@ -123,6 +143,16 @@ pub(crate) fn key(
             return low_bytes(first, len);
         }
         return mix16(first, word_at(input, end - 8), len);
+    }
+    if !escaped && len > 16 && len <= 32 && start + 32 <= input.len() {
+        // 17 to 32 bytes (shorter names near the end of the input take the slow path).
+        return mix32(
+            word_at(input, start),
+            word_at(input, start + 8),
+            word_at(input, end - 16),
+            word_at(input, end - 8),
+            len,
+        );
     }
     key_slow(input, start, end, escaped, scratch)
 }
@@ -257,9 +287,10 @@ fn find_duplicate_by_fingerprint(
 mod tests {
     use super::*;
 
-    /// The key of the body `raw` (between quotes) as the parser computes it.
-    fn key_at(raw: &str) -> u64 {
-        let input = format!("\"{raw}\"         ");
+    /// The key of the body `raw` (between quotes) as the parser computes it, with `pad` bytes
+    /// after the closing quote (a name near the end of the input takes the slow path).
+    fn key_padded(raw: &str, pad: usize) -> u64 {
+        let input = format!("\"{raw}\"{}", " ".repeat(pad));
         let escaped = raw.contains('\\');
         key(
             input.as_bytes(),
@@ -270,9 +301,19 @@ mod tests {
         )
     }
 
+    fn key_at(raw: &str) -> u64 {
+        let near_end = key_padded(raw, 9);
+        assert_eq!(
+            near_end,
+            key_padded(raw, 40),
+            "fast and slow key of {raw:?}"
+        );
+        near_end
+    }
+
     #[test]
     fn equal_decoded_names_have_equal_keys_at_every_length() {
-        for len in 0..40 {
+        for len in 0..70 {
             let plain: String = (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
             let mut escaped = plain.clone();
             if len > 0 {

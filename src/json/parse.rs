@@ -14,7 +14,7 @@
 
 use super::error::{Error, ErrorKind, Malformed};
 use super::members::{self, Name};
-use super::scan::{self, Backend, Kernel, WithKernel};
+use super::scan::{self, Backend, Checked, Kernel, Window, WithKernel};
 use super::string::string_body;
 use super::tape::{Document, Node, Tag, Value};
 
@@ -55,7 +55,7 @@ impl Open {
 /// A reusable strict JSON parser.
 pub struct Parser {
     limits: Limits,
-    backend: Backend,
+    backend: Checked,
     tape: Vec<Node>,
     stack: Vec<Open>,
     /// Duplicate-detection keys of the member names of every open object (`members::key`).
@@ -67,7 +67,7 @@ impl Default for Parser {
     fn default() -> Parser {
         Parser {
             limits: Limits::default(),
-            backend: scan::selected(),
+            backend: scan::selected_checked(),
             tape: Vec::new(),
             stack: Vec::new(),
             keys: Vec::new(),
@@ -80,7 +80,7 @@ impl std::fmt::Debug for Parser {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Parser")
             .field("limits", &self.limits)
-            .field("backend", &self.backend)
+            .field("backend", &self.backend.backend())
             .finish_non_exhaustive()
     }
 }
@@ -151,7 +151,7 @@ impl Parser {
     /// backend accepts and rejects exactly the same documents; for differential tests.
     #[doc(hidden)]
     pub fn with_backend(limits: Limits, backend: Backend) -> Option<Parser> {
-        scan::is_available(backend).then(|| Parser {
+        scan::checked(backend).map(|backend| Parser {
             limits,
             backend,
             ..Parser::default()
@@ -160,7 +160,7 @@ impl Parser {
 
     /// The scan backend this parser runs (the fastest this CPU supports, unless chosen).
     pub fn backend(&self) -> Backend {
-        self.backend
+        self.backend.backend()
     }
 
     /// Parses one complete JSON text (any value at the top, JSON whitespace around it) and
@@ -219,6 +219,8 @@ impl Parser {
         if i == b.len() {
             return Err(Error::malformed(Malformed::EmptyInput, i));
         }
+        // The short-string step's 64-byte view, kept across the strings of this document.
+        let mut w = Window::default();
         'value: loop {
             // A value starts at `i` (whitespace already skipped).
             let Some(&c) = b.get(i) else {
@@ -226,7 +228,7 @@ impl Parser {
             };
             match c {
                 b'"' => {
-                    let (end, escaped) = string_body(k, b, i + 1)?;
+                    let (end, escaped) = string_body(k, b, i + 1, &mut w)?;
                     self.tape
                         .push(Node::scalar(Tag::String, escaped, i + 1, end));
                     i = end + 1;
@@ -258,7 +260,7 @@ impl Parser {
                             top.count = 1;
                         }
                         if is_object {
-                            i = self.member_name(k, b, i)?;
+                            i = self.member_name(k, b, i, &mut w)?;
                         }
                         continue 'value;
                     }
@@ -288,7 +290,7 @@ impl Parser {
                         top.count += 1;
                         i = skip_ws(b, i + 1);
                         if is_object {
-                            i = self.member_name(k, b, i)?;
+                            i = self.member_name(k, b, i, &mut w)?;
                         }
                         continue 'value;
                     }
@@ -358,7 +360,13 @@ impl Parser {
 
     /// Parses `"name" :` at `b[i]` and leaves `i` at the member's value.
     #[inline(always)]
-    fn member_name<K: Kernel>(&mut self, k: K, b: &[u8], i: usize) -> Result<usize, Error> {
+    fn member_name<K: Kernel>(
+        &mut self,
+        k: K,
+        b: &[u8],
+        i: usize,
+        w: &mut Window,
+    ) -> Result<usize, Error> {
         if b.get(i) != Some(&b'"') {
             return Err(Error::malformed(
                 if i == b.len() {
@@ -369,7 +377,7 @@ impl Parser {
                 i,
             ));
         }
-        let (end, escaped) = string_body(k, b, i + 1)?;
+        let (end, escaped) = string_body(k, b, i + 1, w)?;
         self.tape
             .push(Node::scalar(Tag::String, escaped, i + 1, end));
         let key = members::key(b, i + 1, end, escaped, &mut self.scratch);
@@ -411,8 +419,33 @@ impl Parser {
 }
 
 /// Validates a number at `b[i]`; returns its end and whether it is an integer lexeme.
-#[inline]
+///
+/// The common case, a non-negative integer lexeme (`0` or `[1-9][0-9]*`) followed by a
+/// separator, a close, whitespace or the end, is settled inline; anything else (a sign, a
+/// fraction, an exponent, an error) is read again from its start by [`number_general`], so
+/// every result and error is the general one's.
+#[inline(always)]
 fn number(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
+    let mut i = start;
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            i += 1;
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+        }
+        _ => return number_general(b, start),
+    }
+    match b.get(i) {
+        None | Some(b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') => Ok((i, true)),
+        Some(_) => number_general(b, start),
+    }
+}
+
+/// [`number`] for every lexeme: sign, fraction, exponent and the exact error.
+#[inline(never)]
+fn number_general(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
     let digits = |mut j: usize| {
         while b.get(j).is_some_and(u8::is_ascii_digit) {
             j += 1;
@@ -464,4 +497,47 @@ fn number(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
         return Err(Error::malformed(Malformed::InvalidNumber, i));
     }
     Ok((i, integer))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The inline integer path gives exactly the general reader's answer (end, integer flag,
+    /// error kind and offset) for every lexeme and every byte that may follow it.
+    #[test]
+    fn number_fast_path_matches_the_general_reader() {
+        let lexemes = [
+            "0",
+            "7",
+            "10",
+            "123456789012345678901234567890",
+            "-0",
+            "-1",
+            "01",
+            "00",
+            "1.5",
+            "0.",
+            "1e5",
+            "1E+5",
+            "0e-1",
+            "-",
+            "1.",
+            "1e",
+            "9x",
+            "0x1",
+        ];
+        let tails = [
+            "", ",", "}", "]", " ", "\n", "\r", "\t", "a", ".", "e", "E", "+", "-", "0", ":", "\"",
+            "/", "\u{e9}",
+        ];
+        for lexeme in lexemes {
+            for tail in tails {
+                let text = format!("{lexeme}{tail}");
+                let b = text.as_bytes();
+                let want = number_general(b, 0);
+                assert_eq!(number(b, 0), want, "{text:?}");
+            }
+        }
+    }
 }

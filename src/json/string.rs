@@ -12,7 +12,7 @@
 
 use super::error::{Error, ErrorKind, Malformed};
 use super::escape::hex4;
-use super::scan::{Kernel, StringMasks};
+use super::scan::{Kernel, StringMasks, Window};
 
 /// Validates a string body starting at `b[i]` (just after the opening quote). Returns the
 /// offset of the closing quote and whether the body has escapes.
@@ -21,9 +21,10 @@ pub(crate) fn string_body<K: Kernel>(
     kernel: K,
     b: &[u8],
     i: usize,
+    window: &mut Window,
 ) -> Result<(usize, bool), Error> {
     // Short plain strings end within one step: no call into the block walk.
-    if let Some(at) = kernel.string_short(b, i) {
+    if let Some(at) = kernel.string_short(b, i, window) {
         return Ok((at, false));
     }
     kernel.string_blocks(b, i)
@@ -211,7 +212,7 @@ mod tests {
     impl scan::WithKernel for Body<'_> {
         type Out = Result<(usize, bool), Error>;
         fn run<K: Kernel>(self, kernel: K) -> Self::Out {
-            string_body(kernel, self.0, self.1)
+            string_body(kernel, self.0, self.1, &mut Window::default())
         }
     }
 
@@ -221,12 +222,62 @@ mod tests {
             let mut b = vec![b'x'; pad];
             b.extend_from_slice(body);
             for backend in scan::available() {
-                let got = scan::dispatch(backend, Body(&b, pad)).ok();
+                let checked = scan::checked(backend).unwrap();
+                let got = scan::dispatch(checked, Body(&b, pad)).ok();
                 assert_eq!(
                     got,
                     reference(&b, pad),
                     "{backend:?} pad {pad} body {:?}",
                     String::from_utf8_lossy(body)
+                );
+            }
+        }
+    }
+
+    /// `string_body` at each of `starts` in order with one window kept across them, as the
+    /// parser calls it.
+    struct Seq<'a>(&'a [u8], &'a [usize]);
+
+    impl scan::WithKernel for Seq<'_> {
+        type Out = Vec<Option<(usize, bool)>>;
+        fn run<K: Kernel>(self, kernel: K) -> Self::Out {
+            let mut window = Window::default();
+            self.1
+                .iter()
+                .map(|&i| string_body(kernel, self.0, i, &mut window).ok())
+                .collect()
+        }
+    }
+
+    #[test]
+    fn a_window_kept_across_strings_answers_like_a_fresh_one() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let pieces: &[&[u8]] = &[b"a", b"type", b"\\n", b"\"", b"\xc3\xa9", b"\x01", b"\\"];
+        for _ in 0..3000 {
+            let mut b = Vec::new();
+            let mut starts = Vec::new();
+            for _ in 0..(x % 40) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                b.extend(std::iter::repeat_n(b' ', (x % 4) as usize));
+                b.push(b'"');
+                starts.push(b.len());
+                for k in 0..(x >> 8) % 12 {
+                    b.extend_from_slice(pieces[((x >> (16 + 2 * k)) % 7) as usize]);
+                }
+                if (x >> 60) != 0 {
+                    b.push(b'"');
+                }
+            }
+            let want: Vec<_> = starts.iter().map(|&i| reference(&b, i)).collect();
+            for backend in scan::available() {
+                let checked = scan::checked(backend).unwrap();
+                assert_eq!(
+                    scan::dispatch(checked, Seq(&b, &starts)),
+                    want,
+                    "{backend:?} {:?}",
+                    String::from_utf8_lossy(&b)
                 );
             }
         }

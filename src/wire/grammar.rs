@@ -158,13 +158,117 @@ macro_rules! grammar_text {
     };
 }
 
-grammar_text!(
-    /// A canonical RFC 4122 UUID (PROFILE §2b).
-    Uuid,
-    is_canonical_uuid,
-    "a canonical lowercase RFC 4122 version 1-5 UUID",
-    "PROFILE §2b"
-);
+/// A canonical RFC 4122 UUID (PROFILE §2b).
+///
+/// Borrowed from its line when decoded; its owned form keeps the 36 ASCII bytes inline, so a
+/// record made owned ([`IntoOwned`]) allocates nothing for its `uuid` and `session_id`.
+#[derive(Clone)]
+pub struct Uuid<'a>(UuidText<'a>);
+
+#[derive(Clone, Copy)]
+enum UuidText<'a> {
+    Borrowed(&'a str),
+    /// The canonical form: 36 ASCII bytes (checked by [`is_canonical_uuid`] before).
+    Inline([u8; 36]),
+}
+
+impl<'a> Uuid<'a> {
+    /// The value when it satisfies the grammar.
+    pub fn new(s: impl Into<Text<'a>>) -> Option<Uuid<'a>> {
+        let s = s.into();
+        if !is_canonical_uuid(&s) {
+            return None;
+        }
+        Some(match s {
+            Cow::Borrowed(b) => Uuid(UuidText::Borrowed(b)),
+            Cow::Owned(o) => Uuid::inline(&o),
+        })
+    }
+
+    /// `s` passed [`is_canonical_uuid`]: exactly 36 bytes.
+    fn inline(s: &str) -> Uuid<'static> {
+        let mut b = [b'0'; 36];
+        b.copy_from_slice(s.as_bytes().get(..36).unwrap_or(&[b'0'; 36]));
+        Uuid(UuidText::Inline(b))
+    }
+
+    /// The validated text.
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            UuidText::Borrowed(s) => s,
+            // ASCII by construction; `from_utf8` only re-checks 36 bytes (no unsafe here).
+            UuidText::Inline(b) => std::str::from_utf8(b).unwrap_or_default(),
+        }
+    }
+
+    /// The owned form, for a value that must outlive its input line (no allocation).
+    pub fn into_owned(self) -> Uuid<'static> {
+        match self.0 {
+            UuidText::Borrowed(s) => Uuid::inline(s),
+            UuidText::Inline(b) => Uuid(UuidText::Inline(b)),
+        }
+    }
+}
+
+impl PartialEq for Uuid<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Uuid<'_> {}
+
+impl std::hash::Hash for Uuid<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl fmt::Debug for Uuid<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for Uuid<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::ops::Deref for Uuid<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl<'a> WireValue<'a> for Uuid<'a> {
+    #[inline]
+    fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
+        let s = v
+            .as_str()
+            .ok_or_else(|| Error::wrong_type(at, "a string", "PROFILE §2b"))?;
+        Uuid::new(super::decode::text(s)).ok_or_else(|| {
+            Error::invalid(
+                at,
+                "a canonical lowercase RFC 4122 version 1-5 UUID",
+                "PROFILE §2b",
+            )
+        })
+    }
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
+        json::write_str(out, self.as_str());
+    }
+}
+
+impl IntoOwned for Uuid<'_> {
+    type Owned = Uuid<'static>;
+    fn into_owned(self) -> Uuid<'static> {
+        Uuid::into_owned(self)
+    }
+}
 grammar_text!(
     /// `upl_[A-Za-z0-9][A-Za-z0-9_-]{0,62}` (WIRE-018).
     UploadId,
@@ -220,6 +324,30 @@ mod tests {
         assert!(!is_canonical_uuid("3f1e7948-5c1f-4c1f-8e2c-88bc9839ec2"));
         assert!(!is_canonical_uuid("3f1e7948-5c1f-4c1f-8e2c-88bc9839ec277"));
         assert!(!is_canonical_uuid("3f1e7948_5c1f-4c1f-8e2c-88bc9839ec27"));
+    }
+
+    #[test]
+    fn uuid_owned_form_is_inline_and_equal_to_the_borrowed_one() {
+        use std::collections::HashSet;
+        let text = "3f1e7948-5c1f-4c1f-8e2c-88bc9839ec27";
+        let borrowed = Uuid::new(text).unwrap();
+        let owned = borrowed.clone().into_owned();
+        assert!(matches!(owned.0, UuidText::Inline(_)));
+        assert_eq!(owned.as_str(), text);
+        assert_eq!(owned, borrowed);
+        assert_eq!(format!("{owned} {owned:?}"), format!("{text} \"{text}\""));
+        let from_string = Uuid::new(text.to_owned()).unwrap();
+        assert!(matches!(from_string.0, UuidText::Inline(_)));
+        let set: HashSet<Uuid<'_>> = [borrowed, owned, from_string].into_iter().collect();
+        assert_eq!(
+            set.len(),
+            1,
+            "hash and eq follow the text, not the representation"
+        );
+        assert!(Uuid::new("3F1E7948-5C1F-4C1F-8E2C-88BC9839EC27".to_owned()).is_none());
+        let mut out = Vec::new();
+        WireValue::encode(&Uuid::new(text.to_owned()).unwrap(), &mut out);
+        assert_eq!(out, format!("\"{text}\"").into_bytes());
     }
 
     #[test]

@@ -5,12 +5,14 @@
 //! (`x86`: AVX-512BW, AVX2, SSE2) or the scalar twin ([`scalar`]) that every backend is tested
 //! against. Second, the dispatch: [`dispatch`] runs a whole parse ([`WithKernel`]) once per
 //! document inside a function compiled for the chosen backend's CPU features, so the grammar,
-//! the SWAR short-string path and the string walk are all built for that CPU and no feature
+//! the short-string path and the string walk are all built for that CPU and no feature
 //! test sits on a hot path. The backend is detected once and cached; the choice is the
-//! shared [`Backend`] of `frame::split`.
+//! shared [`Backend`] of `frame::split`, held as a [`Checked`] token so that a document's
+//! dispatch is one `match`, not a feature test.
 //!
-//! Soundness: an x86 [`Kernel`] token is only constructed inside a function entered after its
-//! features were detected, so holding one is proof that its vector code may run.
+//! Soundness: a [`Checked`] backend is only constructed after its features were detected, and
+//! an x86 [`Kernel`] token only inside a function entered through a [`Checked`] backend, so
+//! holding either is proof that its vector code may run.
 //!
 //! This module never decides what a special byte *means*: the string walk does.
 
@@ -43,9 +45,12 @@ pub(crate) trait Kernel: Copy {
     /// The string walk's fast path, inlined into the grammar: the offset of the closing quote
     /// when the string body at `b[i..]` ends with no `\`, control or non-ASCII byte before it
     /// within the bytes one step looks at (8 for the SWAR step, 64 for a vector backend);
-    /// `None` sends the body to [`Kernel::string_blocks`].
+    /// `None` sends the body to [`Kernel::string_blocks`]. A vector backend answers from the
+    /// parse's [`Window`] when it still covers the body's end, so the short strings of one
+    /// 64-byte stretch (names, enum values, ids) cost one vector load between them.
     #[inline(always)]
-    fn string_short(self, b: &[u8], i: usize) -> Option<usize> {
+    fn string_short(self, b: &[u8], i: usize, window: &mut Window) -> Option<usize> {
+        let _ = window;
         find_special_short(b, i).filter(|&at| b.get(at) == Some(&b'"'))
     }
 
@@ -53,12 +58,38 @@ pub(crate) trait Kernel: Copy {
     fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error>;
 }
 
-/// The closing quote among `m`'s bytes when nothing special comes before it.
-#[inline(always)]
-pub(crate) fn plain_end(m: StringMasks) -> Option<u32> {
-    let stop = m.quote | m.backslash | m.control | m.high;
-    let at = stop.trailing_zeros();
-    (at < 64 && (m.quote >> at) & 1 == 1).then_some(at)
+/// The quote and stop bits (`"`, `\`, control, non-ASCII) of the 64 input bytes at `at`, kept
+/// by one parse between strings: every bit is a fact about the (unchanging) input, so a body
+/// starting inside the window whose first stop is inside it too needs no new load. Bytes past
+/// the end of the input are in no class.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Window {
+    at: usize,
+    quote: u64,
+    stop: u64,
+}
+
+impl Window {
+    /// [`Kernel::string_short`] from this window, reloaded at `i` with `load` (returning
+    /// `(quote, stop)` of the 64 bytes at `i`) when no stop is left in it at or after `i`.
+    #[inline(always)]
+    pub(crate) fn plain_end(
+        &mut self,
+        i: usize,
+        load: impl FnOnce(usize) -> (u64, u64),
+    ) -> Option<usize> {
+        let mut off = i.wrapping_sub(self.at);
+        let mut rest = if off < 64 { self.stop >> off } else { 0 };
+        if rest == 0 {
+            let (quote, stop) = load(i);
+            *self = Window { at: i, quote, stop };
+            off = 0;
+            rest = stop;
+        }
+        // The lowest stop is the closing quote exactly when it is a quote bit.
+        let first = rest & rest.wrapping_neg();
+        (first & (self.quote >> off) != 0).then(|| i + first.trailing_zeros() as usize)
+    }
 }
 
 /// A computation that [`dispatch`] runs with one backend's [`Kernel`], compiled (inlined)
@@ -98,20 +129,37 @@ pub fn available() -> Vec<Backend> {
         .collect()
 }
 
+/// A backend this CPU was checked to run. Only [`checked`] makes one, after the feature test,
+/// so [`dispatch`] enters the backend's code with no feature test per document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Checked(Backend);
+
+impl Checked {
+    /// The backend.
+    pub(crate) fn backend(self) -> Backend {
+        self.0
+    }
+}
+
+/// `backend` as a [`Checked`] one, or `None` when this CPU cannot run it.
+pub(crate) fn checked(backend: Backend) -> Option<Checked> {
+    is_available(backend).then_some(Checked(backend))
+}
+
 /// The fastest backend this CPU can run, detected on first use and cached.
-pub fn selected() -> Backend {
-    static SELECTED: OnceLock<Backend> = OnceLock::new();
+pub(crate) fn selected_checked() -> Checked {
+    static SELECTED: OnceLock<Checked> = OnceLock::new();
     *SELECTED.get_or_init(|| {
         Backend::ALL
             .into_iter()
-            .find(|&b| is_available(b))
-            .unwrap_or(Backend::Scalar)
+            .find_map(checked)
+            .unwrap_or(Checked(Backend::Scalar))
     })
 }
 
-/// Runs `work` with `backend`'s kernel; a backend this CPU cannot run falls back to scalar.
+/// Runs `work` with `backend`'s kernel, compiled for that backend's CPU features.
 #[inline]
-pub(crate) fn dispatch<W: WithKernel>(backend: Backend, work: W) -> W::Out {
+pub(crate) fn dispatch<W: WithKernel>(backend: Checked, work: W) -> W::Out {
     #[cfg(target_arch = "x86_64")]
     {
         x86::dispatch(backend, work)
@@ -280,8 +328,8 @@ mod tests {
 
     #[test]
     fn the_selected_backend_is_available() {
-        assert!(is_available(selected()));
+        assert!(is_available(selected_checked().backend()));
         assert_eq!(available().last(), Some(&Backend::Scalar));
-        assert_eq!(available().first(), Some(&selected()));
+        assert_eq!(available().first(), Some(&selected_checked().backend()));
     }
 }

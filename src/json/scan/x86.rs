@@ -3,14 +3,14 @@
 //!
 //! Each `run_*` entry is a `#[target_feature]` function; the parse ([`WithKernel::run`]) is
 //! inlined into it and gets that backend's kernel token, which only these entries construct.
-//! The entries are reached only through [`dispatch`], which checks the features first (std
-//! caches the CPUID answer: one atomic load per document). Loads never leave the slice: the
+//! The entries are reached only through [`dispatch`], whose [`Checked`] backend proves the
+//! features were detected when it was made (once per process, not per document). Loads never leave the slice: the
 //! AVX-512 tail is a masked load, the others copy the tail into a padded block.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
 
-use super::{Backend, Kernel, ScalarKernel, StringMasks, WithKernel};
+use super::{Backend, Checked, Kernel, ScalarKernel, StringMasks, Window, WithKernel};
 use crate::json::error::Error;
 use crate::json::string;
 
@@ -39,14 +39,15 @@ pub(super) fn is_available(backend: Backend) -> bool {
 }
 
 #[inline]
-pub(super) fn dispatch<W: WithKernel>(backend: Backend, work: W) -> W::Out {
-    match backend {
-        // SAFETY: the CPU reports every feature `run_avx512` is compiled for (just checked).
-        Backend::Avx512 if has_avx512() => unsafe { run_avx512(work) },
-        // SAFETY: the CPU reports every feature `run_avx2` is compiled for (just checked).
-        Backend::Avx2 if has_avx2() => unsafe { run_avx2(work) },
+pub(super) fn dispatch<W: WithKernel>(backend: Checked, work: W) -> W::Out {
+    match backend.backend() {
+        // SAFETY: a `Checked` backend is only made by `super::checked` after `is_available`
+        // (`has_avx512`) confirmed every feature `run_avx512` is compiled for.
+        Backend::Avx512 => unsafe { run_avx512(work) },
+        // SAFETY: as above, `has_avx2` confirmed every feature `run_avx2` is compiled for.
+        Backend::Avx2 => unsafe { run_avx2(work) },
         Backend::Sse2 => work.run(Sse2Kernel(())),
-        _ => work.run(ScalarKernel),
+        Backend::Scalar => work.run(ScalarKernel),
     }
 }
 
@@ -74,10 +75,9 @@ struct Sse2Kernel(());
 
 impl Kernel for Avx512Kernel {
     #[inline(always)]
-    fn string_short(self, b: &[u8], i: usize) -> Option<usize> {
+    fn string_short(self, b: &[u8], i: usize, window: &mut Window) -> Option<usize> {
         // SAFETY: an `Avx512Kernel` exists only inside `run_avx512`, entered after detection.
-        let m = unsafe { avx512_masks(b, i) };
-        super::plain_end(m).map(|at| i + at as usize)
+        window.plain_end(i, |at| unsafe { avx512_window(b, at) })
     }
 
     #[inline(always)]
@@ -88,6 +88,15 @@ impl Kernel for Avx512Kernel {
 }
 
 impl Kernel for Avx2Kernel {
+    #[inline(always)]
+    fn string_short(self, b: &[u8], i: usize, window: &mut Window) -> Option<usize> {
+        window.plain_end(i, |at| {
+            // SAFETY: an `Avx2Kernel` exists only inside `run_avx2`, entered after detection.
+            let m = unsafe { avx2_masks(b, at) };
+            (m.quote, m.quote | m.backslash | m.control | m.high)
+        })
+    }
+
     #[inline(always)]
     fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error> {
         // SAFETY: an `Avx2Kernel` exists only inside `run_avx2`, entered after detection.
@@ -112,37 +121,62 @@ fn blocks_avx2(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
     string::walk(b, start, |hay, at| avx2_masks(hay, at))
 }
 
+/// The 64 bytes at `at` as one vector, with one masked load: bytes past the end of `hay` read
+/// as spaces, which are in no class, so no mask needs trimming afterwards. `None` at the end.
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+fn avx512_load(hay: &[u8], at: usize) -> Option<__m512i> {
+    let rest = hay.len().checked_sub(at).filter(|&r| r > 0)?;
+    let valid = if rest >= 64 {
+        !0u64
+    } else {
+        (1u64 << rest) - 1
+    };
+    // SAFETY: `at < hay.len()`, so the pointer is in bounds; the mask enables at most the
+    // `rest` bytes left in `hay` (all 64 only when `rest >= 64`), and masked-off bytes are
+    // neither read nor able to fault.
+    Some(unsafe {
+        _mm512_mask_loadu_epi8(
+            _mm512_set1_epi8(b' ' as i8),
+            valid,
+            hay.as_ptr().add(at) as *const i8,
+        )
+    })
+}
+
 /// The masks of the bytes in `at..at + 64` with one 64-byte vector (masked load at the tail).
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
 fn avx512_masks(hay: &[u8], at: usize) -> StringMasks {
-    let rest = hay.len().saturating_sub(at);
-    if rest == 0 {
+    let Some(v) = avx512_load(hay, at) else {
         return StringMasks {
             quote: 0,
             backslash: 0,
             control: 0,
             high: 0,
         };
-    }
-    let (v, valid) = if rest >= 64 {
-        // SAFETY: `at + 64 <= hay.len()`, so the 64-byte unaligned load stays inside `hay`.
-        let v = unsafe { _mm512_loadu_si512(hay.as_ptr().add(at) as *const __m512i) };
-        (v, !0u64)
-    } else {
-        let valid = (1u64 << rest) - 1;
-        // SAFETY: `at < hay.len()`, so the pointer is in bounds; the mask enables exactly the
-        // `rest` bytes left in `hay`, and masked-off bytes are neither read nor able to fault.
-        let v = unsafe { _mm512_maskz_loadu_epi8(valid, hay.as_ptr().add(at) as *const i8) };
-        (v, valid)
     };
     StringMasks {
         quote: _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'"' as i8)),
         backslash: _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\\' as i8)),
-        // Zeroed lanes past the end would read as controls: keep only real bytes.
-        control: _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)) & valid,
+        control: _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)),
         high: _mm512_movepi8_mask(v),
     }
+}
+
+/// `(quote, stop)` of the 64 bytes at `at` for a [`Window`]: stop is `"`, `\\`, control or
+/// non-ASCII, the last two one signed comparison (both are below 0x20 as `i8`).
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+fn avx512_window(hay: &[u8], at: usize) -> (u64, u64) {
+    let Some(v) = avx512_load(hay, at) else {
+        return (0, 0);
+    };
+    let quote = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'"' as i8));
+    let stop = quote
+        | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\\' as i8))
+        | _mm512_cmplt_epi8_mask(v, _mm512_set1_epi8(0x20));
+    (quote, stop)
 }
 
 /// The bytes from `at` to the end (fewer than 64) in a block padded with spaces, which are in

@@ -1,0 +1,58 @@
+//! One pass of our parser over a generated stream, nothing else: a fixed workload for
+//! instruction counts (`valgrind --tool=callgrind`, `perf stat -e instructions`), which stay
+//! comparable before and after a change whatever the machine's load.
+//!
+//! Usage: `decode_once [realistic|stream_events] [MIB] [PASSES]` (defaults `stream_events 8 1`);
+//! prints the number of accepted lines and the parse's thread CPU time
+//! (`PASSES` 0 writes the stream instead).
+
+use std::hint::black_box;
+
+use agentx_wire::json::Parser;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let which = args.next().unwrap_or_else(|| "stream_events".into());
+    let mib: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(8);
+    let passes: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
+    let bytes = match which.as_str() {
+        "realistic" => agentx_wire::sample::realistic_stream(1, mib << 20),
+        _ => agentx_wire::sample::stream_events(1, mib << 20),
+    };
+    let lines: Vec<&[u8]> = bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    if passes == 0 {
+        // `PASSES` 0: write the stream itself (to look at the records).
+        use std::io::Write;
+        let _ = std::io::stdout().write_all(&bytes);
+        return;
+    }
+    let mut parser = Parser::new();
+    let mut ok = 0usize;
+    let cpu_start = thread_cpu_ns();
+    for _ in 0..passes {
+        for line in &lines {
+            if let Ok(v) = parser.parse(line) {
+                black_box(&v);
+                ok += 1;
+            }
+        }
+    }
+    let cpu_ns = thread_cpu_ns() - cpu_start;
+    let line_bytes: usize = lines.iter().map(|l| l.len()).sum::<usize>() * passes;
+    println!(
+        "{ok} lines accepted, {:.1} ms thread CPU, {:.0} MiB per CPU-second",
+        cpu_ns as f64 / 1e6,
+        line_bytes as f64 / (1 << 20) as f64 / (cpu_ns as f64 / 1e9)
+    );
+}
+
+/// This thread's CPU time in nanoseconds (Linux `schedstat`), 0 where unavailable.
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
