@@ -12,7 +12,7 @@
 
 use super::error::{Error, ErrorKind, Malformed};
 use super::escape::hex4;
-use super::scan::{Kernel, StringMasks, Window};
+use super::scan::{is_utf8_short, Kernel, StringMasks, Window};
 
 /// Validates a string body starting at `b[i]` (just after the opening quote). Returns the
 /// offset of the closing quote and whether the body has escapes.
@@ -114,12 +114,19 @@ pub(crate) fn walk(
 }
 
 /// UTF-8 check of a string's tail from its first non-ASCII byte (the parser maps the error to
-/// the exact offset of a whole-input check).
+/// the exact offset of a whole-input check): a byte at a time up to 32 bytes, `simdutf8`
+/// beyond.
 #[inline(never)]
 fn utf8(tail: &[u8], at: usize) -> Result<(), Error> {
-    match simdutf8::basic::from_utf8(tail) {
-        Ok(_) => Ok(()),
-        Err(_) => Err(Error::new(ErrorKind::InvalidUtf8, at)),
+    let valid = if tail.len() <= 32 {
+        is_utf8_short(tail)
+    } else {
+        simdutf8::basic::from_utf8(tail).is_ok()
+    };
+    if valid {
+        Ok(())
+    } else {
+        Err(Error::new(ErrorKind::InvalidUtf8, at))
     }
 }
 
@@ -252,7 +259,18 @@ mod tests {
     #[test]
     fn a_window_kept_across_strings_answers_like_a_fresh_one() {
         let mut x = 0x2545_f491_4f6c_dd1du64;
-        let pieces: &[&[u8]] = &[b"a", b"type", b"\\n", b"\"", b"\xc3\xa9", b"\x01", b"\\"];
+        let pieces: &[&[u8]] = &[
+            b"a",
+            b"type",
+            b"\\n",
+            b"\"",
+            b"\xc3\xa9",
+            b"\x01",
+            b"\\",
+            b"\xf0\x9f\x8e\x89",
+            b"\xc3",
+            b"\xed\xa0\x80",
+        ];
         for _ in 0..3000 {
             let mut b = Vec::new();
             let mut starts = Vec::new();
@@ -264,7 +282,7 @@ mod tests {
                 b.push(b'"');
                 starts.push(b.len());
                 for k in 0..(x >> 8) % 12 {
-                    b.extend_from_slice(pieces[((x >> (16 + 2 * k)) % 7) as usize]);
+                    b.extend_from_slice(pieces[((x >> (16 + 3 * k)) % 10) as usize]);
                 }
                 if (x >> 60) != 0 {
                     b.push(b'"');

@@ -76,8 +76,12 @@ struct Sse2Kernel(());
 impl Kernel for Avx512Kernel {
     #[inline(always)]
     fn string_short(self, b: &[u8], i: usize, window: &mut Window) -> Option<usize> {
+        if let Some(answer) = window.cached(b, i) {
+            return answer;
+        }
         // SAFETY: an `Avx512Kernel` exists only inside `run_avx512`, entered after detection.
-        window.plain_end(i, |at| unsafe { avx512_window(b, at) })
+        let m = unsafe { avx512_masks(b, i) };
+        window.reload(b, i, m.quote, m.quote | m.backslash | m.control, m.high)
     }
 
     #[inline(always)]
@@ -90,11 +94,12 @@ impl Kernel for Avx512Kernel {
 impl Kernel for Avx2Kernel {
     #[inline(always)]
     fn string_short(self, b: &[u8], i: usize, window: &mut Window) -> Option<usize> {
-        window.plain_end(i, |at| {
-            // SAFETY: an `Avx2Kernel` exists only inside `run_avx2`, entered after detection.
-            let m = unsafe { avx2_masks(b, at) };
-            (m.quote, m.quote | m.backslash | m.control | m.high)
-        })
+        if let Some(answer) = window.cached(b, i) {
+            return answer;
+        }
+        // SAFETY: an `Avx2Kernel` exists only inside `run_avx2`, entered after detection.
+        let m = unsafe { avx2_masks(b, i) };
+        window.reload(b, i, m.quote, m.quote | m.backslash | m.control, m.high)
     }
 
     #[inline(always)]
@@ -162,21 +167,6 @@ fn avx512_masks(hay: &[u8], at: usize) -> StringMasks {
         control: _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)),
         high: _mm512_movepi8_mask(v),
     }
-}
-
-/// `(quote, stop)` of the 64 bytes at `at` for a [`Window`]: stop is `"`, `\\`, control or
-/// non-ASCII, the last two one signed comparison (both are below 0x20 as `i8`).
-#[target_feature(enable = "avx512f,avx512bw")]
-#[inline]
-fn avx512_window(hay: &[u8], at: usize) -> (u64, u64) {
-    let Some(v) = avx512_load(hay, at) else {
-        return (0, 0);
-    };
-    let quote = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'"' as i8));
-    let stop = quote
-        | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\\' as i8))
-        | _mm512_cmplt_epi8_mask(v, _mm512_set1_epi8(0x20));
-    (quote, stop)
 }
 
 /// The bytes from `at` to the end (fewer than 64) in a block padded with spaces, which are in
