@@ -15,7 +15,9 @@
 //!   `interrupt` arrives gets its `control_cancel_request` before the acknowledgement;
 //! - `idle` comes last and only when nothing is held: at `idle` the turn's result was
 //!   written and every task it started has its terminal event;
-//! - no panic, and the session ends (exit 0 after EOF once idle, or 1 after a fatal input).
+//! - no panic, and the session ends (exit 0 after EOF once idle, or 1 after a fatal input);
+//! - no frame is longer than the output line limit; under a small limit
+//!   ([`interleavings_small_lines`]) the invariants above hold although records are refused.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -161,6 +163,8 @@ struct Checker {
     result_since_idle: bool,
     open_tasks: HashSet<String>,
     frames: u64,
+    /// The session's output line limit.
+    max_record_len: usize,
 }
 
 impl Checker {
@@ -168,6 +172,10 @@ impl Checker {
         assert_eq!(f.last(), Some(&b'\n'));
         let body = &f[..f.len() - 1];
         assert!(!body.contains(&b'\n'), "one physical line");
+        assert!(
+            body.len() <= self.max_record_len,
+            "a record over the line limit"
+        );
         let rec = match OutputRecord::decode_line(body, &mut self.parser) {
             Ok(r) => r.into_owned(),
             Err(e) => panic!("invalid output record: {e}"),
@@ -309,6 +317,8 @@ struct Run {
     hooks: Vec<String>,
     tool_seq: u32,
     check: Checker,
+    /// Under a small line limit: tool outputs of varied length, some too long for a line.
+    long_outputs: bool,
 }
 
 impl Run {
@@ -365,6 +375,19 @@ impl Run {
         self.check.pending(self.s.pending_requests());
     }
 
+    /// A tool's output: `out`, or under a small line limit `out` and up to 2,999 more bytes
+    /// (from the tool-use ID, so no fuzzer byte is consumed).
+    fn output(&self, tool_use_id: &str) -> ToolOutcome {
+        let mut content = String::from("out");
+        if self.long_outputs {
+            let n = tool_use_id
+                .bytes()
+                .fold(0usize, |a, b| a.wrapping_mul(31).wrapping_add(b.into()));
+            content.extend(std::iter::repeat_n('x', n % 3000));
+        }
+        ToolOutcome::ok(content)
+    }
+
     fn send(&mut self, line: &[u8], b: &mut Bytes<'_>) {
         self.line += 1;
         self.s.handle_line(line, self.line, self.now);
@@ -408,8 +431,25 @@ impl Run {
 
 /// One fuzz case.
 pub fn interleavings(data: &[u8]) {
+    run_case(data, crate::encode::DEFAULT_MAX_RECORD_LEN);
+}
+
+/// One fuzz case under a small output line limit (700 to 2,699 bytes, from the data), so
+/// that every kind of record the session writes is sometimes too long for a line: the same
+/// invariants must hold (every tool use paired before its result, `idle` only after a result,
+/// requests removed once, the session ends), and no record may be lost silently: a turn that
+/// lost one still ends with its result.
+pub fn interleavings_small_lines(data: &[u8]) {
+    let sum = data
+        .iter()
+        .fold(0usize, |a, &b| a.wrapping_mul(31).wrapping_add(b.into()));
+    run_case(data, 700 + sum % 2000);
+}
+
+fn run_case(data: &[u8], max_record_len: usize) {
     let mut b = Bytes { data, at: 0 };
     let mut config = SessionConfig::local(SID, "/work/p");
+    config.max_record_len = max_record_len;
     config.hook_configured = b.below(2) == 0;
     config.replay_user_messages = b.below(2) == 0;
     config.include_partial_messages = b.below(2) == 0;
@@ -422,7 +462,11 @@ pub fn interleavings(data: &[u8]) {
         tools: Vec::new(),
         hooks: Vec::new(),
         tool_seq: 0,
-        check: Checker::default(),
+        check: Checker {
+            max_record_len,
+            ..Checker::default()
+        },
+        long_outputs: max_record_len < crate::encode::DEFAULT_MAX_RECORD_LEN,
     };
     let mut eof = false;
     let mut steps = 0;
@@ -538,7 +582,7 @@ pub fn interleavings(data: &[u8]) {
             11 | 12 => {
                 if !run.tools.is_empty() {
                     let id = run.tools.remove(b.below(run.tools.len()));
-                    run.s.handle_tool_done(&id, ToolOutcome::ok("out"), run.now);
+                    run.s.handle_tool_done(&id, run.output(&id), run.now);
                     run.drain(&mut b);
                 }
             }
@@ -587,7 +631,7 @@ pub fn interleavings(data: &[u8]) {
             run.s.handle_hook_done(&id, HookOutcome::Failed, run.now);
             run.drain(&mut b);
         } else if let Some(id) = run.tools.pop() {
-            run.s.handle_tool_done(&id, ToolOutcome::ok("out"), run.now);
+            run.s.handle_tool_done(&id, run.output(&id), run.now);
             run.drain(&mut b);
         } else if run.model.is_some() {
             let before = run.check.frames;

@@ -12,7 +12,7 @@
 
 use super::error::{Error, ErrorKind, Malformed};
 use super::escape::hex4;
-use super::scan::{Kernel, StringMasks, Window};
+use super::scan::{is_utf8_short, Kernel, StringMasks, Window};
 
 /// Validates a string body starting at `b[i]` (just after the opening quote). Returns the
 /// offset of the closing quote and whether the body has escapes.
@@ -48,11 +48,15 @@ fn escaped_chars(backslash: u64, carry: &mut u64) -> u64 {
 
 /// The general string walk, one 64-byte block at a time, with `masks` from one backend (each
 /// backend compiles its own copy for its CPU features).
+/// `simple` gives the bits of the 64 bytes at a block that may follow a backslash to form a
+/// complete two-byte escape (`scan::SIMPLE_ESCAPES`); it is asked only for blocks with escapes,
+/// so only `\u` and invalid escapes are looked at one by one.
 #[inline(always)]
 pub(crate) fn walk(
     b: &[u8],
     start: usize,
     masks: impl Fn(&[u8], usize) -> StringMasks,
+    simple: impl Fn(&[u8], usize) -> u64,
 ) -> Result<(usize, bool), Error> {
     let mut block = start;
     let mut carry = 0u64;
@@ -85,15 +89,16 @@ pub(crate) fn walk(
         if high != 0 && first_high == usize::MAX {
             first_high = block + high.trailing_zeros() as usize;
         }
-        let mut esc = escaped & within;
+        let esc = escaped & within;
         if esc != 0 {
             escaped_any = true;
-            while esc != 0 {
-                let at = block + esc.trailing_zeros() as usize;
-                esc &= esc - 1;
-                let c = b.get(at).copied().unwrap_or(0);
-                if !SIMPLE_ESCAPE[c as usize] && at > validated_to {
-                    // `\u` (or an invalid escape): the full check from its backslash.
+            // `\u` (or an invalid escape, or a backslash ending the input): the full check
+            // from its backslash, unless an earlier `\u` escape already covered it.
+            let mut full = esc & !simple(b, block);
+            while full != 0 {
+                let at = block + full.trailing_zeros() as usize;
+                full &= full - 1;
+                if at > validated_to {
                     validated_to = escape(b, at - 1)?;
                 }
             }
@@ -114,26 +119,21 @@ pub(crate) fn walk(
 }
 
 /// UTF-8 check of a string's tail from its first non-ASCII byte (the parser maps the error to
-/// the exact offset of a whole-input check).
+/// the exact offset of a whole-input check): a byte at a time up to 32 bytes, `simdutf8`
+/// beyond.
 #[inline(never)]
 fn utf8(tail: &[u8], at: usize) -> Result<(), Error> {
-    match simdutf8::basic::from_utf8(tail) {
-        Ok(_) => Ok(()),
-        Err(_) => Err(Error::new(ErrorKind::InvalidUtf8, at)),
+    let valid = if tail.len() <= 32 {
+        is_utf8_short(tail)
+    } else {
+        simdutf8::basic::from_utf8(tail).is_ok()
+    };
+    if valid {
+        Ok(())
+    } else {
+        Err(Error::new(ErrorKind::InvalidUtf8, at))
     }
 }
-
-/// Bytes that may follow a backslash to form a complete two-byte escape.
-static SIMPLE_ESCAPE: [bool; 256] = {
-    let mut t = [false; 256];
-    let simple = *b"\"\\/bfnrt";
-    let mut k = 0;
-    while k < simple.len() {
-        t[simple[k] as usize] = true;
-        k += 1;
-    }
-    t
-};
 
 /// Validates the escape at `b[i]` (a backslash); returns the offset after it. A `\u` high
 /// surrogate must be followed by a `\u` low surrogate; a lone surrogate is rejected (§2a).
@@ -252,7 +252,18 @@ mod tests {
     #[test]
     fn a_window_kept_across_strings_answers_like_a_fresh_one() {
         let mut x = 0x2545_f491_4f6c_dd1du64;
-        let pieces: &[&[u8]] = &[b"a", b"type", b"\\n", b"\"", b"\xc3\xa9", b"\x01", b"\\"];
+        let pieces: &[&[u8]] = &[
+            b"a",
+            b"type",
+            b"\\n",
+            b"\"",
+            b"\xc3\xa9",
+            b"\x01",
+            b"\\",
+            b"\xf0\x9f\x8e\x89",
+            b"\xc3",
+            b"\xed\xa0\x80",
+        ];
         for _ in 0..3000 {
             let mut b = Vec::new();
             let mut starts = Vec::new();
@@ -264,7 +275,7 @@ mod tests {
                 b.push(b'"');
                 starts.push(b.len());
                 for k in 0..(x >> 8) % 12 {
-                    b.extend_from_slice(pieces[((x >> (16 + 2 * k)) % 7) as usize]);
+                    b.extend_from_slice(pieces[((x >> (16 + 3 * k)) % 10) as usize]);
                 }
                 if (x >> 60) != 0 {
                     b.push(b'"');

@@ -118,6 +118,10 @@ pub struct SessionConfig {
     pub history: Vec<crate::model::Message>,
     /// Installed reference operations (none in the standalone profile).
     pub reference: Option<ReferenceProfile>,
+    /// The longest output record, LF excluded (PROFILE §2a: 8,388,608 bytes). A record of
+    /// the agent's that would be longer is not written: a per-turn error, never the end of the
+    /// session. Smaller values exist for tests and fuzzing.
+    pub max_record_len: usize,
 }
 
 impl SessionConfig {
@@ -143,6 +147,7 @@ impl SessionConfig {
             version: env!("CARGO_PKG_VERSION").to_string(),
             history: Vec::new(),
             reference: None,
+            max_record_len: crate::encode::DEFAULT_MAX_RECORD_LEN,
         }
     }
 }

@@ -192,7 +192,7 @@ impl Session {
             session_id: session_id.into_owned(),
             mint: UuidMint::new(config.uuid_seed),
         };
-        let out = Output::new(config.credentials.clone());
+        let out = Output::new(config.credentials.clone(), config.max_record_len);
         let context = std::sync::Arc::new(config.history.clone());
         let history_len = context.len();
         let prompts = Prompts::new(

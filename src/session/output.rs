@@ -91,10 +91,11 @@ pub(crate) struct Output {
 const STAMPED_BYTES: usize = 1024;
 
 impl Output {
-    pub(crate) fn new(credentials: CredentialSet) -> Output {
+    pub(crate) fn new(credentials: CredentialSet, max_record_len: usize) -> Output {
         let mut encoder = FrameEncoder::new();
-        // A fresh encoder has not started, so installing the union cannot fail.
+        // A fresh encoder has not started, so installing the union and the limit cannot fail.
         let _ = encoder.set_credentials(credentials.clone());
+        let _ = encoder.set_max_record_len(max_record_len);
         Output {
             encoder,
             outbox: Outbox::with_capacity(usize::MAX, usize::MAX),
@@ -287,7 +288,7 @@ mod tests {
     /// PROFILE §14: what decides whether a provider's message is quoted.
     #[test]
     fn profile_14_holds_credential_by_the_encoders_rules() {
-        let mut out = Output::new(CredentialSet::new([KEY]).unwrap());
+        let mut out = Output::new(CredentialSet::new([KEY]).unwrap(), 1 << 20);
         assert!(out.holds_credential(&format!("Incorrect API key provided: {KEY}.")));
         assert!(out.holds_credential(KEY));
         assert!(!out.holds_credential("Incorrect API key provided: sk-test-****cdef."));
@@ -295,7 +296,7 @@ mod tests {
         assert!(!out.holds_credential(""));
         // Checking never latches the encoder.
         assert!(!out.failed());
-        let mut none = Output::new(CredentialSet::empty());
+        let mut none = Output::new(CredentialSet::empty(), 1 << 20);
         assert!(!none.holds_credential(KEY));
     }
 }

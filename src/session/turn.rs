@@ -189,7 +189,9 @@ impl Session {
         if !self.init_written {
             self.init_written = true;
             let init = self.init_record();
-            self.out.push(&init, false);
+            // Bounded (one provider, the tools, the cwd); were it ever too long, the turn it
+            // opens would end with the output error rather than lose it silently.
+            self.out.push_turn(&init, false);
         }
         let id = self.next_turn;
         self.next_turn += 1;
@@ -754,6 +756,9 @@ impl Session {
             }),
             Verdict::Ask => match self.ask_permission(&id, tool, &input, now) {
                 Asked::Open => t.network = Some((id, input)),
+                // The request was too large for one line: nobody was asked (no denial); the
+                // turn ends after this step and its model call is cancelled.
+                Asked::Settled(Settlement::Deny { .. }) if self.out.turn_refused() => {}
                 Asked::Settled(Settlement::Allow { .. }) => {
                     self.actions.push_back(Action::ResumeModel {
                         turn: t.id,

@@ -123,6 +123,7 @@ pub fn start(
         version: env!("CARGO_PKG_VERSION").to_string(),
         history,
         reference: None,
+        max_record_len: crate::encode::DEFAULT_MAX_RECORD_LEN,
     };
     Ok(Startup {
         config,

@@ -26,7 +26,10 @@ use std::sync::OnceLock;
 use super::error::Error;
 
 pub use crate::frame::Backend;
-pub(crate) use utf8::validated_text;
+pub(crate) use utf8::{is_utf8_short, validated_text};
+
+/// The bytes that may follow a backslash to form a complete two-byte escape (RFC 8259 §7).
+pub(crate) const SIMPLE_ESCAPES: [u8; 8] = *b"\"\\/bfnrt";
 
 /// The four byte classes of the 64 bytes at `at` (bit `k` ↔ `hay[at + k]`; bytes past the end
 /// read as zero bits in every mask).
@@ -58,37 +61,63 @@ pub(crate) trait Kernel: Copy {
     fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error>;
 }
 
-/// The quote and stop bits (`"`, `\`, control, non-ASCII) of the 64 input bytes at `at`, kept
-/// by one parse between strings: every bit is a fact about the (unchanging) input, so a body
-/// starting inside the window whose first stop is inside it too needs no new load. Bytes past
-/// the end of the input are in no class.
+/// The quote, hard-stop (`"`, `\`, control) and non-ASCII bits of the 64 input bytes at `at`,
+/// kept by one parse between strings: every bit is a fact about the (unchanging) input, so a
+/// body starting inside the window whose first hard stop is inside it too needs no new load.
+/// Bytes past the end of the input are in no class.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Window {
     at: usize,
     quote: u64,
-    stop: u64,
+    hard: u64,
+    high: u64,
 }
 
 impl Window {
-    /// [`Kernel::string_short`] from this window, reloaded at `i` with `load` (returning
-    /// `(quote, stop)` of the 64 bytes at `i`) when no stop is left in it at or after `i`.
+    /// [`Kernel::string_short`] from this window alone: `Some(answer)` when a hard stop at or
+    /// after `i` lies inside it, `None` when it must be reloaded at `i` ([`Window::reload`]).
     #[inline(always)]
-    pub(crate) fn plain_end(
+    pub(crate) fn cached(&self, b: &[u8], i: usize) -> Option<Option<usize>> {
+        let off = i.wrapping_sub(self.at);
+        let rest = if off < 64 { self.hard >> off } else { 0 };
+        (rest != 0).then(|| Self::answer(b, i, rest, self.quote >> off, self.high >> off))
+    }
+
+    /// Makes this the window of the 64 bytes at `i` (their bits, `hard` including the quotes)
+    /// and answers [`Kernel::string_short`] from it.
+    #[inline(always)]
+    pub(crate) fn reload(
         &mut self,
+        b: &[u8],
         i: usize,
-        load: impl FnOnce(usize) -> (u64, u64),
+        quote: u64,
+        hard: u64,
+        high: u64,
     ) -> Option<usize> {
-        let mut off = i.wrapping_sub(self.at);
-        let mut rest = if off < 64 { self.stop >> off } else { 0 };
-        if rest == 0 {
-            let (quote, stop) = load(i);
-            *self = Window { at: i, quote, stop };
-            off = 0;
-            rest = stop;
+        *self = Window {
+            at: i,
+            quote,
+            hard,
+            high,
+        };
+        Self::answer(b, i, hard, quote, high)
+    }
+
+    /// The closing quote at `i + k` when the lowest bit `k` of `hard` is a quote bit and the
+    /// non-ASCII bytes before it, if any, are UTF-8; `None` sends the body to the block walk
+    /// (which also reports the error of a body that is not UTF-8).
+    #[inline(always)]
+    fn answer(b: &[u8], i: usize, hard: u64, quote: u64, high: u64) -> Option<usize> {
+        let first = hard & hard.wrapping_neg();
+        if first & quote == 0 {
+            return None;
         }
-        // The lowest stop is the closing quote exactly when it is a quote bit.
-        let first = rest & rest.wrapping_neg();
-        (first & (self.quote >> off) != 0).then(|| i + first.trailing_zeros() as usize)
+        let end = i + first.trailing_zeros() as usize;
+        let high = high & (first - 1);
+        if high != 0 && !utf8::is_utf8_short(b.get(i + high.trailing_zeros() as usize..end)?) {
+            return None;
+        }
+        Some(end)
     }
 }
 
@@ -106,7 +135,7 @@ pub(crate) struct ScalarKernel;
 impl Kernel for ScalarKernel {
     #[inline]
     fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error> {
-        super::string::walk(b, start, scalar::string_masks)
+        super::string::walk(b, start, scalar::string_masks, scalar::simple_escapes)
     }
 }
 
@@ -221,6 +250,19 @@ pub fn string_masks_with(backend: Backend, hay: &[u8], at: usize) -> (u64, u64, 
     (m.quote, m.backslash, m.control, m.high)
 }
 
+/// The bits of the bytes at `at..at + 64` that are in [`SIMPLE_ESCAPES`] through a named
+/// backend; a backend the CPU lacks falls back to scalar. For differential tests.
+#[doc(hidden)]
+pub fn simple_escapes_with(backend: Backend, hay: &[u8], at: usize) -> u64 {
+    match backend {
+        #[cfg(target_arch = "x86_64")]
+        Backend::Sse2 | Backend::Avx2 | Backend::Avx512 if is_available(backend) => {
+            x86::simple_escapes_with(backend, hay, at)
+        }
+        _ => scalar::simple_escapes(hay, at),
+    }
+}
+
 /// [`find_special`] through a named backend; a backend the CPU lacks falls back to scalar.
 #[doc(hidden)]
 pub fn find_special_with(backend: Backend, hay: &[u8], from: usize) -> usize {
@@ -252,6 +294,15 @@ mod tests {
                 high: pick(|c| c >= 0x80),
             };
             assert_eq!(scalar::string_masks(hay, at), want);
+            let simple = pick(|c| SIMPLE_ESCAPES.contains(&c));
+            assert_eq!(scalar::simple_escapes(hay, at), simple);
+            for b in available() {
+                assert_eq!(
+                    simple_escapes_with(b, hay, at),
+                    simple,
+                    "simple {b:?} at {at}"
+                );
+            }
             for b in available() {
                 let (quote, backslash, control, high) = string_masks_with(b, hay, at);
                 let got = StringMasks {
@@ -282,7 +333,10 @@ mod tests {
 
     #[test]
     fn every_special_at_every_offset_matches_scalar() {
-        for special in [b'"', b'\\', 0x00, 0x1f, b'\n', 0x80, 0xc3, 0xff] {
+        for special in [
+            b'"', b'\\', 0x00, 0x1f, b'\n', 0x80, 0xc3, 0xff, b'/', b'b', b'f', b'n', b'r', b't',
+            b'u',
+        ] {
             for len in [0usize, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 130] {
                 for at in 0..len {
                     let mut hay = vec![b'a'; len];
