@@ -10,14 +10,21 @@
 //!    (default 100) turns of `AGENTX_BENCH_WORDS` (default 4,000) words, one `stream_event` per
 //!    word, read by a raw LF splitter (which also captures the transcript bytes), both
 //!    clients, and the serde_json host. Wall records/s here are bounded by agentx producing
-//!    them, so the host process's CPU time per record is what tells the decoders apart.
+//!    them, so the host process's CPU time per record (its threads' `schedstat`, ns) is what
+//!    tells the decoders apart.
 //! 3. **captured transcript**: the bytes from 2, decoded in memory `AGENTX_BENCH_REPEAT`
 //!    (default 4) times by each host: `Client::attach` and `AsyncClient::attach` over the bytes
 //!    (read thread/task, channel, `recv`), the codec loop the clients run (`frame::Reader` +
 //!    `OutputRecord::decode_line` + `into_owned`, no channel), and `BufRead::lines` +
 //!    `serde_json::Value`. Records per CPU-second of this process (all threads).
 //!
-//! `cargo bench --bench host [echo|live|captured]`; figures go to the README with the load.
+//! 4. **replayed transcript**: the bytes from 2 written into a pipe by `cat` (a producer
+//!    nearly free per record, unlike agentx), read by both clients and the serde_json host:
+//!    records per wall second when each host's own pace is the limit (best of
+//!    `AGENTX_BENCH_ROUNDS`, default 3, alternating rounds).
+//!
+//! `cargo bench --bench host [echo|live|captured|replay]`; figures go to the README with the
+//! load.
 //! `AGENTX_BENCH_TRANSCRIPT=FILE` keeps the live transcript in FILE, and a later `captured`
 //! run decodes FILE without starting agentx (for `valgrind --tool=callgrind` or `perf`).
 
@@ -118,6 +125,21 @@ struct Run {
     agent_cpu: Duration,
 }
 
+/// This process's CPU time in nanoseconds, summed over its live threads
+/// (`/proc/self/task/*/schedstat`): `/proc/self/stat` counts 10 ms ticks, a ±5 % error on the
+/// 0.2 s a client spends on the live session. Only for stretches in which no thread of this
+/// process exits (a client's read thread lives as long as its session).
+fn threads_cpu() -> Duration {
+    let ns: u64 = std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    Duration::from_nanos(ns)
+}
+
 /// Measures `body` (given agentx's pid) between its first prompt and its last result.
 struct Meter {
     pid: u32,
@@ -130,7 +152,7 @@ impl Meter {
     fn start(pid: u32) -> Meter {
         Meter {
             pid,
-            host0: proc_stat::self_cpu(),
+            host0: threads_cpu(),
             agent0: proc_stat::cpu(pid).unwrap_or_default(),
             t0: Instant::now(),
         }
@@ -140,7 +162,7 @@ impl Meter {
             name,
             units,
             wall: self.t0.elapsed(),
-            host_cpu: proc_stat::self_cpu() - self.host0,
+            host_cpu: threads_cpu().saturating_sub(self.host0),
             agent_cpu: proc_stat::cpu(self.pid).unwrap_or_default() - self.agent0,
         }
     }
@@ -573,6 +595,107 @@ fn captured(rt: &tokio::runtime::Runtime, bytes: &[u8]) {
     }
 }
 
+// ---- 4. the transcript replayed through a pipe ---------------------------------------------
+
+/// The live session's bytes written into a pipe by `cat` (nearly free per record, unlike
+/// agentx at ~1 µs), so each host's own pace sets the wall rate: records per wall second from
+/// `cat`'s start to the last record, and this process's CPU time (ticks) per record.
+fn replay(rt: &tokio::runtime::Runtime, bytes: &[u8]) {
+    let home = Home::new("replay");
+    let file = home.0.join("transcript.ndjson");
+    std::fs::write(&file, bytes).unwrap();
+    let records = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+    let cat = || {
+        let mut c = Command::new("cat");
+        c.arg(&file).stdout(Stdio::piped()).stdin(Stdio::null());
+        c
+    };
+    let timed = |name: &'static str, body: &dyn Fn() -> u64| {
+        let (t0, c0) = (Instant::now(), proc_stat::self_cpu());
+        let n = body();
+        let (wall, cpu) = (t0.elapsed(), proc_stat::self_cpu() - c0);
+        assert_eq!(n, records, "{name} lost records");
+        (
+            name,
+            n as f64 / wall.as_secs_f64(),
+            cpu.as_secs_f64() * 1e6 / n as f64,
+        )
+    };
+    let mut rows = Vec::new();
+    for _ in 0..env_usize("AGENTX_BENCH_ROUNDS", 3).max(1) {
+        if pick_host("blocking") {
+            rows.push(timed("host::Client (blocking)", &|| {
+                let mut child = cat().spawn().unwrap();
+                let out = child.stdout.take().unwrap();
+                let c = Client::attach(out, std::io::sink(), ClientOptions::default());
+                let mut n = 0;
+                while let Some(r) = c.recv() {
+                    std::hint::black_box(r.unwrap());
+                    n += 1;
+                }
+                assert!(child.wait().unwrap().success());
+                n
+            }));
+        }
+        if pick_host("tokio") {
+            rows.push(timed("host::AsyncClient (tokio)", &|| {
+                rt.block_on(async {
+                    let mut child = tokio::process::Command::from(cat()).spawn().unwrap();
+                    let out = child.stdout.take().unwrap();
+                    let c =
+                        AsyncClient::attach(out, tokio::io::sink(), AsyncClientOptions::default());
+                    let mut n = 0;
+                    while let Some(r) = c.recv().await {
+                        std::hint::black_box(r.unwrap());
+                        n += 1;
+                    }
+                    assert!(child.wait().await.unwrap().success());
+                    n
+                })
+            }));
+        }
+        if pick_host("serde") {
+            rows.push(timed("BufRead::lines + serde_json::Value", &|| {
+                let mut child = cat().spawn().unwrap();
+                let out = child.stdout.take().unwrap();
+                let mut n = 0;
+                for line in BufReader::new(out).lines() {
+                    let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+                    std::hint::black_box(v);
+                    n += 1;
+                }
+                assert!(child.wait().unwrap().success());
+                n
+            }));
+        }
+    }
+    // Best wall rate of each host over the alternating rounds.
+    let mut best: Vec<(&str, f64, f64)> = Vec::new();
+    for r in rows {
+        match best.iter_mut().find(|b| b.0 == r.0) {
+            Some(b) if b.1 >= r.1 => {}
+            Some(b) => *b = r,
+            None => best.push(r),
+        }
+    }
+    let serde_rate = best
+        .iter()
+        .find(|b| b.0.starts_with("BufRead"))
+        .map_or(f64::NAN, |b| b.1);
+    println!(
+        "the transcript ({records} records) replayed through a pipe by `cat`, best of {} alternating rounds:",
+        env_usize("AGENTX_BENCH_ROUNDS", 3).max(1)
+    );
+    println!("| host | records/s (wall) | vs serde host | host CPU µs/record |");
+    println!("| --- | ---: | ---: | ---: |");
+    for (name, rate, cpu) in best {
+        println!(
+            "| {name} | {rate:.0} | {:.2}× | {cpu:.2} |",
+            rate / serde_rate
+        );
+    }
+}
+
 fn main() {
     let filter: Vec<String> = std::env::args()
         .skip(1)
@@ -609,21 +732,26 @@ fn main() {
         print_echo(&best);
         println!("load average: {}", proc_stat::load());
     }
-    if want("live") || want("captured") {
+    if want("live") || want("captured") || want("replay") {
         let prompts = stream_prompts();
         // AGENTX_BENCH_TRANSCRIPT=FILE: `captured` alone decodes FILE if it exists (for
         // profilers: no agentx run); otherwise the live raw run writes its transcript there.
         let saved = std::env::var_os("AGENTX_BENCH_TRANSCRIPT").map(PathBuf::from);
         if !want("live") {
             if let Some(bytes) = saved.as_ref().and_then(|p| std::fs::read(p).ok()) {
-                captured(&rt, &bytes);
+                if want("captured") {
+                    captured(&rt, &bytes);
+                }
+                if want("replay") {
+                    replay(&rt, &bytes);
+                }
                 println!("load average at end: {}", proc_stat::load());
                 return;
             }
         }
         let mut runs = Vec::new();
         let mut transcript = Vec::new();
-        if want("captured") || pick_host("raw") {
+        if want("captured") || want("replay") || pick_host("raw") {
             let (raw, bytes) = live_raw(&prompts);
             runs.push(raw);
             transcript = bytes;
@@ -651,6 +779,10 @@ fn main() {
         }
         if want("captured") {
             captured(&rt, &transcript);
+        }
+        if want("replay") {
+            replay(&rt, &transcript);
+            println!("load average: {}", proc_stat::load());
         }
     }
     println!("load average at end: {}", proc_stat::load());

@@ -47,4 +47,4 @@ pub use write::{
 /// The scan backends this CPU can run, fastest first (for differential tests and benches).
 pub use scan::available as scan_backends;
 #[doc(hidden)]
-pub use scan::{find_special_with, string_masks_with};
+pub use scan::{find_special_with, simple_escapes_with, string_masks_with};

@@ -48,11 +48,15 @@ fn escaped_chars(backslash: u64, carry: &mut u64) -> u64 {
 
 /// The general string walk, one 64-byte block at a time, with `masks` from one backend (each
 /// backend compiles its own copy for its CPU features).
+/// `simple` gives the bits of the 64 bytes at a block that may follow a backslash to form a
+/// complete two-byte escape (`scan::SIMPLE_ESCAPES`); it is asked only for blocks with escapes,
+/// so only `\u` and invalid escapes are looked at one by one.
 #[inline(always)]
 pub(crate) fn walk(
     b: &[u8],
     start: usize,
     masks: impl Fn(&[u8], usize) -> StringMasks,
+    simple: impl Fn(&[u8], usize) -> u64,
 ) -> Result<(usize, bool), Error> {
     let mut block = start;
     let mut carry = 0u64;
@@ -85,15 +89,16 @@ pub(crate) fn walk(
         if high != 0 && first_high == usize::MAX {
             first_high = block + high.trailing_zeros() as usize;
         }
-        let mut esc = escaped & within;
+        let esc = escaped & within;
         if esc != 0 {
             escaped_any = true;
-            while esc != 0 {
-                let at = block + esc.trailing_zeros() as usize;
-                esc &= esc - 1;
-                let c = b.get(at).copied().unwrap_or(0);
-                if !SIMPLE_ESCAPE[c as usize] && at > validated_to {
-                    // `\u` (or an invalid escape): the full check from its backslash.
+            // `\u` (or an invalid escape, or a backslash ending the input): the full check
+            // from its backslash, unless an earlier `\u` escape already covered it.
+            let mut full = esc & !simple(b, block);
+            while full != 0 {
+                let at = block + full.trailing_zeros() as usize;
+                full &= full - 1;
+                if at > validated_to {
                     validated_to = escape(b, at - 1)?;
                 }
             }
@@ -129,18 +134,6 @@ fn utf8(tail: &[u8], at: usize) -> Result<(), Error> {
         Err(Error::new(ErrorKind::InvalidUtf8, at))
     }
 }
-
-/// Bytes that may follow a backslash to form a complete two-byte escape.
-static SIMPLE_ESCAPE: [bool; 256] = {
-    let mut t = [false; 256];
-    let simple = *b"\"\\/bfnrt";
-    let mut k = 0;
-    while k < simple.len() {
-        t[simple[k] as usize] = true;
-        k += 1;
-    }
-    t
-};
 
 /// Validates the escape at `b[i]` (a backslash); returns the offset after it. A `\u` high
 /// surrogate must be followed by a `\u` low surrogate; a lone surrogate is rejected (§2a).

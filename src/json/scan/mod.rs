@@ -28,6 +28,9 @@ use super::error::Error;
 pub use crate::frame::Backend;
 pub(crate) use utf8::{is_utf8_short, validated_text};
 
+/// The bytes that may follow a backslash to form a complete two-byte escape (RFC 8259 §7).
+pub(crate) const SIMPLE_ESCAPES: [u8; 8] = *b"\"\\/bfnrt";
+
 /// The four byte classes of the 64 bytes at `at` (bit `k` ↔ `hay[at + k]`; bytes past the end
 /// read as zero bits in every mask).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,7 +135,7 @@ pub(crate) struct ScalarKernel;
 impl Kernel for ScalarKernel {
     #[inline]
     fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error> {
-        super::string::walk(b, start, scalar::string_masks)
+        super::string::walk(b, start, scalar::string_masks, scalar::simple_escapes)
     }
 }
 
@@ -247,6 +250,19 @@ pub fn string_masks_with(backend: Backend, hay: &[u8], at: usize) -> (u64, u64, 
     (m.quote, m.backslash, m.control, m.high)
 }
 
+/// The bits of the bytes at `at..at + 64` that are in [`SIMPLE_ESCAPES`] through a named
+/// backend; a backend the CPU lacks falls back to scalar. For differential tests.
+#[doc(hidden)]
+pub fn simple_escapes_with(backend: Backend, hay: &[u8], at: usize) -> u64 {
+    match backend {
+        #[cfg(target_arch = "x86_64")]
+        Backend::Sse2 | Backend::Avx2 | Backend::Avx512 if is_available(backend) => {
+            x86::simple_escapes_with(backend, hay, at)
+        }
+        _ => scalar::simple_escapes(hay, at),
+    }
+}
+
 /// [`find_special`] through a named backend; a backend the CPU lacks falls back to scalar.
 #[doc(hidden)]
 pub fn find_special_with(backend: Backend, hay: &[u8], from: usize) -> usize {
@@ -278,6 +294,15 @@ mod tests {
                 high: pick(|c| c >= 0x80),
             };
             assert_eq!(scalar::string_masks(hay, at), want);
+            let simple = pick(|c| SIMPLE_ESCAPES.contains(&c));
+            assert_eq!(scalar::simple_escapes(hay, at), simple);
+            for b in available() {
+                assert_eq!(
+                    simple_escapes_with(b, hay, at),
+                    simple,
+                    "simple {b:?} at {at}"
+                );
+            }
             for b in available() {
                 let (quote, backslash, control, high) = string_masks_with(b, hay, at);
                 let got = StringMasks {
@@ -308,7 +333,10 @@ mod tests {
 
     #[test]
     fn every_special_at_every_offset_matches_scalar() {
-        for special in [b'"', b'\\', 0x00, 0x1f, b'\n', 0x80, 0xc3, 0xff] {
+        for special in [
+            b'"', b'\\', 0x00, 0x1f, b'\n', 0x80, 0xc3, 0xff, b'/', b'b', b'f', b'n', b'r', b't',
+            b'u',
+        ] {
             for len in [0usize, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 130] {
                 for at in 0..len {
                     let mut hay = vec![b'a'; len];

@@ -1,5 +1,5 @@
 //! The scalar references for [`super::find_special`] (eight bytes at a time through a SWAR
-//! test) and [`super::StringMasks`] (a byte at a time). Every SIMD backend must agree with them.
+//! test), [`super::StringMasks`] and the simple-escape bits (a byte at a time). Every SIMD backend must agree with them.
 
 /// SWAR: a mask whose lowest set bit is the high bit of the first byte of `w` (little-endian)
 /// that is `"` or `\` or below 0x20; zero when there is none. Borrows can set bits above the
@@ -58,6 +58,18 @@ pub(crate) fn string_masks(hay: &[u8], at: usize) -> super::StringMasks {
             0..=0x1f => m.control |= bit,
             0x80..=0xff => m.high |= bit,
             _ => {}
+        }
+    }
+    m
+}
+
+/// See [`super::simple_escapes_with`]: the bits of the bytes at `at..at + 64` that are in
+/// [`super::SIMPLE_ESCAPES`] (bytes past the end are in no class).
+pub(crate) fn simple_escapes(hay: &[u8], at: usize) -> u64 {
+    let mut m = 0;
+    for (k, b) in hay.get(at..).unwrap_or(&[]).iter().take(64).enumerate() {
+        if super::SIMPLE_ESCAPES.contains(b) {
+            m |= 1u64 << k;
         }
     }
     m

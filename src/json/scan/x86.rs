@@ -10,7 +10,9 @@
 
 use core::arch::x86_64::*;
 
-use super::{Backend, Checked, Kernel, ScalarKernel, StringMasks, Window, WithKernel};
+use super::{
+    Backend, Checked, Kernel, ScalarKernel, StringMasks, Window, WithKernel, SIMPLE_ESCAPES,
+};
 use crate::json::error::Error;
 use crate::json::string;
 
@@ -112,18 +114,28 @@ impl Kernel for Avx2Kernel {
 impl Kernel for Sse2Kernel {
     #[inline]
     fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error> {
-        string::walk(b, start, sse2_masks)
+        string::walk(b, start, sse2_masks, sse2_simple)
     }
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx2,bmi1,bmi2,popcnt,lzcnt")]
 fn blocks_avx512(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
-    string::walk(b, start, |hay, at| avx512_masks(hay, at))
+    string::walk(
+        b,
+        start,
+        |hay, at| avx512_masks(hay, at),
+        |hay, at| avx512_simple(hay, at),
+    )
 }
 
 #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,lzcnt")]
 fn blocks_avx2(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
-    string::walk(b, start, |hay, at| avx2_masks(hay, at))
+    string::walk(
+        b,
+        start,
+        |hay, at| avx2_masks(hay, at),
+        |hay, at| avx2_simple(hay, at),
+    )
 }
 
 /// The 64 bytes at `at` as one vector, with one masked load: bytes past the end of `hay` read
@@ -166,6 +178,93 @@ fn avx512_masks(hay: &[u8], at: usize) -> StringMasks {
         backslash: _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\\' as i8)),
         control: _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)),
         high: _mm512_movepi8_mask(v),
+    }
+}
+
+/// The bits of the 64 bytes at `at` that are in `SIMPLE_ESCAPES` (bytes past the end, read as
+/// spaces, are not).
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+fn avx512_simple(hay: &[u8], at: usize) -> u64 {
+    let Some(v) = avx512_load(hay, at) else {
+        return 0;
+    };
+    SIMPLE_ESCAPES.iter().fold(0, |m, &c| {
+        m | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(c as i8))
+    })
+}
+
+#[target_feature(enable = "avx2")]
+#[inline]
+fn avx2_simple(hay: &[u8], at: usize) -> u64 {
+    if at.checked_add(64).is_none_or(|end| end > hay.len()) {
+        let block = padded_tail(hay, at);
+        return avx2_simple_64(&block);
+    }
+    avx2_simple_64(&hay[at..at + 64])
+}
+
+/// # Contract
+/// `block.len() >= 64`.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn avx2_simple_64(block: &[u8]) -> u64 {
+    assert!(block.len() >= 64);
+    // SAFETY: both 32-byte loads end at or before 64 <= block.len() (asserted above).
+    let (lo, hi) = unsafe {
+        let p = block.as_ptr();
+        (
+            _mm256_loadu_si256(p as *const __m256i),
+            _mm256_loadu_si256(p.add(32) as *const __m256i),
+        )
+    };
+    let (mut l, mut h) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+    for &c in &SIMPLE_ESCAPES {
+        let c = _mm256_set1_epi8(c as i8);
+        l = _mm256_or_si256(l, _mm256_cmpeq_epi8(lo, c));
+        h = _mm256_or_si256(h, _mm256_cmpeq_epi8(hi, c));
+    }
+    (_mm256_movemask_epi8(l) as u32 as u64) | ((_mm256_movemask_epi8(h) as u32 as u64) << 32)
+}
+
+fn sse2_simple(hay: &[u8], at: usize) -> u64 {
+    if at.checked_add(64).is_none_or(|end| end > hay.len()) {
+        let block = padded_tail(hay, at);
+        // SAFETY: SSE2 is part of the x86_64 baseline.
+        return unsafe { sse2_simple_64(&block) };
+    }
+    // SAFETY: SSE2 is part of the x86_64 baseline.
+    unsafe { sse2_simple_64(&hay[at..at + 64]) }
+}
+
+/// # Contract
+/// `block.len() >= 64`.
+#[target_feature(enable = "sse2")]
+#[inline]
+fn sse2_simple_64(block: &[u8]) -> u64 {
+    assert!(block.len() >= 64);
+    let mut m = 0u64;
+    for k in 0..4 {
+        // SAFETY: `16 * k + 16 <= 64 <= block.len()` (asserted above); SSE2 is baseline.
+        let v = unsafe { _mm_loadu_si128(block.as_ptr().add(16 * k) as *const __m128i) };
+        let mut any = _mm_setzero_si128();
+        for &c in &SIMPLE_ESCAPES {
+            any = _mm_or_si128(any, _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8)));
+        }
+        m |= (_mm_movemask_epi8(any) as u16 as u64) << (16 * k);
+    }
+    m
+}
+
+/// The simple-escape bits through a named backend the caller checked is available. For tests.
+pub(super) fn simple_escapes_with(backend: Backend, hay: &[u8], at: usize) -> u64 {
+    match backend {
+        // SAFETY: the caller checked `is_available(Avx512)`.
+        Backend::Avx512 if has_avx512() => unsafe { avx512_simple(hay, at) },
+        // SAFETY: the caller checked `is_available(Avx2)`.
+        Backend::Avx2 if has_avx2() => unsafe { avx2_simple(hay, at) },
+        Backend::Sse2 => sse2_simple(hay, at),
+        _ => super::scalar::simple_escapes(hay, at),
     }
 }
 
