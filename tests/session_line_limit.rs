@@ -328,3 +328,46 @@ fn can_use_tool_request_over_the_output_line_limit() {
     sim.send(&user("hi"));
     assert_eq!(sim.last_of("result")["subtype"], "success");
 }
+
+/// `SessionConfig::max_record_len` sets the limit; a record refused when a queued turn starts
+/// (here `system/init`, under a limit one byte below its length) ends that turn at once, before
+/// its model says anything, and the next turn runs (without a second init: PROFILE §8).
+#[test]
+fn a_turn_whose_first_record_is_refused_ends_at_once() {
+    let mut sim = Sim::local();
+    sim.send(&user("hi"));
+    let init_len = sim.lens[0];
+    let mut c = config();
+    c.max_record_len = init_len - 1;
+    let mut sim = Sim::new(c);
+    sim.send(&user("hi"));
+    assert_eq!(
+        sim.labels(),
+        [
+            "state:running",
+            "result:error_during_execution",
+            "state:idle"
+        ]
+    );
+    assert_eq!(
+        sim.out[1]["errors"],
+        json!([format!(
+            "output error: record exceeds the {}-byte line limit",
+            init_len - 1
+        )])
+    );
+    assert!(sim
+        .actions
+        .iter()
+        .any(|a| matches!(a, agentx_wire::session::Action::CancelModel { .. })));
+    sim.send(&user("again"));
+    assert_eq!(
+        sim.labels_from(3),
+        [
+            "state:running",
+            "assistant:text:echo: again",
+            "result:success",
+            "state:idle"
+        ]
+    );
+}

@@ -117,15 +117,47 @@ fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
-#[inline]
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while let Some(&c) = b.get(i) {
-        if !is_ws(c) {
-            break;
-        }
-        i += 1;
+/// The offset of the first non-whitespace byte at or after `i` (`b.len()` if none). Compact
+/// JSON has no whitespace: one comparison; one space, two. A longer run (a newline and
+/// indentation in pretty-printed JSON) goes to [`skip_ws_run`].
+#[inline(always)]
+fn skip_ws(b: &[u8], i: usize) -> usize {
+    match b.get(i) {
+        Some(&c) if is_ws(c) => match b.get(i + 1) {
+            // One space (`"name": value`): no run.
+            Some(&c) if is_ws(c) => skip_ws_run(b, i + 2),
+            _ => i + 1,
+        },
+        _ => i,
     }
-    i
+}
+
+/// [`skip_ws`] after two whitespace bytes. Runs are mostly indentation, so the first byte
+/// that is not a space is found eight bytes at a time (an exact per-byte SWAR test, no carries
+/// between bytes); a tab, CR or LF there is skipped and the search goes on.
+#[inline(never)]
+fn skip_ws_run(b: &[u8], mut i: usize) -> usize {
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const SPACES: u64 = 0x2020_2020_2020_2020;
+    loop {
+        while let Some(chunk) = b.get(i..i + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            let t = u64::from_le_bytes(word) ^ SPACES;
+            // The high bit of every byte that is not a space.
+            let other = (((t & LOW7) + LOW7) | t) & HIGH;
+            if other != 0 {
+                i += (other.trailing_zeros() / 8) as usize;
+                break;
+            }
+            i += 8;
+        }
+        match b.get(i) {
+            Some(&c) if is_ws(c) => i += 1,
+            _ => return i,
+        }
+    }
 }
 
 impl Parser {
@@ -429,12 +461,7 @@ fn number(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
     let mut i = start;
     match b.get(i) {
         Some(b'0') => i += 1,
-        Some(b'1'..=b'9') => {
-            i += 1;
-            while b.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-        }
+        Some(b'1'..=b'9') => i = digits_end(b, i + 1),
         _ => return number_general(b, start),
     }
     match b.get(i) {
@@ -443,15 +470,43 @@ fn number(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
     }
 }
 
+/// The offset of the first byte at or after `j` that is not an ASCII digit (`b.len()` if
+/// none): one byte, then eight at a time (an exact per-byte SWAR test) for long runs such as
+/// the fractions of coordinates.
+#[inline(always)]
+fn digits_end(b: &[u8], mut j: usize) -> usize {
+    if !b.get(j).is_some_and(u8::is_ascii_digit) {
+        return j;
+    }
+    j += 1;
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    while let Some(chunk) = b.get(j..j + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        let x = w & LOW7;
+        // High bit set: `x >= 0x30`, and `x >= 0x3A` (no carries: x + 0x50 <= 0xCF).
+        let at_least_0 = x + ONES * 0x50;
+        let above_9 = x + ONES * 0x46;
+        let digit = at_least_0 & !above_9 & !w & HIGH;
+        let other = !digit & HIGH;
+        if other != 0 {
+            return j + (other.trailing_zeros() / 8) as usize;
+        }
+        j += 8;
+    }
+    while b.get(j).is_some_and(u8::is_ascii_digit) {
+        j += 1;
+    }
+    j
+}
+
 /// [`number`] for every lexeme: sign, fraction, exponent and the exact error.
 #[inline(never)]
 fn number_general(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
-    let digits = |mut j: usize| {
-        while b.get(j).is_some_and(u8::is_ascii_digit) {
-            j += 1;
-        }
-        j
-    };
+    let digits = |j: usize| digits_end(b, j);
     let bad = |j: usize| {
         let reason = if j >= b.len() {
             Malformed::UnexpectedEnd
@@ -502,6 +557,52 @@ fn number_general(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The SWAR whitespace skip stops where a byte-at-a-time skip stops, for runs of every
+    /// length and every byte after them.
+    #[test]
+    fn skip_ws_matches_a_byte_loop() {
+        let byte_loop = |b: &[u8], mut i: usize| {
+            while b.get(i).is_some_and(|&c| is_ws(c)) {
+                i += 1;
+            }
+            i
+        };
+        let ws = [b' ', b'\n', b'\t', b'\r'];
+        for len in 0..40usize {
+            for stop in 0..=255u8 {
+                for lead in 0..3usize {
+                    let mut b = vec![b'{'; lead];
+                    b.extend((0..len).map(|k| ws[(k * 7 + len) % 4]));
+                    b.push(stop);
+                    b.extend_from_slice(b"  x");
+                    for i in 0..b.len() + 1 {
+                        assert_eq!(skip_ws(&b, i), byte_loop(&b, i), "{b:?} at {i}");
+                    }
+                    b.truncate(lead + len);
+                    assert_eq!(skip_ws(&b, lead), byte_loop(&b, lead), "{b:?} to the end");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn digits_end_matches_a_byte_loop() {
+        for len in 0..30usize {
+            for stop in 0..=255u8 {
+                let mut b: Vec<u8> = (0..len).map(|k| b'0' + (k * 3 % 10) as u8).collect();
+                b.push(stop);
+                b.extend_from_slice(b"12");
+                for j in 0..b.len() + 1 {
+                    let mut want = j;
+                    while b.get(want).is_some_and(u8::is_ascii_digit) {
+                        want += 1;
+                    }
+                    assert_eq!(digits_end(&b, j), want, "{b:?} at {j}");
+                }
+            }
+        }
+    }
 
     /// The inline integer path gives exactly the general reader's answer (end, integer flag,
     /// error kind and offset) for every lexeme and every byte that may follow it.

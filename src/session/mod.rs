@@ -430,41 +430,37 @@ impl Session {
     /// After every input: a latched output failure ends the session; a finished turn makes
     /// room for the next queued record; after EOF with nothing left, exit 0.
     pub(crate) fn after_step(&mut self, now: Instant) {
-        if self.done.is_some() {
-            return;
-        }
-        if self.out.failed() {
-            self.stop_everything(now);
-            self.finish(1);
-            return;
-        }
-        if self.out.turn_refused() {
-            if self.turn.is_some() {
-                // A record of the active turn did not fit one output line and was not
-                // written: the turn ends in the hard-interrupt order (cancellations, terminal
-                // tool results, task events) with the output error in its result; the
-                // session goes on.
-                self.permission_cancel_all(None, now);
-                self.cut_turn(interrupt::Cut::LineLimit, now);
-            } else {
-                // Its turn already ended with the output error.
-                self.out.take_turn_refusal();
-            }
-            if self.done.is_some() || self.out.failed() {
-                self.stop_everything(now);
-                self.finish(1);
+        loop {
+            if self.done.is_some() {
                 return;
-            }
-        }
-        while self.turn.is_none() && self.done.is_none() {
-            match self.queue.pop() {
-                Some(q) => self.start_turn(q, now),
-                None => break,
             }
             if self.out.failed() {
                 self.stop_everything(now);
                 self.finish(1);
                 return;
+            }
+            if self.out.turn_refused() {
+                if self.turn.is_some() {
+                    // A record of the active turn did not fit one output line and was not
+                    // written: the turn ends in the hard-interrupt order (cancellations,
+                    // terminal tool results, task events) with the output error in its
+                    // result; the session goes on.
+                    self.permission_cancel_all(None, now);
+                    self.cut_turn(interrupt::Cut::LineLimit, now);
+                } else {
+                    // Its turn already ended with the output error.
+                    self.out.take_turn_refusal();
+                }
+                continue;
+            }
+            // The next queued record starts its turn (whose first records may be refused
+            // too: checked on the next round).
+            if self.turn.is_some() {
+                break;
+            }
+            match self.queue.pop() {
+                Some(q) => self.start_turn(q, now),
+                None => break,
             }
         }
         if self.eof && self.turn.is_none() && self.queue.is_empty() {

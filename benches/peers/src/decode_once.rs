@@ -2,7 +2,8 @@
 //! instruction counts (`valgrind --tool=callgrind`, `perf stat -e instructions`), which stay
 //! comparable before and after a change whatever the machine's load.
 //!
-//! Usage: `decode_once [realistic|stream_events] [MIB] [PASSES]` (defaults `stream_events 8 1`);
+//! Usage: `decode_once [realistic|stream_events|FILE.json] [MIB] [PASSES]` (defaults
+//! `stream_events 8 1`; a `.json` file is parsed whole, MIB ignored);
 //! prints the number of accepted lines and the parse's thread CPU time
 //! (`PASSES` 0 writes the stream instead).
 
@@ -15,14 +16,20 @@ fn main() {
     let which = args.next().unwrap_or_else(|| "stream_events".into());
     let mib: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(8);
     let passes: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
+    let whole = which.ends_with(".json");
     let bytes = match which.as_str() {
         "realistic" => agentx_wire::sample::realistic_stream(1, mib << 20),
-        _ => agentx_wire::sample::stream_events(1, mib << 20),
+        "stream_events" => agentx_wire::sample::stream_events(1, mib << 20),
+        path => std::fs::read(path).expect("a realistic, stream_events or FILE.json"),
     };
-    let lines: Vec<&[u8]> = bytes
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .collect();
+    let lines: Vec<&[u8]> = if whole {
+        vec![&bytes[..]]
+    } else {
+        bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
     if passes == 0 {
         // `PASSES` 0: write the stream itself (to look at the records).
         use std::io::Write;
