@@ -142,3 +142,58 @@ async fn async_callbacks_decide_and_failures_deny() {
         Some(Ok(OutputRecord::KeepAlive))
     ));
 }
+
+fn numbered_event(i: usize) -> String {
+    format!(
+        r#"{{"type":"stream_event","event":{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"w{i}"}}}},"parent_tool_use_id":null,"uuid":"3f1e7948-5c1f-4c1f-8e2c-{i:012x}","session_id":"93ba9bd5-b18d-4283-afcb-95d00a53b0a9"}}"#
+    )
+}
+
+/// The number a `numbered_event` record carries in its uuid.
+fn number(item: Option<Result<OutputRecord<'static>, HostError>>) -> usize {
+    match item.expect("stream open").expect("decoded") {
+        OutputRecord::StreamEvent(e) => usize::from_str_radix(&e.uuid.as_str()[24..], 16).unwrap(),
+        other => panic!("{}", other.record_type()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_recv_loses_nothing_and_concurrent_receivers_take_each_record_once() {
+    let (client, mut peer) = pair(AsyncClientOptions::default());
+    // A recv dropped while it waits for a batch (nothing written yet).
+    assert!(
+        tokio::time::timeout(Duration::from_millis(10), client.recv())
+            .await
+            .is_err()
+    );
+    const N: usize = 3000;
+    for i in 0..N {
+        peer.write(&numbered_event(i)).await;
+    }
+    assert_eq!(
+        number(client.recv().await),
+        0,
+        "nothing lost to the dropped recv"
+    );
+    // Two receivers at once: every other record exactly once, each in stream order.
+    let take = |count: usize| {
+        let client = &client;
+        async move {
+            let mut got = Vec::with_capacity(count);
+            for _ in 0..count {
+                got.push(number(
+                    tokio::time::timeout(T, client.recv()).await.unwrap(),
+                ));
+                tokio::task::yield_now().await;
+            }
+            got
+        }
+    };
+    let (a, b) = tokio::join!(take((N - 1) / 2), take(N - 1 - (N - 1) / 2));
+    assert!(a.windows(2).all(|w| w[0] < w[1]) && b.windows(2).all(|w| w[0] < w[1]));
+    let mut all: Vec<usize> = a.into_iter().chain(b).collect();
+    all.sort_unstable();
+    assert_eq!(all, (1..N).collect::<Vec<_>>());
+    drop(peer);
+    assert!(client.recv().await.is_none(), "the output ended");
+}

@@ -148,11 +148,11 @@ impl Shared {
 /// A running agent session driven on tokio.
 pub struct AsyncClient {
     pub(crate) shared: Arc<Shared>,
-    /// Batches from the read task ([`Output`]) and the one being taken record by record.
-    records: ::tokio::sync::Mutex<(
-        mpsc::UnboundedReceiver<Vec<RecordItem>>,
-        std::vec::IntoIter<RecordItem>,
-    )>,
+    /// Batches from the read task ([`Output`]); held by the one `recv` waiting for a batch.
+    batches: ::tokio::sync::Mutex<mpsc::UnboundedReceiver<Vec<RecordItem>>>,
+    /// The batch being taken record by record: taken without awaiting (a plain mutex held
+    /// for one `next`, not the async one per record).
+    ready: Mutex<std::vec::IntoIter<RecordItem>>,
     child: Option<Child>,
     stderr: Option<::tokio::task::JoinHandle<Vec<u8>>>,
     writer: Option<::tokio::task::JoinHandle<()>>,
@@ -267,7 +267,8 @@ impl AsyncClient {
         ::tokio::spawn(read_loop(output, max_line, reader_shared, tx));
         AsyncClient {
             shared,
-            records: ::tokio::sync::Mutex::new((rx, Vec::new().into_iter())),
+            batches: ::tokio::sync::Mutex::new(rx),
+            ready: Mutex::new(Vec::new().into_iter()),
             child: None,
             stderr: None,
             writer: Some(writer),
@@ -425,14 +426,18 @@ impl AsyncClient {
     /// # }).unwrap();
     /// ```
     pub async fn recv(&self) -> Option<RecordItem> {
-        let mut guard = self.records.lock().await;
-        let (rx, ready) = &mut *guard;
         loop {
-            if let Some(item) = ready.next() {
+            if let Some(item) = lock(&self.ready).next() {
+                return Some(item);
+            }
+            let mut batches = self.batches.lock().await;
+            // Another `recv` may have refilled `ready` while this one waited for `batches`.
+            if let Some(item) = lock(&self.ready).next() {
                 return Some(item);
             }
             // Cancel-safe: a batch is either still in the channel or already in `ready`.
-            *ready = rx.recv().await?.into_iter();
+            let batch = batches.recv().await?;
+            *lock(&self.ready) = batch.into_iter();
         }
     }
 
