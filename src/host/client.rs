@@ -1,18 +1,17 @@
 //! The blocking client: a child process (or any pipe pair), one read thread, correlated
 //! control calls with timeouts, the permission callback, and a typed record stream.
 
-use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::process::{Child, ExitStatus};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use super::calls::{initialize_response, Calls, Reply};
+use super::calls::{initialize_response, Reply};
 use super::command::AgentCommand;
 use super::error::HostError;
+use super::pending;
 use super::permission::{decide, CanUseToolHandler};
 use super::stream::{answer, classify, AgentRequest, Output, Route};
 use crate::encode::FrameEncoder;
@@ -139,27 +138,8 @@ struct Input {
     encoder: FrameEncoder,
 }
 
-pub(crate) struct Pending {
-    /// The host's own calls on the shared broker (WIRE-006..009).
-    calls: Calls<Sender<Reply>>,
-    /// Uploads in progress, by upload id.
-    pub(crate) uploads: HashMap<String, Sender<ImportEvent>>,
-    /// The agent's permission requests being decided, with their cancelled flags.
-    permissions: HashMap<String, Arc<AtomicBool>>,
-    /// The agent's output ended: nothing new can be answered.
-    closed: bool,
-}
-
-impl Default for Pending {
-    fn default() -> Self {
-        Pending {
-            calls: Calls::new(),
-            uploads: HashMap::new(),
-            permissions: HashMap::new(),
-            closed: false,
-        }
-    }
-}
+/// The blocking client's outstanding calls, uploads and permission requests.
+pub(crate) type Pending = pending::Pending<Sender<Reply>, Sender<ImportEvent>>;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic elsewhere never leaves these maps half-updated in a way that matters more than
@@ -276,7 +256,7 @@ impl Client {
                 writer: Some(Box::new(input)),
                 encoder: FrameEncoder::new(),
             }),
-            pending: Mutex::new(Pending::default()),
+            pending: Mutex::new(Pending::new()),
             handler: options.handler.clone(),
             capabilities: Mutex::new(None),
             next_upload: std::sync::atomic::AtomicU64::new(0),
@@ -596,23 +576,15 @@ impl Route for Routes<'_> {
     }
 
     fn control_cancel(&self, request_id: &str) {
-        if let Some(flag) = self.0.pending().permissions.get(request_id) {
-            flag.store(true, Ordering::SeqCst);
-        }
+        self.0.pending().permission_cancelled(request_id);
     }
 
     fn import(&self, upload_id: &str, event: ImportEvent) {
-        if let Some(w) = self.0.pending().uploads.get(upload_id) {
-            let _ = w.send(event);
-        }
+        self.0.pending().import(upload_id, event);
     }
 
     fn end(&self) {
-        let mut p = self.0.pending();
-        p.closed = true;
-        // WIRE-008: every call still pending is rejected.
-        p.calls.on_eof(Instant::now());
-        p.uploads.clear();
+        self.0.pending().end(Instant::now());
     }
 }
 
@@ -626,24 +598,17 @@ fn on_agent_request(r: ControlRequest<'static>, shared: &Arc<Shared>) {
         }
         AgentRequest::Permission(request) => request,
     };
-    let cancelled = Arc::new(AtomicBool::new(false));
+    if shared
+        .pending()
+        .permission_started(&request.request_id)
+        .is_none()
     {
-        let mut p = shared.pending();
-        if p.closed {
-            return;
-        }
-        p.permissions
-            .insert(request.request_id.clone(), Arc::clone(&cancelled));
+        return;
     }
     let shared = Arc::clone(shared);
     thread::spawn(move || {
         let decided = decide(shared.handler.as_deref(), &request);
-        let still_wanted = shared
-            .pending()
-            .permissions
-            .remove(&request.request_id)
-            .is_some();
-        if !still_wanted || cancelled.load(Ordering::SeqCst) {
+        if !shared.pending().permission_decided(&request.request_id) {
             return;
         }
         if let Some(record) = answer(&request, decided) {

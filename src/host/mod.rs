@@ -39,6 +39,7 @@ mod command;
 mod error;
 #[cfg(feature = "tokio")]
 mod outgoing;
+mod pending;
 mod permission;
 mod query;
 mod stream;

@@ -4,10 +4,9 @@
 //! sync or async `can_use_tool` callbacks whose errors and panics deny (WIRE-PERM-002); its
 //! `upload` lives with the blocking one in `super::upload`.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -15,11 +14,12 @@ use ::tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use ::tokio::process::Child;
 use ::tokio::sync::{mpsc, oneshot};
 
-use super::calls::{initialize_response, Calls, Reply};
+use super::calls::{initialize_response, Reply};
 use super::client::{ExitReport, ImportEvent, RecordItem};
 use super::command::AgentCommand;
 use super::error::HostError;
 use super::outgoing::Outgoing;
+use super::pending;
 use super::permission::{
     CallbackError, PermissionAnswer, ToolPermissionRequest, CALLBACK_FAILED, NO_CALLBACK,
 };
@@ -119,14 +119,8 @@ pub(crate) struct Shared {
     pub(crate) next_upload: AtomicU64,
 }
 
-struct Pending {
-    /// The host's own calls on the shared broker (WIRE-006..009).
-    calls: Calls<oneshot::Sender<Reply>>,
-    permissions: HashMap<String, Arc<AtomicBool>>,
-    /// Uploads in progress, by upload id (`super::upload`).
-    uploads: HashMap<String, mpsc::UnboundedSender<ImportEvent>>,
-    closed: bool,
-}
+/// The async client's outstanding calls, uploads and permission requests.
+type Pending = pending::Pending<oneshot::Sender<Reply>, mpsc::UnboundedSender<ImportEvent>>;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -139,14 +133,11 @@ impl Shared {
 
     /// Routes the acknowledgements of `upload_id` to `tx` until [`Shared::forget_upload`].
     pub(crate) fn register_upload(&self, upload_id: &str, tx: mpsc::UnboundedSender<ImportEvent>) {
-        let mut p = lock(&self.pending);
-        if !p.closed {
-            p.uploads.insert(upload_id.to_owned(), tx);
-        }
+        lock(&self.pending).register_upload(upload_id, tx);
     }
 
     pub(crate) fn forget_upload(&self, upload_id: &str) {
-        lock(&self.pending).uploads.remove(upload_id);
+        lock(&self.pending).forget_upload(upload_id);
     }
 
     pub(crate) fn send(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
@@ -264,12 +255,7 @@ impl AsyncClient {
         let outgoing = Outgoing::new();
         let shared = Arc::new(Shared {
             outgoing: Arc::clone(&outgoing),
-            pending: Mutex::new(Pending {
-                calls: Calls::new(),
-                permissions: HashMap::new(),
-                uploads: HashMap::new(),
-                closed: false,
-            }),
+            pending: Mutex::new(Pending::new()),
             handler: options.handler.clone(),
             capabilities: Mutex::new(None),
             next_upload: AtomicU64::new(0),
@@ -541,24 +527,15 @@ impl Route for Routes<'_> {
     }
 
     fn control_cancel(&self, request_id: &str) {
-        if let Some(flag) = lock(&self.0.pending).permissions.get(request_id) {
-            flag.store(true, Ordering::SeqCst);
-        }
+        lock(&self.0.pending).permission_cancelled(request_id);
     }
 
     fn import(&self, upload_id: &str, event: ImportEvent) {
-        if let Some(w) = lock(&self.0.pending).uploads.get(upload_id) {
-            let _ = w.send(event);
-        }
+        lock(&self.0.pending).import(upload_id, event);
     }
 
     fn end(&self) {
-        let mut p = lock(&self.0.pending);
-        p.closed = true;
-        // WIRE-008: every call still pending is rejected.
-        p.calls.on_eof(std::time::Instant::now());
-        // A waiting upload sees its channel close: `StreamClosed`.
-        p.uploads.clear();
+        lock(&self.0.pending).end(std::time::Instant::now());
     }
 }
 
@@ -570,14 +547,11 @@ fn on_agent_request(r: ControlRequest<'static>, shared: &Arc<Shared>) {
         }
         AgentRequest::Permission(request) => request,
     };
-    let cancelled = Arc::new(AtomicBool::new(false));
+    if lock(&shared.pending)
+        .permission_started(&request.request_id)
+        .is_none()
     {
-        let mut p = lock(&shared.pending);
-        if p.closed {
-            return;
-        }
-        p.permissions
-            .insert(request.request_id.clone(), Arc::clone(&cancelled));
+        return;
     }
     let shared = Arc::clone(shared);
     ::tokio::spawn(async move {
@@ -599,11 +573,7 @@ fn on_agent_request(r: ControlRequest<'static>, shared: &Arc<Shared>) {
                 }
             },
         };
-        let wanted = lock(&shared.pending)
-            .permissions
-            .remove(&request.request_id)
-            .is_some();
-        if !wanted || cancelled.load(Ordering::SeqCst) {
+        if !lock(&shared.pending).permission_decided(&request.request_id) {
             return;
         }
         if let Some(record) = answer(&request, decided) {

@@ -211,10 +211,7 @@ impl Client {
             + 1;
         let plan = Plan::new(&caps, n, bytes);
         let (tx, rx) = mpsc::channel();
-        self.shared
-            .pending()
-            .uploads
-            .insert(plan.upload_id().to_owned(), tx);
+        self.shared.pending().register_upload(plan.upload_id(), tx);
         let mut live = false;
         let mut run = || {
             self.send(&plan.begin(name, mime_type, prompt_uuid)?)?;
@@ -238,7 +235,7 @@ impl Client {
             // Abandoned while accepted (a timeout, a failed write): end it on the wire.
             let _ = plan.abort().and_then(|r| self.send(&r));
         }
-        self.shared.pending().uploads.remove(plan.upload_id());
+        self.shared.pending().forget_upload(plan.upload_id());
         result
     }
 }
