@@ -193,6 +193,47 @@ fn scenario_12_interrupt_with_two_pending_permissions_exact_order() {
     done.assert_valid_output();
 }
 
+/// WIRE-015 on the interrupt path, through the binary: the acknowledgement is pushed by the
+/// broker's ordered post-cancellation callback. Its `request_id` here echoes a credential of
+/// the registry (an unselected provider's key is in the union, PROFILE §3), so the encoder
+/// refuses it (WIRE-013): both cancellations were written in order, nothing follows, stderr
+/// has PROFILE §5's text, status 1, and the key appears nowhere.
+#[test]
+fn wire_015_interrupt_acknowledgement_refused_after_the_cancellations() {
+    const KEY: &str = "sk-wire015-Q7pLm2Xc";
+    let home = TempDir::new("w015");
+    std::fs::write(
+        home.path().join("auth.json"),
+        format!(
+            r#"{{"version":2,"providers":[{{"id":"local","type":"scripted","model":"agentx-echo","default":true}},{{"id":"oa","type":"openai","model":"gpt-x","api_key":"{KEY}"}}]}}"#
+        ),
+    )
+    .unwrap();
+    let mut a = Agentx::session(home.path(), &[]);
+    a.say("!tool Bash {\"command\":\"echo a\"}\n!tool Bash {\"command\":\"echo b\"}");
+    let mut seen = a.until(is_permission_request);
+    seen.extend(a.until(is_permission_request));
+    let ids = request_ids(&seen);
+    a.send(&control(&format!("int-{KEY}"), "interrupt"));
+    let done = a.finish();
+    assert_eq!(
+        labels(&done.rest),
+        ["control_cancel_request", "control_cancel_request"]
+    );
+    assert_eq!(done.rest[0]["request_id"], ids[0].as_str());
+    assert_eq!(done.rest[1]["request_id"], ids[1].as_str());
+    assert_eq!(done.status, Some(1));
+    assert_eq!(
+        done.stderr.lines().last(),
+        Some("agentx: output refused: record failed credential validation"),
+        "{}",
+        done.stderr
+    );
+    assert!(!done.stderr.contains(KEY));
+    assert!(!String::from_utf8_lossy(&done.stdout).contains(KEY));
+    done.assert_valid_output();
+}
+
 #[test]
 fn scenario_13_valid_unterminated_final_response_resolves_before_eof() {
     let home = TempDir::new("s13");

@@ -371,3 +371,40 @@ fn a_turn_whose_first_record_is_refused_ends_at_once() {
         ]
     );
 }
+
+/// A model failure whose provider message makes the `assistant` error record too long for a
+/// line: the record is written without the message (its `error` category and `model error:
+/// <category>` text stay visible, as for a message holding a credential, PROFILE §14), and
+/// the turn ends with both errors in its result.
+#[test]
+fn model_failure_message_over_the_output_line_limit() {
+    use agentx_wire::wire::output::AssistantError;
+    let mut sim = Sim::local();
+    sim.script(vec![
+        ev(ModelEvent::MessageStart {
+            message_id: "msg_1".into(),
+        }),
+        ev(ModelEvent::Failed {
+            category: AssistantError::ServerError,
+            message: Some(a(MAX)),
+        }),
+    ]);
+    sim.send(&user("go"));
+    assert_eq!(
+        sim.labels(),
+        [
+            "init",
+            "state:running",
+            "assistant:text:model error: server_error",
+            "result:error_during_execution",
+            "state:idle"
+        ]
+    );
+    assert_eq!(sim.out[2]["error"], "server_error");
+    assert_eq!(
+        sim.out[3]["errors"],
+        json!(["model error: server_error", LIMIT_ERROR])
+    );
+    sim.send(&user("hi"));
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+}

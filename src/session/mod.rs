@@ -10,7 +10,9 @@
 //! the permission race through `permission::PermissionRace` over one `control::Broker`,
 //! finite background tasks and the held result of WIRE-004, the
 //! suggestion), the hard-interrupt order (WIRE-010, WIRE-011), EOF (WIRE-008, WIRE-EOF-001),
-//! replay and result accounting (WIRE-012).
+//! replay and result accounting (WIRE-012), and the output line limit per record
+//! ([`SessionConfig::max_record_len`]): a record of a turn that would not fit one line is not
+//! written and ends that turn with the output error; the session goes on.
 //!
 //! Must never: read a clock, sleep, spawn, lock or do I/O; parse bytes other than one
 //! complete input line; write around its output queue.

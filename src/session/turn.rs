@@ -417,18 +417,28 @@ impl Session {
                 // PROFILE §14: the provider's message is quoted only when it holds no
                 // credential material; otherwise it is dropped and the record written without it.
                 let message = message.filter(|m| !self.out.holds_credential(m));
-                let text = message.unwrap_or_else(|| format!("model error: {}", category.as_str()));
+                let plain = format!("model error: {}", category.as_str());
+                let mut text = message.unwrap_or_else(|| plain.clone());
                 let message_id = t
                     .message_id
                     .clone()
                     .unwrap_or_else(|| format!("msg_error_{}_{}", t.id, t.requests));
-                let (uuid, rec) = self.stamp.assistant(
-                    &model,
-                    &message_id,
-                    &Block::Text(text.clone()),
-                    Some(category),
-                );
-                self.out.push_turn(&rec, true);
+                let failure = |s: &mut Self, text: &str| {
+                    let block = Block::Text(text.to_string());
+                    s.stamp
+                        .assistant(&model, &message_id, &block, Some(category))
+                };
+                let (mut uuid, rec) = failure(self, &text);
+                if self.out.push(&rec, true) == Pushed::TooLarge {
+                    // The provider's message made the record too long for one line: it is
+                    // written without the message (the category stays visible), and the turn
+                    // ends with the output error.
+                    self.out.refuse_turn_record();
+                    text = plain;
+                    let (u, rec) = failure(self, &text);
+                    uuid = u;
+                    self.out.push(&rec, true);
+                }
                 self.last_exchange.1 = Some(uuid.as_str().to_string());
                 self.end_request(&mut t, now);
                 self.abandon_uses(&mut t, "model call failed");
