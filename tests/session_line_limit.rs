@@ -408,3 +408,94 @@ fn model_failure_message_over_the_output_line_limit() {
     sim.send(&user("hi"));
     assert_eq!(sim.last_of("result")["subtype"], "success");
 }
+
+/// WIRE-PERM-004 / PERM-022: a sandbox network request whose `can_use_tool` record (the host
+/// is in its `input` and its `description`) is exactly the limit is written and its allow
+/// resumes the model; one byte more is not written: nobody was asked, so it is neither an
+/// allow nor a denial (no `permission_denials` entry, the model is cancelled, not resumed),
+/// and the turn ends with the output error. The next turn works.
+#[test]
+fn network_request_at_the_output_line_limit() {
+    use agentx_wire::model::NetworkDecision;
+    use agentx_wire::session::Action;
+    let net = |host: &str, port: u16| {
+        let mut script = vec![ev(ModelEvent::NetworkAccess {
+            host: host.into(),
+            port: Some(port),
+        })];
+        script.extend(text_reply("msg_a", "network: allowed", None));
+        let mut sim = Sim::local();
+        sim.script(script);
+        sim.send(&user("net"));
+        sim
+    };
+    let request_len = |host: &str, port: u16| {
+        let sim = net(host, port);
+        assert_eq!(sim.last()["request"]["subtype"], "can_use_tool");
+        *sim.lens.last().unwrap()
+    };
+    assert_eq!(
+        request_len("hh", 443) - request_len("h", 443),
+        2,
+        "host in input and description"
+    );
+    // A host of n bytes: `one + 2 (n - 1)`; the port's digits set the parity.
+    let port = if (MAX - request_len("h", 443)) % 2 == 0 {
+        443
+    } else {
+        44
+    };
+    let one = request_len("h", port);
+    let host = a((MAX - one) / 2 + 1);
+
+    // At the limit: written, and the host's allow resumes the model.
+    let mut sim = net(&host, port);
+    assert_eq!(*sim.lens.last().unwrap(), MAX);
+    assert_eq!(
+        sim.labels(),
+        [
+            "init",
+            "state:running",
+            "state:requires_action",
+            "control_request:can_use_tool:agentx-perm-1"
+        ]
+    );
+    sim.send(&allow("agentx-perm-1"));
+    assert_eq!(sim.network, [NetworkDecision::Allowed]);
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+
+    // One byte more: not written; no allow, no denial; the turn ends with the output error.
+    let mut sim = net(&format!("{host}a"), port);
+    assert_eq!(
+        sim.labels(),
+        [
+            "init",
+            "state:running",
+            "state:requires_action",
+            "state:running",
+            "result:error_during_execution",
+            "state:idle"
+        ]
+    );
+    assert!(
+        sim.lens.iter().all(|&l| l < MAX / 2),
+        "nothing of the host was written"
+    );
+    let r = &sim.out[4];
+    assert_line_limit_result(r);
+    assert_eq!(r["permission_denials"], json!([]));
+    assert!(
+        sim.network.is_empty(),
+        "the model was neither allowed nor denied"
+    );
+    assert!(sim
+        .actions
+        .iter()
+        .any(|a| matches!(a, Action::CancelModel { .. })));
+    assert!(sim.s.pending_requests().is_empty());
+    assert!(sim.s.open_prompts().is_empty());
+    assert!(sim.diagnostics.is_empty(), "{:?}", sim.diagnostics);
+    assert!(sim.s.is_done().is_none());
+    sim.send(&user("hi"));
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+}
