@@ -499,3 +499,68 @@ fn network_request_at_the_output_line_limit() {
     sim.send(&user("hi"));
     assert_eq!(sim.last_of("result")["subtype"], "success");
 }
+
+/// Two tool uses of one message: the first `can_use_tool` request is written (its prompt
+/// open), the second's is too large. The open prompt is cancelled first (WIRE-011 order),
+/// each tool use gets exactly one terminal `tool_result` (PERM-053), nothing is a denial, and
+/// a late answer to the cancelled request changes nothing.
+#[test]
+fn second_can_use_tool_request_over_the_limit_cancels_the_first() {
+    let mut sim = Sim::local();
+    let small = json!({ "file_path": "/elsewhere/x" }).to_string();
+    let big = json!({ "file_path": format!("/elsewhere/{}", a(MAX / 2)) }).to_string();
+    sim.script(tool_reply(
+        "msg_1",
+        &[("toolu_1", "Read", &small), ("toolu_2", "Read", &big)],
+    ));
+    sim.send(&user("read both"));
+    assert_eq!(
+        sim.labels(),
+        [
+            "init",
+            "state:running",
+            "assistant:tool_use:toolu_1",
+            "assistant:tool_use:toolu_2",
+            "state:requires_action",
+            "control_request:can_use_tool:agentx-perm-1",
+            "control_cancel_request:agentx-perm-1",
+            &format!("tool_result:toolu_1:{LIMIT_ERROR}"),
+            &format!("tool_result:toolu_2:{LIMIT_ERROR}"),
+            "result:error_during_execution",
+            "state:idle"
+        ]
+    );
+    assert_line_limit_result(&sim.out[9]);
+    assert_eq!(sim.out[9]["permission_denials"], json!([]));
+    assert!(sim.s.pending_requests().is_empty());
+    assert!(sim.s.open_prompts().is_empty());
+    let before = sim.out.len();
+    sim.send(&allow("agentx-perm-1"));
+    assert!(sim.run_tools().is_empty());
+    assert_eq!(sim.out.len(), before, "{:?}", sim.labels_from(before));
+    sim.send(&user("hi"));
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+}
+
+/// A `result` that fits in none of its forms (possible only with a configured limit below
+/// the default or a model name near it: every form names the model in `modelUsage`): the turn
+/// still ends with `idle`, and the lost result is said on stderr, never lost silently.
+#[test]
+fn a_result_that_fits_in_no_form_is_said_on_stderr() {
+    let mut c = config();
+    c.projection.init.model = format!("m{}", a(2000));
+    c.max_record_len = 1900;
+    let mut sim = Sim::new(c);
+    sim.send(&user("hi"));
+    assert_eq!(
+        sim.labels(),
+        ["state:running", "state:idle"],
+        "{:?}",
+        sim.diagnostics
+    );
+    assert_eq!(
+        sim.diagnostics,
+        ["agentx: output refused: a result record exceeds the output line limit; not written"]
+    );
+    assert!(sim.s.is_done().is_none());
+}
