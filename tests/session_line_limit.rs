@@ -564,3 +564,78 @@ fn a_result_that_fits_in_no_form_is_said_on_stderr() {
     );
     assert!(sim.s.is_done().is_none());
 }
+
+/// PROFILE §8 Replay: the echo of a resolving `control_response` whose re-encoding outgrows
+/// one line (raw U+2028, 3 bytes each, are written `\u2028`, 6) is not written and is said on
+/// stderr; the response still resolves its waiter (the tool runs, paired once) and the turn
+/// ends normally.
+#[test]
+fn control_response_echo_over_the_output_line_limit() {
+    let mut c = config();
+    c.replay_user_messages = true;
+    let mut sim = Sim::new(c);
+    sim.script(tool_reply(
+        "msg_a",
+        &[("toolu_1", "Bash", r#"{"command":"ls"}"#)],
+    ))
+    .script(text_reply("msg_b", "done", None));
+    sim.send(&user("list"));
+    assert_eq!(sim.last()["request"]["subtype"], "can_use_tool");
+    let pad = "\u{2028}".repeat(MAX / 3 - 100);
+    let line = json!({"type":"control_response","response":{"subtype":"success",
+        "request_id":"agentx-perm-1","response":{"behavior":"allow",
+        "updatedInput":{"command":format!("ls #{pad}")}}}})
+    .to_string();
+    assert!(line.len() <= MAX, "the inbound line itself fits");
+    let before = sim.out.len();
+    sim.send(&line);
+    assert_eq!(
+        sim.diagnostics,
+        ["agentx: output refused: a control_response echo record exceeds the output line limit; not written"]
+    );
+    assert_eq!(
+        sim.labels_from(before),
+        [
+            "state:running",
+            "tool_result:toolu_1:ran Bash",
+            "assistant:text:done",
+            "result:success",
+            "state:idle"
+        ]
+    );
+    assert_eq!(sim.run_tools(), ["toolu_1"]);
+}
+
+/// WIRE-010 / WIRE-015: an `interrupt` whose `request_id` alone makes its acknowledgement too
+/// long for a line: the turn is still interrupted in the protocol's order (its pending
+/// permission request cancelled first), the acknowledgement is not written and a stderr line
+/// says so; nothing latches and the session goes on.
+#[test]
+fn interrupt_acknowledgement_over_the_output_line_limit() {
+    let mut sim = Sim::local();
+    let path = json!({ "file_path": "/elsewhere/x" }).to_string();
+    sim.script(tool_reply("msg_1", &[("toolu_1", "Read", &path)]));
+    sim.send(&user("read"));
+    assert_eq!(sim.last()["request"]["subtype"], "can_use_tool");
+    let id = format!("int-{}", "\u{2028}".repeat(MAX / 3 - 100));
+    let line = control(&id, json!({"subtype":"interrupt"}));
+    assert!(line.len() <= MAX);
+    let before = sim.out.len();
+    sim.send(&line);
+    assert_eq!(
+        sim.labels_from(before),
+        [
+            "control_cancel_request:agentx-perm-1",
+            "tool_result:toolu_1:interrupted",
+            "result:error_during_execution",
+            "state:idle"
+        ]
+    );
+    assert_eq!(
+        sim.diagnostics,
+        ["agentx: output refused: a control_response (interrupt) record exceeds the output line limit; not written"]
+    );
+    assert!(sim.s.is_done().is_none());
+    sim.send(&user("hi"));
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+}
