@@ -440,7 +440,7 @@ fn network_request_at_the_output_line_limit() {
         "host in input and description"
     );
     // A host of n bytes: `one + 2 (n - 1)`; the port's digits set the parity.
-    let port = if (MAX - request_len("h", 443)) % 2 == 0 {
+    let port = if (MAX - request_len("h", 443)).is_multiple_of(2) {
         443
     } else {
         44
