@@ -639,3 +639,53 @@ fn interrupt_acknowledgement_over_the_output_line_limit() {
     sim.send(&user("hi"));
     assert_eq!(sim.last_of("result")["subtype"], "success");
 }
+
+/// With a permission hook configured (PROFILE §10), a `can_use_tool` request too large for a
+/// line: the race never starts, so no hook runs either (nobody decides), the tool use gets one
+/// error `tool_result` with the output error, and a stray hook answer changes nothing
+/// (PERM-053).
+#[test]
+fn can_use_tool_request_over_the_limit_starts_no_hook() {
+    let mut c = config();
+    c.hook_configured = true;
+    let mut sim = Sim::new(c);
+    let path = format!("/elsewhere/{}", a(MAX / 2));
+    let input = json!({ "file_path": path }).to_string();
+    sim.script(tool_reply("msg_1", &[("toolu_1", "Read", &input)]));
+    sim.send(&user("read it"));
+    assert_eq!(
+        sim.labels_from(2),
+        [
+            "assistant:tool_use:toolu_1",
+            "state:requires_action",
+            "state:running",
+            &format!("tool_result:toolu_1:{LIMIT_ERROR}"),
+            "result:error_during_execution",
+            "state:idle"
+        ]
+    );
+    let hook_actions: Vec<_> = sim
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            agentx_wire::session::Action::StartHook { tool_use_id, .. } => {
+                Some(format!("start {tool_use_id}"))
+            }
+            agentx_wire::session::Action::KillHook { tool_use_id } => {
+                Some(format!("kill {tool_use_id}"))
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(hook_actions.is_empty(), "{hook_actions:?}");
+    assert!(sim.s.open_prompts().is_empty());
+    let before = sim.out.len();
+    sim.hook(
+        "toolu_1",
+        agentx_wire::session::HookOutcome::Allow {
+            updated_input: None,
+        },
+    );
+    assert_eq!(sim.out.len(), before);
+    assert!(sim.run_tools().is_empty());
+}
