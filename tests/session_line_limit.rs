@@ -689,3 +689,33 @@ fn can_use_tool_request_over_the_limit_starts_no_hook() {
     assert_eq!(sim.out.len(), before);
     assert!(sim.run_tools().is_empty());
 }
+
+/// A `task_started` too large for a line (a long description) ends the turn like any record
+/// of it; the host never saw the task start, so no `task_notification` for it follows either
+/// (a terminal event of an unknown task would be a record about nothing).
+#[test]
+fn task_started_over_the_output_line_limit() {
+    let mut sim = Sim::local();
+    sim.script(vec![
+        ev(ModelEvent::MessageStart {
+            message_id: "msg_1".into(),
+        }),
+        ev(ModelEvent::TaskStarted {
+            task_id: "t1".into(),
+            description: a(MAX),
+        }),
+    ]);
+    sim.send(&user("go"));
+    assert_eq!(
+        sim.labels(),
+        [
+            "init",
+            "state:running",
+            "result:error_during_execution",
+            "state:idle"
+        ]
+    );
+    assert_line_limit_result(&sim.out[2]);
+    sim.send(&user("hi"));
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+}

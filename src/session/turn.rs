@@ -463,12 +463,16 @@ impl Session {
                 description,
             } => {
                 let rec = self.stamp.task_started(&task_id, &description);
-                self.out.push_turn(&rec, false);
-                t.tasks.push(Task {
-                    id: task_id,
-                    description,
-                    done: false,
-                });
+                // Not written (too large for a line, or the output failed): the host never saw
+                // the task start, so it is not tracked and gets no later event; the turn ends
+                // after this step.
+                if self.out.push_turn(&rec, false) {
+                    t.tasks.push(Task {
+                        id: task_id,
+                        description,
+                        done: false,
+                    });
+                }
             }
             ModelEvent::TaskProgress { task_id, step } => {
                 if let Some(task) = t.tasks.iter().find(|k| k.id == task_id && !k.done) {
