@@ -408,3 +408,234 @@ fn model_failure_message_over_the_output_line_limit() {
     sim.send(&user("hi"));
     assert_eq!(sim.last_of("result")["subtype"], "success");
 }
+
+/// WIRE-PERM-004 / PERM-022: a sandbox network request whose `can_use_tool` record (the host
+/// is in its `input` and its `description`) is exactly the limit is written and its allow
+/// resumes the model; one byte more is not written: nobody was asked, so it is neither an
+/// allow nor a denial (no `permission_denials` entry, the model is cancelled, not resumed),
+/// and the turn ends with the output error. The next turn works.
+#[test]
+fn network_request_at_the_output_line_limit() {
+    use agentx_wire::model::NetworkDecision;
+    use agentx_wire::session::Action;
+    let net = |host: &str, port: u16| {
+        let mut script = vec![ev(ModelEvent::NetworkAccess {
+            host: host.into(),
+            port: Some(port),
+        })];
+        script.extend(text_reply("msg_a", "network: allowed", None));
+        let mut sim = Sim::local();
+        sim.script(script);
+        sim.send(&user("net"));
+        sim
+    };
+    let request_len = |host: &str, port: u16| {
+        let sim = net(host, port);
+        assert_eq!(sim.last()["request"]["subtype"], "can_use_tool");
+        *sim.lens.last().unwrap()
+    };
+    assert_eq!(
+        request_len("hh", 443) - request_len("h", 443),
+        2,
+        "host in input and description"
+    );
+    // A host of n bytes: `one + 2 (n - 1)`; the port's digits set the parity.
+    let port = if (MAX - request_len("h", 443)).is_multiple_of(2) {
+        443
+    } else {
+        44
+    };
+    let one = request_len("h", port);
+    let host = a((MAX - one) / 2 + 1);
+
+    // At the limit: written, and the host's allow resumes the model.
+    let mut sim = net(&host, port);
+    assert_eq!(*sim.lens.last().unwrap(), MAX);
+    assert_eq!(
+        sim.labels(),
+        [
+            "init",
+            "state:running",
+            "state:requires_action",
+            "control_request:can_use_tool:agentx-perm-1"
+        ]
+    );
+    sim.send(&allow("agentx-perm-1"));
+    assert_eq!(sim.network, [NetworkDecision::Allowed]);
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+
+    // One byte more: not written; no allow, no denial; the turn ends with the output error.
+    let mut sim = net(&format!("{host}a"), port);
+    assert_eq!(
+        sim.labels(),
+        [
+            "init",
+            "state:running",
+            "state:requires_action",
+            "state:running",
+            "result:error_during_execution",
+            "state:idle"
+        ]
+    );
+    assert!(
+        sim.lens.iter().all(|&l| l < MAX / 2),
+        "nothing of the host was written"
+    );
+    let r = &sim.out[4];
+    assert_line_limit_result(r);
+    assert_eq!(r["permission_denials"], json!([]));
+    assert!(
+        sim.network.is_empty(),
+        "the model was neither allowed nor denied"
+    );
+    assert!(sim
+        .actions
+        .iter()
+        .any(|a| matches!(a, Action::CancelModel { .. })));
+    assert!(sim.s.pending_requests().is_empty());
+    assert!(sim.s.open_prompts().is_empty());
+    assert!(sim.diagnostics.is_empty(), "{:?}", sim.diagnostics);
+    assert!(sim.s.is_done().is_none());
+    sim.send(&user("hi"));
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+}
+
+/// Two tool uses of one message: the first `can_use_tool` request is written (its prompt
+/// open), the second's is too large. The open prompt is cancelled first (WIRE-011 order),
+/// each tool use gets exactly one terminal `tool_result` (PERM-053), nothing is a denial, and
+/// a late answer to the cancelled request changes nothing.
+#[test]
+fn second_can_use_tool_request_over_the_limit_cancels_the_first() {
+    let mut sim = Sim::local();
+    let small = json!({ "file_path": "/elsewhere/x" }).to_string();
+    let big = json!({ "file_path": format!("/elsewhere/{}", a(MAX / 2)) }).to_string();
+    sim.script(tool_reply(
+        "msg_1",
+        &[("toolu_1", "Read", &small), ("toolu_2", "Read", &big)],
+    ));
+    sim.send(&user("read both"));
+    assert_eq!(
+        sim.labels(),
+        [
+            "init",
+            "state:running",
+            "assistant:tool_use:toolu_1",
+            "assistant:tool_use:toolu_2",
+            "state:requires_action",
+            "control_request:can_use_tool:agentx-perm-1",
+            "control_cancel_request:agentx-perm-1",
+            &format!("tool_result:toolu_1:{LIMIT_ERROR}"),
+            &format!("tool_result:toolu_2:{LIMIT_ERROR}"),
+            "result:error_during_execution",
+            "state:idle"
+        ]
+    );
+    assert_line_limit_result(&sim.out[9]);
+    assert_eq!(sim.out[9]["permission_denials"], json!([]));
+    assert!(sim.s.pending_requests().is_empty());
+    assert!(sim.s.open_prompts().is_empty());
+    let before = sim.out.len();
+    sim.send(&allow("agentx-perm-1"));
+    assert!(sim.run_tools().is_empty());
+    assert_eq!(sim.out.len(), before, "{:?}", sim.labels_from(before));
+    sim.send(&user("hi"));
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+}
+
+/// A `result` that fits in none of its forms (possible only with a configured limit below
+/// the default or a model name near it: every form names the model in `modelUsage`): the turn
+/// still ends with `idle`, and the lost result is said on stderr, never lost silently.
+#[test]
+fn a_result_that_fits_in_no_form_is_said_on_stderr() {
+    let mut c = config();
+    c.projection.init.model = format!("m{}", a(2000));
+    c.max_record_len = 1900;
+    let mut sim = Sim::new(c);
+    sim.send(&user("hi"));
+    assert_eq!(
+        sim.labels(),
+        ["state:running", "state:idle"],
+        "{:?}",
+        sim.diagnostics
+    );
+    assert_eq!(
+        sim.diagnostics,
+        ["agentx: output refused: a result record exceeds the output line limit; not written"]
+    );
+    assert!(sim.s.is_done().is_none());
+}
+
+/// PROFILE §8 Replay: the echo of a resolving `control_response` whose re-encoding outgrows
+/// one line (raw U+2028, 3 bytes each, are written `\u2028`, 6) is not written and is said on
+/// stderr; the response still resolves its waiter (the tool runs, paired once) and the turn
+/// ends normally.
+#[test]
+fn control_response_echo_over_the_output_line_limit() {
+    let mut c = config();
+    c.replay_user_messages = true;
+    let mut sim = Sim::new(c);
+    sim.script(tool_reply(
+        "msg_a",
+        &[("toolu_1", "Bash", r#"{"command":"ls"}"#)],
+    ))
+    .script(text_reply("msg_b", "done", None));
+    sim.send(&user("list"));
+    assert_eq!(sim.last()["request"]["subtype"], "can_use_tool");
+    let pad = "\u{2028}".repeat(MAX / 3 - 100);
+    let line = json!({"type":"control_response","response":{"subtype":"success",
+        "request_id":"agentx-perm-1","response":{"behavior":"allow",
+        "updatedInput":{"command":format!("ls #{pad}")}}}})
+    .to_string();
+    assert!(line.len() <= MAX, "the inbound line itself fits");
+    let before = sim.out.len();
+    sim.send(&line);
+    assert_eq!(
+        sim.diagnostics,
+        ["agentx: output refused: a control_response echo record exceeds the output line limit; not written"]
+    );
+    assert_eq!(
+        sim.labels_from(before),
+        [
+            "state:running",
+            "tool_result:toolu_1:ran Bash",
+            "assistant:text:done",
+            "result:success",
+            "state:idle"
+        ]
+    );
+    assert_eq!(sim.run_tools(), ["toolu_1"]);
+}
+
+/// WIRE-010 / WIRE-015: an `interrupt` whose `request_id` alone makes its acknowledgement too
+/// long for a line: the turn is still interrupted in the protocol's order (its pending
+/// permission request cancelled first), the acknowledgement is not written and a stderr line
+/// says so; nothing latches and the session goes on.
+#[test]
+fn interrupt_acknowledgement_over_the_output_line_limit() {
+    let mut sim = Sim::local();
+    let path = json!({ "file_path": "/elsewhere/x" }).to_string();
+    sim.script(tool_reply("msg_1", &[("toolu_1", "Read", &path)]));
+    sim.send(&user("read"));
+    assert_eq!(sim.last()["request"]["subtype"], "can_use_tool");
+    let id = format!("int-{}", "\u{2028}".repeat(MAX / 3 - 100));
+    let line = control(&id, json!({"subtype":"interrupt"}));
+    assert!(line.len() <= MAX);
+    let before = sim.out.len();
+    sim.send(&line);
+    assert_eq!(
+        sim.labels_from(before),
+        [
+            "control_cancel_request:agentx-perm-1",
+            "tool_result:toolu_1:interrupted",
+            "result:error_during_execution",
+            "state:idle"
+        ]
+    );
+    assert_eq!(
+        sim.diagnostics,
+        ["agentx: output refused: a control_response (interrupt) record exceeds the output line limit; not written"]
+    );
+    assert!(sim.s.is_done().is_none());
+    sim.send(&user("hi"));
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+}

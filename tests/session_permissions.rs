@@ -792,3 +792,71 @@ fn fatal_input_closes_open_prompts_silently() {
     assert!(sim.s.open_prompts().is_empty());
     assert_eq!(sim.s.is_done().map(|e| e.code), Some(1));
 }
+
+/// SIGINT is a step like any input (PROFILE §8 Signals): after input EOF, a SIGINT that ends
+/// the last turn ends the session (status 0) at once; without EOF, the next queued prompt
+/// starts right after the interrupted turn's `idle`, not at the next input.
+#[test]
+fn sigint_after_eof_exits_and_sigint_starts_the_next_queued_turn() {
+    let mut c = config();
+    c.permission_mode = agentx_wire::wire::permission::PermissionMode::BypassPermissions;
+    let mut sim = Sim::new(c.clone());
+    sim.hold_tools = true;
+    two_tools(&mut sim);
+    sim.send(&user("two"));
+    sim.eof();
+    assert!(sim.s.is_done().is_none(), "the turn still runs its tools");
+    sim.interrupt_signal();
+    assert_eq!(sim.last_of("result")["subtype"], "error_during_execution");
+    assert_eq!(sim.s.is_done().map(|e| e.code), Some(0));
+
+    let mut sim = Sim::new(c);
+    sim.hold_tools = true;
+    two_tools(&mut sim);
+    sim.send(&user("two"));
+    sim.send(&user("next"));
+    let before = sim.out.len();
+    sim.interrupt_signal();
+    assert_eq!(
+        sim.labels_from(before),
+        [
+            "tool_result:toolu_1:interrupted",
+            "tool_result:toolu_2:interrupted",
+            "result:error_during_execution",
+            "state:idle",
+            "state:running",
+            "assistant:text:done",
+            "result:success",
+            "state:idle",
+        ]
+    );
+    assert_eq!(sim.requests.len(), 2, "the queued prompt's model call");
+}
+
+/// WIRE-013 on the SIGINT path: a finished tool's output that holds a credential is refused
+/// when the interrupt writes its `tool_result`; the output latches with PROFILE §5's text and
+/// the session ends with status 1 right then, not at the next input.
+#[test]
+fn sigint_whose_tool_result_is_refused_ends_the_session() {
+    let mut c = config();
+    c.permission_mode = agentx_wire::wire::permission::PermissionMode::BypassPermissions;
+    c.credentials = agentx_wire::encode::CredentialSet::new(["sekrit-4711"]).unwrap();
+    let mut sim = Sim::new(c);
+    sim.hold_tools = true;
+    two_tools(&mut sim);
+    sim.send(&user("two"));
+    sim.finish_tool("toolu_2", ToolOutcome::ok("key sekrit-4711"));
+    let before = sim.out.len();
+    sim.interrupt_signal();
+    assert_eq!(sim.labels_from(before), ["tool_result:toolu_1:interrupted"]);
+    assert_eq!(
+        sim.diagnostics,
+        [agentx_wire::encode::VALIDATION_FAILURE_TEXT]
+    );
+    assert_eq!(sim.s.is_done().map(|e| e.code), Some(1));
+    assert!(
+        sim.running_tools.is_empty(),
+        "the running tool was cancelled"
+    );
+    assert!(!sim.diagnostics.concat().contains("sekrit"));
+}

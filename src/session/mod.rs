@@ -258,9 +258,12 @@ impl Session {
         self.input_closed(now);
     }
 
-    /// SIGINT: an `interrupt` without a request to acknowledge (PROFILE §8).
+    /// SIGINT: an `interrupt` without a request to acknowledge (PROFILE §8). A step like any
+    /// input: a latched output ends the session, the next queued prompt starts, and after
+    /// EOF with nothing left the session exits.
     pub fn handle_signal_interrupt(&mut self, now: Instant) {
         self.interrupt(None, now);
+        self.after_step(now);
     }
 
     /// One model event of `turn`'s current call. Events of a finished or cancelled turn are

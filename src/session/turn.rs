@@ -902,7 +902,8 @@ impl Session {
     /// first, so it too makes the result an error instead of vanishing after a success. The
     /// result itself is written in the first of these forms that fits one line: as built;
     /// the error form (no result text, `errors` only the output error); the same with
-    /// each denial's `tool_input` `{}`; the same without denials.
+    /// each denial's `tool_input` `{}`; the same without denials; if none fits (only under a
+    /// small configured limit or a model name near it), a stderr line says so.
     ///
     /// [`Output::take_turn_refusal`]: super::output::Output::take_turn_refusal
     pub(crate) fn close_turn(&mut self, t: Turn, mut fields: ResultFields, suggestion: bool) {
@@ -963,6 +964,10 @@ impl Session {
                 return;
             }
         }
+        // No form fits (a small configured limit, or a model name near it: every form names
+        // the model): the turn still ends with `idle`; the loss is said, never silent.
+        self.out
+            .diagnostic(super::prompts::too_large_diagnostic("result"));
     }
 
     /// Writes the terminal `tool_result` of one accepted tool use. One too large for a line
@@ -981,7 +986,11 @@ impl Session {
                 self.out.refuse_turn_record();
                 let error = self.out.line_limit_error();
                 let rec = self.stamp.tool_result(tool_use_id, &error, true);
-                self.out.push(&rec, true);
+                if self.out.push(&rec, true) == Pushed::TooLarge {
+                    // Only under a tiny configured limit: said, never silent.
+                    self.out
+                        .diagnostic(super::prompts::too_large_diagnostic("tool_result"));
+                }
                 (error, true)
             }
             _ => (content.to_string(), is_error),
