@@ -719,3 +719,29 @@ fn task_started_over_the_output_line_limit() {
     sim.send(&user("hi"));
     assert_eq!(sim.last_of("result")["subtype"], "success");
 }
+
+/// PROFILE §8 Replay at the line limit: a user record whose text is raw U+2028 (3 bytes in,
+/// `\u2028`, 6 bytes, out) is measured in its final form. One whose replay form cannot fit is
+/// refused up front with an input-error result (WIRE-021); it is never run with its replay
+/// echo missing.
+#[test]
+fn replay_of_separator_heavy_user_record_is_measured_in_final_form() {
+    let mut c = config();
+    c.replay_user_messages = true;
+    let mut sim = Sim::new(c);
+    let text = "\u{2028}".repeat(MAX / 5);
+    let line = user(&text);
+    assert!(line.len() <= MAX);
+    sim.send(&line);
+    let labels = sim.labels();
+    assert_eq!(
+        labels,
+        ["result:error_during_execution"],
+        "diagnostics {:?}",
+        sim.diagnostics
+    );
+    assert_eq!(
+        sim.out[0]["errors"],
+        json!(["input error: the record's replay form would exceed the output line limit"])
+    );
+}
