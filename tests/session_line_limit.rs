@@ -745,3 +745,46 @@ fn replay_of_separator_heavy_user_record_is_measured_in_final_form() {
         json!(["input error: the record's replay form would exceed the output line limit"])
     );
 }
+
+/// A task whose `task_started` fits but whose `task_notification` would not (its summary
+/// `task <id> <status>` repeats a long ID): the notification is written with the summary
+/// `task <status>`, so every task the host saw start also ends (PROFILE §8), and the turn
+/// ends with the output error.
+#[test]
+fn task_notification_over_the_output_line_limit_keeps_the_task_paired() {
+    use agentx_wire::model::TaskStatus;
+    let mut sim = Sim::local();
+    let id = format!("t{}", a(MAX / 2));
+    sim.script(vec![
+        ev(ModelEvent::MessageStart {
+            message_id: "msg_1".into(),
+        }),
+        ev(ModelEvent::TaskStarted {
+            task_id: id.clone(),
+            description: "d".into(),
+        }),
+        ev(ModelEvent::TaskNotification {
+            task_id: id.clone(),
+            status: TaskStatus::Completed,
+        }),
+    ]);
+    sim.send(&user("go"));
+    let labels = sim.labels();
+    assert_eq!(&labels[..2], ["init", "state:running"], "{labels:?}");
+    let notes = sim.of("system");
+    let started: Vec<_> = notes
+        .iter()
+        .filter(|v| v["subtype"] == "task_started")
+        .collect();
+    let ended: Vec<_> = notes
+        .iter()
+        .filter(|v| v["subtype"] == "task_notification")
+        .collect();
+    assert_eq!(started.len(), 1);
+    assert_eq!(ended.len(), 1, "{labels:?}");
+    assert_eq!(ended[0]["task_id"], id.as_str());
+    assert_eq!(ended[0]["status"], "completed");
+    assert_eq!(ended[0]["summary"], "task completed");
+    assert_line_limit_result(sim.last_of("result"));
+    assert_eq!(labels.last().unwrap(), "state:idle");
+}

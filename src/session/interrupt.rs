@@ -90,11 +90,7 @@ impl Session {
         // 5. terminal task events for finite work.
         for task in t.tasks.iter_mut().filter(|k| !k.done) {
             task.done = true;
-            let summary = format!("task {} stopped", task.id);
-            let rec = self
-                .stamp
-                .task_notification(&task.id, TaskStatus::Stopped, &summary);
-            self.out.push_turn(&rec, false);
+            self.push_task_notification(&task.id, TaskStatus::Stopped);
         }
         // 6..9: the result, no suggestion, the flush, idle.
         let (stop_reason, errors) = match cut {

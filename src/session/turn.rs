@@ -483,9 +483,8 @@ impl Session {
             ModelEvent::TaskNotification { task_id, status } => {
                 if let Some(task) = t.tasks.iter_mut().find(|k| k.id == task_id && !k.done) {
                     task.done = true;
-                    let summary = format!("task {} {}", task.id, status.as_str());
-                    let rec = self.stamp.task_notification(&task.id, status, &summary);
-                    self.out.push_turn(&rec, false);
+                    let task_id = task.id.clone();
+                    self.push_task_notification(&task_id, status);
                 }
             }
             ModelEvent::Suggestion { text } => t.suggestion = Some(text),
@@ -972,6 +971,28 @@ impl Session {
         // the model): the turn still ends with `idle`; the loss is said, never silent.
         self.out
             .diagnostic(super::prompts::too_large_diagnostic("result"));
+    }
+
+    /// Writes the terminal `task_notification` of a task the host saw start (PROFILE §8: every
+    /// started task ends). One too large for a line (its summary `task <id> <status>` repeats
+    /// the ID) is written with the summary `task <status>` and marks the turn, which then ends
+    /// with its output error; if even that cannot fit, a stderr line says so.
+    pub(crate) fn push_task_notification(
+        &mut self,
+        task_id: &str,
+        status: crate::model::TaskStatus,
+    ) {
+        let summary = format!("task {task_id} {}", status.as_str());
+        let rec = self.stamp.task_notification(task_id, status, &summary);
+        if self.out.push(&rec, false) == Pushed::TooLarge {
+            self.out.refuse_turn_record();
+            let summary = format!("task {}", status.as_str());
+            let rec = self.stamp.task_notification(task_id, status, &summary);
+            if self.out.push(&rec, false) == Pushed::TooLarge {
+                self.out
+                    .diagnostic(super::prompts::too_large_diagnostic("task_notification"));
+            }
+        }
     }
 
     /// Writes the terminal `tool_result` of one accepted tool use. One too large for a line
