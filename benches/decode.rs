@@ -29,11 +29,14 @@ use std::hint::black_box;
 use std::ops::Range;
 use std::path::PathBuf;
 
-use agentx_wire::json::Parser;
 use criterion::measurement::Measurement;
 use criterion::{Criterion, SamplingMode, Throughput};
 
 mod cpu_time;
+#[path = "decode_contenders.rs"]
+mod decode_contenders;
+
+use decode_contenders::{Scratch, CONTENDERS};
 
 const STREAM_BYTES: usize = 8 << 20;
 
@@ -102,86 +105,8 @@ fn inputs() -> Vec<Input> {
     inputs
 }
 
-/// Each contender parses every line and returns how many it accepted; the value of each line
-/// goes through `black_box` so no work is optimised away.
-type Contender = fn(&[u8], &[Range<usize>], &mut Scratch) -> usize;
-
-/// State a contender may reuse across lines and iterations.
-struct Scratch {
-    parser: Parser,
-    copy: Vec<u8>,
-}
-
-fn agentx(bytes: &[u8], lines: &[Range<usize>], s: &mut Scratch) -> usize {
-    let mut ok = 0;
-    for r in lines {
-        if let Ok(v) = s.parser.parse(&bytes[r.clone()]) {
-            black_box(&v);
-            ok += 1;
-        }
-    }
-    ok
-}
-
-fn serde_json_value(bytes: &[u8], lines: &[Range<usize>], _: &mut Scratch) -> usize {
-    let mut ok = 0;
-    for r in lines {
-        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes[r.clone()]) {
-            black_box(&v);
-            ok += 1;
-        }
-    }
-    ok
-}
-
-fn serde_json_ignored(bytes: &[u8], lines: &[Range<usize>], _: &mut Scratch) -> usize {
-    let mut ok = 0;
-    for r in lines {
-        if let Ok(v) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes[r.clone()]) {
-            black_box(&v);
-            ok += 1;
-        }
-    }
-    ok
-}
-
-fn simd_json_borrowed(bytes: &[u8], lines: &[Range<usize>], s: &mut Scratch) -> usize {
-    let mut ok = 0;
-    for r in lines {
-        s.copy.clear();
-        s.copy.extend_from_slice(&bytes[r.clone()]);
-        if let Ok(v) = simd_json::to_borrowed_value(&mut s.copy) {
-            black_box(&v);
-            ok += 1;
-        }
-    }
-    ok
-}
-
-fn sonic_rs_value(bytes: &[u8], lines: &[Range<usize>], _: &mut Scratch) -> usize {
-    let mut ok = 0;
-    for r in lines {
-        if let Ok(v) = sonic_rs::from_slice::<sonic_rs::Value>(&bytes[r.clone()]) {
-            black_box(&v);
-            ok += 1;
-        }
-    }
-    ok
-}
-
-const CONTENDERS: &[(&str, Contender)] = &[
-    ("agentx", agentx),
-    ("serde_json_value", serde_json_value),
-    ("serde_json_ignored", serde_json_ignored),
-    ("simd_json_borrowed", simd_json_borrowed),
-    ("sonic_rs_value", sonic_rs_value),
-];
-
 fn bench_decode<M: Measurement>(c: &mut Criterion<M>) {
-    let mut scratch = Scratch {
-        parser: Parser::new(),
-        copy: Vec::with_capacity(1 << 20),
-    };
+    let mut scratch = Scratch::new();
     for input in inputs() {
         let lines = input.lines.len();
         eprintln!(

@@ -28,7 +28,10 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agentx_wire::json::Parser;
+#[path = "../../decode_contenders.rs"]
+mod decode_contenders;
+
+use decode_contenders::{Scratch, CONTENDERS};
 
 const STREAM_BYTES: usize = 8 << 20;
 
@@ -103,78 +106,6 @@ fn input(name: &str) -> Option<Input> {
     }
 }
 
-struct Scratch {
-    parser: Parser,
-    copy: Vec<u8>,
-}
-
-type Contender = fn(&[u8], &[Range<usize>], &mut Scratch) -> usize;
-
-fn agentx(bytes: &[u8], lines: &[Range<usize>], s: &mut Scratch) -> usize {
-    let mut ok = 0;
-    for r in lines {
-        if let Ok(v) = s.parser.parse(&bytes[r.clone()]) {
-            black_box(&v);
-            ok += 1;
-        }
-    }
-    ok
-}
-
-fn serde_json_value(bytes: &[u8], lines: &[Range<usize>], _: &mut Scratch) -> usize {
-    let mut ok = 0;
-    for r in lines {
-        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes[r.clone()]) {
-            black_box(&v);
-            ok += 1;
-        }
-    }
-    ok
-}
-
-fn serde_json_ignored(bytes: &[u8], lines: &[Range<usize>], _: &mut Scratch) -> usize {
-    let mut ok = 0;
-    for r in lines {
-        if let Ok(v) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes[r.clone()]) {
-            black_box(&v);
-            ok += 1;
-        }
-    }
-    ok
-}
-
-fn simd_json_borrowed(bytes: &[u8], lines: &[Range<usize>], s: &mut Scratch) -> usize {
-    let mut ok = 0;
-    for r in lines {
-        s.copy.clear();
-        s.copy.extend_from_slice(&bytes[r.clone()]);
-        if let Ok(v) = simd_json::to_borrowed_value(&mut s.copy) {
-            black_box(&v);
-            ok += 1;
-        }
-    }
-    ok
-}
-
-fn sonic_rs_value(bytes: &[u8], lines: &[Range<usize>], _: &mut Scratch) -> usize {
-    let mut ok = 0;
-    for r in lines {
-        if let Ok(v) = sonic_rs::from_slice::<sonic_rs::Value>(&bytes[r.clone()]) {
-            black_box(&v);
-            ok += 1;
-        }
-    }
-    ok
-}
-
-const CONTENDERS: &[(&str, Contender)] = &[
-    ("agentx", agentx),
-    ("serde_json_value", serde_json_value),
-    ("serde_json_ignored", serde_json_ignored),
-    ("simd_json_borrowed", simd_json_borrowed),
-    ("sonic_rs_value", sonic_rs_value),
-];
-
 /// This thread's CPU time in nanoseconds (`/proc/thread-self/schedstat`).
 fn thread_cpu_ns() -> u64 {
     std::fs::read_to_string("/proc/thread-self/schedstat")
@@ -223,10 +154,7 @@ fn main() -> ExitCode {
     } else {
         "default"
     };
-    let mut scratch = Scratch {
-        parser: Parser::new(),
-        copy: Vec::with_capacity(1 << 20),
-    };
+    let mut scratch = Scratch::new();
     for name in &names {
         let Some(input) = input(name) else {
             if !matches!(name.as_str(), "twitter" | "citm_catalog" | "canada") {
