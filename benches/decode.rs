@@ -26,53 +26,16 @@
 //! defaults give 300 ms samples); throughputs are then "per CPU-second".
 
 use std::hint::black_box;
-use std::ops::Range;
 use std::path::PathBuf;
 
 use criterion::measurement::Measurement;
 use criterion::{Criterion, SamplingMode, Throughput};
 
 mod cpu_time;
-#[path = "decode_contenders.rs"]
-mod decode_contenders;
+#[path = "decode_workload.rs"]
+mod decode_workload;
 
-use decode_contenders::{Scratch, CONTENDERS};
-
-const STREAM_BYTES: usize = 8 << 20;
-
-/// One benchmark input: the bytes and the ranges of its non-blank lines (LF excluded).
-struct Input {
-    name: &'static str,
-    bytes: Vec<u8>,
-    lines: Vec<Range<usize>>,
-}
-
-impl Input {
-    fn per_line(name: &'static str, bytes: Vec<u8>) -> Input {
-        let mut lines = Vec::new();
-        let mut start = 0;
-        for end in memchr::memchr_iter(b'\n', &bytes) {
-            if end > start {
-                lines.push(start..end);
-            }
-            start = end + 1;
-        }
-        if start < bytes.len() {
-            lines.push(start..bytes.len());
-        }
-        Input { name, bytes, lines }
-    }
-
-    fn whole(name: &'static str, bytes: Vec<u8>) -> Input {
-        let whole: Range<usize> = 0..bytes.len();
-        let lines = Vec::from([whole]);
-        Input { name, bytes, lines }
-    }
-
-    fn line_bytes(&self) -> u64 {
-        self.lines.iter().map(|r| r.len() as u64).sum()
-    }
-}
+use decode_workload::{Input, Scratch, CONTENDERS};
 
 fn conformance_dir() -> PathBuf {
     std::env::var_os("AGENTX_CONFORMANCE_DIR")
@@ -81,23 +44,24 @@ fn conformance_dir() -> PathBuf {
 }
 
 fn inputs() -> Vec<Input> {
-    let mut inputs = vec![
-        Input::per_line(
-            "realistic",
-            agentx_wire::sample::realistic_stream(1, STREAM_BYTES),
-        ),
-        Input::per_line(
-            "stream_events",
-            agentx_wire::sample::stream_events(1, STREAM_BYTES),
-        ),
-    ];
     let dir = conformance_dir().join("json").join("bench");
-    for name in ["twitter", "citm_catalog", "canada"] {
-        let path = dir.join(format!("{name}.json"));
-        match std::fs::read(&path) {
-            Ok(bytes) => inputs.push(Input::whole(name, bytes)),
-            Err(e) => eprintln!(
-                "SKIP decode/{name}: {} ({e}); set AGENTX_CONFORMANCE_DIR",
+    let names = [
+        "realistic",
+        "stream_events",
+        "twitter",
+        "citm_catalog",
+        "canada",
+    ];
+    let mut inputs = Vec::new();
+    for input in names
+        .into_iter()
+        .filter_map(|name| Input::named(name, &dir))
+    {
+        match input {
+            Ok(input) => inputs.push(input),
+            Err((path, e)) => eprintln!(
+                "SKIP decode/{}: {} ({e}); set AGENTX_CONFORMANCE_DIR",
+                path.file_stem().unwrap_or_default().to_string_lossy(),
                 path.display()
             ),
         }

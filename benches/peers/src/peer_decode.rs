@@ -24,43 +24,13 @@
 //! ```
 
 use std::hint::black_box;
-use std::ops::Range;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[path = "../../decode_contenders.rs"]
-mod decode_contenders;
+#[path = "../../decode_workload.rs"]
+mod decode_workload;
 
-use decode_contenders::{Scratch, CONTENDERS};
-
-const STREAM_BYTES: usize = 8 << 20;
-
-struct Input {
-    name: &'static str,
-    bytes: Vec<u8>,
-    lines: Vec<Range<usize>>,
-}
-
-impl Input {
-    fn per_line(name: &'static str, bytes: Vec<u8>) -> Input {
-        let mut lines = Vec::new();
-        let mut start = 0;
-        for end in memchr::memchr_iter(b'\n', &bytes) {
-            if end > start {
-                lines.push(start..end);
-            }
-            start = end + 1;
-        }
-        if start < bytes.len() {
-            lines.push(start..bytes.len());
-        }
-        Input { name, bytes, lines }
-    }
-
-    fn line_bytes(&self) -> u64 {
-        self.lines.iter().map(|r| r.len() as u64).sum()
-    }
-}
+use decode_workload::{Input, Scratch, CONTENDERS};
 
 fn conformance_dir() -> PathBuf {
     std::env::var_os("AGENTX_CONFORMANCE_DIR")
@@ -71,38 +41,12 @@ fn conformance_dir() -> PathBuf {
 }
 
 fn input(name: &str) -> Option<Input> {
-    match name {
-        "realistic" => Some(Input::per_line(
-            "realistic",
-            agentx_wire::sample::realistic_stream(1, STREAM_BYTES),
-        )),
-        "stream_events" => Some(Input::per_line(
-            "stream_events",
-            agentx_wire::sample::stream_events(1, STREAM_BYTES),
-        )),
-        "twitter" | "citm_catalog" | "canada" => {
-            let name: &'static str = match name {
-                "twitter" => "twitter",
-                "citm_catalog" => "citm_catalog",
-                _ => "canada",
-            };
-            let path = conformance_dir()
-                .join("json")
-                .join("bench")
-                .join(format!("{name}.json"));
-            match std::fs::read(&path) {
-                Ok(bytes) => {
-                    let whole: Range<usize> = 0..bytes.len();
-                    let lines = vec![whole];
-                    Some(Input { name, bytes, lines })
-                }
-                Err(e) => {
-                    eprintln!("SKIP {name}: {} ({e})", path.display());
-                    None
-                }
-            }
+    match Input::named(name, &conformance_dir().join("json").join("bench"))? {
+        Ok(input) => Some(input),
+        Err((path, e)) => {
+            eprintln!("SKIP {name}: {} ({e})", path.display());
+            None
         }
-        _ => None,
     }
 }
 
