@@ -216,6 +216,23 @@ impl FrameEncoder {
         *self.failure.get_or_insert(failure)
     }
 
+    /// Whether `text`, spelled as the JSON string this encoder writes, carries credential
+    /// material by WIRE-013's rules: what a caller asks before quoting untrusted text in a
+    /// record (PROFILE §14: a provider's error message is dropped when it does). It only
+    /// answers (a panic inside the scan answers true); it never latches, and every record
+    /// is still validated whole when it is encoded.
+    pub fn spells_credential(&mut self, text: &str) -> bool {
+        if self.credentials.is_empty() {
+            return false;
+        }
+        self.spare.clear();
+        crate::json::write_str(&mut self.spare, text);
+        let (credentials, spelled, scratch) = (&self.credentials, &self.spare, &mut self.scratch);
+        let holds = contained(|| credentials.matches(spelled, scratch)).unwrap_or(true);
+        self.forget();
+        holds
+    }
+
     /// A refused frame may hold a credential: do not keep it around (nor its memory).
     fn forget(&mut self) {
         for b in [&mut self.buf, &mut self.spare, &mut self.scratch] {

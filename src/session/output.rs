@@ -80,10 +80,8 @@ pub(crate) struct Output {
     /// A record of the active turn was too large for one line (not latched).
     turn_refused: bool,
     pushed: u64,
-    /// Reused by [`Output::fits`] and [`Output::holds_credential`].
+    /// Reused by [`Output::fits`].
     scratch: Vec<u8>,
-    /// The encoder's credential union, for [`Output::holds_credential`].
-    credentials: CredentialSet,
 }
 
 /// A bound on what a session adds to a re-encoded input record (`session_id`, `uuid`,
@@ -94,7 +92,7 @@ impl Output {
     pub(crate) fn new(credentials: CredentialSet, max_record_len: usize) -> Output {
         let mut encoder = FrameEncoder::new();
         // A fresh encoder has not started, so installing the union and the limit cannot fail.
-        let _ = encoder.set_credentials(credentials.clone());
+        let _ = encoder.set_credentials(credentials);
         let _ = encoder.set_max_record_len(max_record_len);
         Output {
             encoder,
@@ -105,7 +103,6 @@ impl Output {
             turn_refused: false,
             pushed: 0,
             scratch: Vec::new(),
-            credentials,
         }
     }
 
@@ -205,19 +202,7 @@ impl Output {
     /// (which would latch and end the whole output). The encoder still validates every final
     /// record: this check only decides what is quoted, it is not a second enforcement point.
     pub(crate) fn holds_credential(&mut self, text: &str) -> bool {
-        if self.credentials.is_empty() {
-            return false;
-        }
-        let mut spelled = std::mem::take(&mut self.scratch);
-        spelled.clear();
-        crate::json::write_str(&mut spelled, text);
-        let mut decoded = Vec::new();
-        let holds = self.credentials.matches(&spelled, &mut decoded);
-        spelled.clear();
-        if spelled.capacity() <= 64 << 10 {
-            self.scratch = spelled;
-        }
-        holds
+        self.encoder.spells_credential(text)
     }
 
     /// Encodes `record` for the transcript only (the replay form of a prompt when replay is
