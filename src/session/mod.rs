@@ -64,7 +64,7 @@ use bytes::Bytes;
 
 pub use action::{Action, ExitStatus, HookOutcome, ToolOutcome};
 pub use config::{
-    default_tools, ConfigError, Projection, ReferenceProfile, SessionConfig, SettingSource,
+    default_tools, ConfigError, Profile, Projection, ReferenceProfile, SessionConfig, SettingSource,
 };
 pub use prompts::{Settlement, REQUEST_ID_PREFIX, RESOLVED_CAPACITY};
 pub use queue::{QUEUE_MAX_BYTES, QUEUE_MAX_RECORDS};
