@@ -64,7 +64,7 @@ pub enum AgentxArgs {
     Session(SessionArgs),
     /// `--input-format stream-json --output-format stream-json --verbose`: the Claude Agent SDK
     /// profile (PROFILE §15).
-    SdkSession(SdkSessionArgs),
+    SdkSession(Box<SdkSessionArgs>),
     /// `-p PROMPT` (PROFILE §13).
     OneShot(OneShotArgs),
     /// `--version`, alone.
@@ -678,10 +678,10 @@ fn session(s: Scanned) -> Result<AgentxArgs, UsageError> {
     if !verbose {
         return Ok(AgentxArgs::Session(session));
     }
-    Ok(AgentxArgs::SdkSession(SdkSessionArgs {
+    Ok(AgentxArgs::SdkSession(Box::new(SdkSessionArgs {
         session,
         sdk: sdk(s)?,
-    }))
+    })))
 }
 
 /// The SDK options (PROFILE §15), typed; a refused one is a usage error naming it and why.
@@ -1125,7 +1125,7 @@ mod tests {
         let mut a = SDK.to_vec();
         a.extend_from_slice(extra);
         match ok(&a) {
-            AgentxArgs::SdkSession(s) => s,
+            AgentxArgs::SdkSession(s) => *s,
             other => panic!("{a:?} parsed as {other:?}"),
         }
     }
