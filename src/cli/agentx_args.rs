@@ -726,7 +726,7 @@ fn sdk(s: Scanned) -> Result<SdkArgs, UsageError> {
     };
     let max_budget_usd = match s.value(Opt::MaxBudgetUsd) {
         None => None,
-        Some((v, p)) => Some(sdk_args::budget_usd(v).ok_or_else(|| {
+        Some((v, p)) => Some(crate::session::Budget::parse(v).ok_or_else(|| {
             UsageError::at("--max-budget-usd takes a decimal number of US dollars", p)
         })?),
     };
@@ -744,7 +744,18 @@ fn sdk(s: Scanned) -> Result<SdkArgs, UsageError> {
             )
         })?),
     };
-    let list = |opt| owned(opt).map(|v| sdk_args::split_tool_list(&v));
+    let list = |opt| match s.value(opt) {
+        None => Ok(None),
+        Some((v, p)) => crate::session::tool_rules::parse_rules(v)
+            .map(Some)
+            .map_err(|e| UsageError::at(format!("{}: {e}", spelling(opt)), p)),
+    };
+    let tools = match s.value(Opt::Tools) {
+        None => None,
+        Some((v, p)) => Some(
+            sdk_args::tool_selection(v).map_err(|e| UsageError::at(format!("--tools: {e}"), p))?,
+        ),
+    };
     Ok(SdkArgs {
         system_prompt: owned(Opt::SystemPrompt),
         system_prompt_file: owned(Opt::SystemPromptFile).map(PathBuf::from),
@@ -755,9 +766,9 @@ fn sdk(s: Scanned) -> Result<SdkArgs, UsageError> {
         effort,
         max_turns,
         max_budget_usd,
-        tools: owned(Opt::Tools).map(|v| sdk_args::tool_selection(&v)),
-        allowed_tools: list(Opt::AllowedTools),
-        disallowed_tools: list(Opt::DisallowedTools),
+        tools,
+        allowed_tools: list(Opt::AllowedTools)?,
+        disallowed_tools: list(Opt::DisallowedTools)?,
         add_dirs: s.add_dirs.clone(),
         continue_session: s.flag(Opt::Continue),
         fork_session: s.flag(Opt::ForkSession),
@@ -1264,13 +1275,12 @@ mod tests {
                 model: Some("m".into()),
                 effort: Some("high".into()),
                 max_turns: Some(3),
-                max_budget_usd: Some(sdk_args::BudgetUsd {
-                    text: "1.5".into(),
-                    usd: 1.5
-                }),
+                max_budget_usd: crate::session::Budget::parse("1.5"),
                 tools: Some(sdk_args::ToolSelection::Listed(vec![])),
-                allowed_tools: Some(vec!["Read".into(), "Bash(git log:*)".into()]),
-                disallowed_tools: Some(vec!["Bash".into()]),
+                allowed_tools: Some(
+                    crate::session::tool_rules::parse_rules("Read,Bash(git log:*)").unwrap()
+                ),
+                disallowed_tools: Some(crate::session::tool_rules::parse_rules("Bash").unwrap()),
                 add_dirs: ["/tmp", "/srv"].map(PathBuf::from).to_vec(),
                 continue_session: true,
                 fork_session: true,
@@ -1338,6 +1348,15 @@ mod tests {
             (
                 &["--continue", "--continue"],
                 "--continue given more than once (argument 7)",
+            ),
+            (
+                &["--allowedTools=Read(x)"],
+                "--allowedTools: only Bash takes a pattern (Bash(PREFIX:*) or Bash(CMD)) \
+                 (argument 6)",
+            ),
+            (
+                &["--tools", "Bash("],
+                "--tools: a tool pattern has unbalanced parentheses (argument 7)",
             ),
             (
                 &["--betas=a", "--betas=b"],

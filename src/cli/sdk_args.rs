@@ -13,7 +13,8 @@
 
 use std::path::PathBuf;
 
-use crate::session::SettingSource;
+use crate::session::tool_rules::{self, ListError, ToolRule};
+use crate::session::{Budget, SettingSource};
 
 /// The honoured options of the SDK profile that the standalone grammar lacks, parsed. Present
 /// only with `--verbose` ([`AgentxArgs::SdkSession`](super::agentx_args::AgentxArgs)).
@@ -45,14 +46,14 @@ pub struct SdkArgs {
     pub max_turns: Option<u32>,
     /// `--max-budget-usd X`: `error_max_budget_usd` once the known cost reaches X
     /// (semantics: sdkopts).
-    pub max_budget_usd: Option<BudgetUsd>,
+    pub max_budget_usd: Option<Budget>,
     /// `--tools LIST|default`: the tools offered (semantics: sdkopts).
     pub tools: Option<ToolSelection>,
     /// `--allowedTools LIST`: rules allowed without asking (semantics: sdkopts).
-    pub allowed_tools: Option<Vec<String>>,
+    pub allowed_tools: Option<Vec<ToolRule>>,
     /// `--disallowedTools LIST`: tools removed from `tools` and the model's list (semantics:
     /// sdkopts).
-    pub disallowed_tools: Option<Vec<String>>,
+    pub disallowed_tools: Option<Vec<ToolRule>>,
     /// Every `--add-dir DIR`, in order: inside the cwd for PROFILE §10 (semantics: sdkopts).
     pub add_dirs: Vec<PathBuf>,
     /// `--continue`: the most recently updated session of this home (semantics: sdkopts).
@@ -80,15 +81,6 @@ pub enum PermissionPrompts {
     Host,
     /// `none`: nobody; what would ask is denied.
     None,
-}
-
-/// `--max-budget-usd X`: the value as given (for messages) and as a number.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BudgetUsd {
-    /// The argument, verbatim (a JSON-like decimal: `1.5`, `0.25`, `1e-05`).
-    pub text: String,
-    /// Its value, finite and ≥ 0.
-    pub usd: f64,
 }
 
 /// `--tools`.
@@ -207,46 +199,15 @@ pub(super) const OTHER: &[(&str, bool, Disposition)] = &[
     ),
 ];
 
-/// A list option's value: names separated by commas or spaces, where a separator inside
-/// parentheses belongs to the name (`Bash(git log:*)`), empty names dropped.
-pub fn split_tool_list(value: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut depth = 0usize;
-    for c in value.chars() {
-        match c {
-            '(' => {
-                depth += 1;
-                current.push(c);
-            }
-            ')' => {
-                depth = depth.saturating_sub(1);
-                current.push(c);
-            }
-            ',' | ' ' | '\t' if depth == 0 => {
-                let name = current.trim();
-                if !name.is_empty() {
-                    out.push(name.to_owned());
-                }
-                current.clear();
-            }
-            _ => current.push(c),
-        }
-    }
-    let name = current.trim();
-    if !name.is_empty() {
-        out.push(name.to_owned());
-    }
-    out
-}
-
-/// `--tools`: `default`, or a list (empty: none).
-pub(super) fn tool_selection(value: &str) -> ToolSelection {
+/// `--tools`: `default`, or a LIST (PROFILE §15; empty: none).
+pub(super) fn tool_selection(value: &str) -> Result<ToolSelection, ListError> {
     if value.trim() == "default" {
-        ToolSelection::Default
-    } else {
-        ToolSelection::Listed(split_tool_list(value))
+        return Ok(ToolSelection::Default);
     }
+    let names = tool_rules::split_list(value)?;
+    Ok(ToolSelection::Listed(
+        names.into_iter().map(str::to_owned).collect(),
+    ))
 }
 
 /// `--max-turns`: a positive decimal integer that fits `u32`.
@@ -255,46 +216,6 @@ pub(super) fn max_turns(value: &str) -> Option<u32> {
         return None;
     }
     value.parse::<u32>().ok().filter(|&n| n >= 1)
-}
-
-/// `--max-budget-usd`: a decimal as Python's `str(float)` or JavaScript's `String(number)`
-/// spells it (`1.5`, `0.1`, `1e-05`, `2e-7`), finite and ≥ 0; no sign, `inf` or `nan`.
-pub(super) fn budget_usd(value: &str) -> Option<BudgetUsd> {
-    let b = value.as_bytes();
-    let mut i = 0;
-    let digits = |i: &mut usize| {
-        let start = *i;
-        while *i < b.len() && b[*i].is_ascii_digit() {
-            *i += 1;
-        }
-        *i > start
-    };
-    let int = digits(&mut i);
-    let mut frac = false;
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        frac = digits(&mut i);
-    }
-    if !int && !frac {
-        return None;
-    }
-    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-        i += 1;
-        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-            i += 1;
-        }
-        if !digits(&mut i) {
-            return None;
-        }
-    }
-    if i != b.len() {
-        return None;
-    }
-    let usd: f64 = value.parse().ok()?;
-    usd.is_finite().then(|| BudgetUsd {
-        text: value.to_owned(),
-        usd,
-    })
 }
 
 /// `--setting-sources`: comma-separated `user`, `project`, `local` (empty: none).
@@ -319,25 +240,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tool_lists_split_on_commas_and_spaces_outside_parentheses() {
-        assert_eq!(split_tool_list(""), Vec::<String>::new());
-        assert_eq!(split_tool_list("Read"), ["Read"]);
-        assert_eq!(split_tool_list("Read,Write"), ["Read", "Write"]);
+    fn tools_is_default_or_a_list() {
+        assert_eq!(tool_selection("default"), Ok(ToolSelection::Default));
+        assert_eq!(tool_selection(""), Ok(ToolSelection::Listed(vec![])));
         assert_eq!(
-            split_tool_list("Read Write, Bash"),
-            ["Read", "Write", "Bash"]
+            tool_selection("Read, Write"),
+            Ok(ToolSelection::Listed(vec!["Read".into(), "Write".into()]))
         );
-        assert_eq!(
-            split_tool_list("Bash(git log:*),Read"),
-            ["Bash(git log:*)", "Read"]
-        );
-        assert_eq!(split_tool_list(" , ,"), Vec::<String>::new());
-        assert_eq!(tool_selection("default"), ToolSelection::Default);
-        assert_eq!(tool_selection(""), ToolSelection::Listed(vec![]));
-        assert_eq!(
-            tool_selection("Read"),
-            ToolSelection::Listed(vec!["Read".into()])
-        );
+        assert_eq!(tool_selection("Read("), Err(ListError::Unbalanced));
     }
 
     #[test]
@@ -346,27 +256,6 @@ mod tests {
         assert_eq!(max_turns("4294967295"), Some(u32::MAX));
         for bad in ["", "0", "-1", "+1", "1.0", "4294967296", " 1", "x"] {
             assert_eq!(max_turns(bad), None, "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn budgets_take_python_and_javascript_number_spellings() {
-        for (text, usd) in [
-            ("1.5", 1.5),
-            ("0", 0.0),
-            ("0.25", 0.25),
-            ("1e-05", 1e-5),
-            ("2e-7", 2e-7),
-            ("3E+2", 300.0),
-            (".5", 0.5),
-            ("5.", 5.0),
-        ] {
-            assert_eq!(budget_usd(text).map(|b| b.usd), Some(usd), "{text}");
-        }
-        for bad in [
-            "", ".", "-1", "+1", "inf", "nan", "Infinity", "1e", "1e+", "1x", "1e999", " 1", "0x1",
-        ] {
-            assert_eq!(budget_usd(bad), None, "{bad:?}");
         }
     }
 
