@@ -289,7 +289,9 @@ fn scenario_14_malformed_unterminated_tail_is_fatal() {
 /// Each rejected line also gets its stderr diagnostic (`agentx: input line N: …`).
 #[test]
 fn perm_049_malformed_answers_to_a_pending_prompt_are_denials() {
-    let answers: [(&str, fn(&str) -> String); 7] = [
+    /// A malformed answer to request `id`.
+    type Answer = fn(&str) -> String;
+    let answers: [(&str, Answer); 7] = [
         ("duplicate in the decision", |id| {
             format!(
                 r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{id}","response":{{"behavior":"deny","beh\u0061vior":"allow"}}}}}}"#
@@ -381,7 +383,10 @@ fn perm_049_malformed_answers_to_a_pending_prompt_are_denials() {
     assert_eq!(done.status, Some(0), "{}", done.stderr);
     // One stderr diagnostic per rejected line (the bad decision is a valid record).
     assert_eq!(
-        done.stderr.lines().filter(|l| l.starts_with("agentx: input line ")).count(),
+        done.stderr
+            .lines()
+            .filter(|l| l.starts_with("agentx: input line "))
+            .count(),
         6,
         "{}",
         done.stderr

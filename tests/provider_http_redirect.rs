@@ -95,7 +95,10 @@ fn assert_redirect_refused(provider: Provider, code: u16, cross_origin: bool) {
     assert_eq!(r["is_error"], true, "{what}");
     assert_eq!(r["num_turns"], 1, "{what}");
     assert_no_private_material(&run, &home, &server);
-    assert!(!run.stdout.contains(&location), "{what}: the location was echoed");
+    assert!(
+        !run.stdout.contains(&location),
+        "{what}: the location was echoed"
+    );
 }
 
 #[test]

@@ -458,10 +458,7 @@ fn reference_profile_responses_decode_with_the_crates_own_schemas() {
                     Ok(())
                 },
             );
-            assert!(
-                matches!(started, Ok(Started::Pending { .. })),
-                "{request}"
-            );
+            assert!(matches!(started, Ok(Started::Pending { .. })), "{request}");
             assert_eq!(sent.len(), 1, "{request}");
             sim.send(&sent[0]);
             let line = serde_json::to_string(sim.last()).unwrap();

@@ -166,4 +166,3 @@ pub fn assert_no_key_piece(what: &str, bytes: &[u8]) {
         );
     }
 }
-
