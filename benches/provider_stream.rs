@@ -110,6 +110,7 @@ fn request() -> ModelRequest {
         }]
         .into(),
         tools: vec![],
+        system: None,
     }
 }
 

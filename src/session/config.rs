@@ -79,6 +79,12 @@ impl Projection {
     }
 }
 
+/// The Claude Code CLI version whose SDK protocol the pinned SDKs were tested against
+/// (`@anthropic-ai/claude-agent-sdk` 0.3.333's `claudeCodeVersion`; Python
+/// `claude-agent-sdk` 0.2.189 bundles 2.1.332): system/init `claude_code_version` in the SDK
+/// profile (PROFILE §16; the Python SDK warns on every session without it).
+pub const CLAUDE_CODE_VERSION: &str = "2.1.333";
+
 /// Which profile the session speaks (PROFILE §15): the standalone one of §8–§14, or the Claude
 /// Agent SDK profile that `--verbose` selects. Nothing of §15 applies in `Standalone`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -145,6 +151,12 @@ pub struct SessionConfig {
     pub cwd: String,
     /// The profile (`--verbose` selects [`Profile::Sdk`], PROFILE §15).
     pub profile: Profile,
+    /// `--system-prompt` (or `--system-prompt-file`'s text), the SDK profile only; initialize
+    /// `systemPrompt` replaces it (PROFILE §15).
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt`, the SDK profile only; initialize `appendSystemPrompt`
+    /// replaces it.
+    pub append_system_prompt: Option<String>,
     /// `--permission-mode`.
     pub permission_mode: PermissionMode,
     /// `--replay-user-messages`.
@@ -201,6 +213,8 @@ impl SessionConfig {
             uuid_seed: 0x5eed,
             cwd: cwd.into(),
             profile: Profile::Standalone,
+            system_prompt: None,
+            append_system_prompt: None,
             permission_mode: PermissionMode::Default,
             replay_user_messages: false,
             include_partial_messages: false,

@@ -121,7 +121,7 @@ impl Session {
     }
 
     /// PROFILE §8: the `initialize` success payload.
-    fn initialize_payload(&self) -> RawJson<'static> {
+    pub(crate) fn initialize_payload(&self) -> RawJson<'static> {
         let p = &self.config.projection;
         let response = InitializeResponse {
             commands: Vec::new(),

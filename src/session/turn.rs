@@ -286,7 +286,15 @@ impl Session {
         let p = &c.projection.init;
         let init = InitEvent {
             api_key_source: Some(p.api_key_source),
-            claude_code_version: Some(Cow::Owned(c.version.clone())),
+            // PROFILE §16: in the SDK profile, the Claude Code version the SDKs check, and
+            // agentx's own beside it.
+            claude_code_version: Some(if c.profile == super::Profile::Sdk {
+                Cow::Borrowed(super::CLAUDE_CODE_VERSION)
+            } else {
+                Cow::Owned(c.version.clone())
+            }),
+            agentx_version: (c.profile == super::Profile::Sdk)
+                .then(|| Cow::Owned(c.version.clone())),
             cwd: Cow::Owned(c.cwd.clone()),
             tools: c.tools.iter().map(|t| Cow::Owned(t.name.clone())).collect(),
             mcp_servers: Vec::new(),
@@ -331,6 +339,7 @@ impl Session {
             effort: self.config.projection.effort.clone(),
             messages,
             tools: self.config.tools.clone(),
+            system: self.system_message(),
         }));
     }
 

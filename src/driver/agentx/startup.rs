@@ -20,6 +20,12 @@ use crate::store::{SessionMeta, SessionStore};
 
 use super::model::{ModelRunner, ScriptedRunner};
 
+/// A `--system-prompt-file` larger than this is refused.
+const MAX_SYSTEM_PROMPT_FILE: u64 = 1024 * 1024;
+
+/// The longest output line of the SDK profile, LF excluded (PROFILE §15).
+pub const SDK_MAX_RECORD_LEN: usize = 1_048_576;
+
 /// A script file larger than this is refused.
 const MAX_SCRIPT_LEN: u64 = 16 * 1024 * 1024;
 
@@ -120,6 +126,25 @@ pub fn start(
         .filter(|p| p.is_dir())
         .ok_or_else(|| fail("agentx: --cwd is not a directory"))?;
     let model = model_runner(&selection)?;
+    // PROFILE §15: `--system-prompt-file` is read once, here (UTF-8, at most 1 MiB).
+    let system_prompt = match sdk {
+        Some(SdkArgs {
+            system_prompt_file: Some(path),
+            ..
+        }) => {
+            let unreadable = || fail("agentx: --system-prompt-file cannot be read as UTF-8 text");
+            let bytes = read_capped(path, MAX_SYSTEM_PROMPT_FILE)
+                .ok()
+                .flatten()
+                .ok_or_else(unreadable)?;
+            if bytes.len() as u64 > MAX_SYSTEM_PROMPT_FILE {
+                return Err(fail("agentx: --system-prompt-file is larger than 1 MiB"));
+            }
+            Some(String::from_utf8(bytes).map_err(|_| unreadable())?)
+        }
+        Some(sdk) => sdk.system_prompt.clone(),
+        None => None,
+    };
     let config = SessionConfig {
         session_id,
         uuid_seed: random_u64(),
@@ -129,6 +154,8 @@ pub fn start(
         } else {
             Profile::Standalone
         },
+        system_prompt,
+        append_system_prompt: sdk.and_then(|s| s.append_system_prompt.clone()),
         permission_mode: common.permission_mode(),
         replay_user_messages,
         include_partial_messages: common.include_partial_messages,
@@ -147,7 +174,13 @@ pub fn start(
         tool_rules: Default::default(),
         limits: Default::default(),
         stop_task: false,
-        max_record_len: crate::encode::DEFAULT_MAX_RECORD_LEN,
+        // PROFILE §15: no output line over 1,048,576 bytes in the SDK profile (the Python
+        // SDK's default buffer).
+        max_record_len: if sdk.is_some() {
+            SDK_MAX_RECORD_LEN
+        } else {
+            crate::encode::DEFAULT_MAX_RECORD_LEN
+        },
     };
     Ok(Startup {
         config,

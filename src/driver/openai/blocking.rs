@@ -253,6 +253,7 @@ mod tests {
             }]
             .into(),
             tools: vec![],
+            system: None,
         };
         client
             .spawn(request, interrupt.clone(), move |r| tx.send(r).unwrap())

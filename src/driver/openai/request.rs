@@ -30,6 +30,15 @@ pub fn body(request: &ModelRequest) -> Result<Vec<u8>, BodyError> {
         json::write_str(&mut out, effort);
     }
     out.extend_from_slice(b",\"messages\":[");
+    // PROFILE §15: the system message of every request comes first.
+    if let Some(system) = &request.system {
+        out.extend_from_slice(b"{\"role\":\"system\",\"content\":");
+        json::write_str(&mut out, system);
+        out.push(b'}');
+        if !request.messages.is_empty() {
+            out.push(b',');
+        }
+    }
     write_messages(&mut out, &request.messages);
     out.push(b']');
     if !request.tools.is_empty() {
@@ -207,6 +216,7 @@ mod tests {
             effort: effort.map(Into::into),
             messages: messages.into(),
             tools,
+            system: None,
         }
     }
 
