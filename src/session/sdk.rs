@@ -57,11 +57,11 @@ impl Session {
             let mut payload = self.initialize_payload().as_bytes().to_vec();
             // What the SDKs read from the response (PROFILE §15): TypeScript ends the
             // session unless `mcp_servers_applied` is a boolean when it sent `mcpServers`.
-            if init.mcp_servers.is_some() || init.sdk_mcp_servers.is_some() {
-                if payload.last() == Some(&b'}') {
-                    payload.pop();
-                    payload.extend_from_slice(b",\"mcp_servers_applied\":true}");
-                }
+            if (init.mcp_servers.is_some() || init.sdk_mcp_servers.is_some())
+                && payload.last() == Some(&b'}')
+            {
+                payload.pop();
+                payload.extend_from_slice(b",\"mcp_servers_applied\":true}");
             }
             control_success(id, Some(crate::wire::RawJson::from_encoded(payload)))
         };

@@ -23,7 +23,9 @@ use super::record::InputRecord;
 use super::user::UserRecord;
 use super::Direction;
 
-/// One input line of the SDK profile.
+/// One input line of the SDK profile. Every record takes the `Record` path, so it is not
+/// boxed (no allocation per line); the rare `initialize` is.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum SdkInput<'a> {
     /// Any record, decoded as in the standalone profile (except `user`'s `session_id`).

@@ -75,14 +75,25 @@ fn run_quiet(cmd: &mut Command) -> Result<(), String> {
         Ok(())
     } else {
         let tail = String::from_utf8_lossy(&out.stderr);
-        let tail: String = tail.chars().rev().take(2000).collect::<Vec<_>>().into_iter().rev().collect();
+        let tail: String = tail
+            .chars()
+            .rev()
+            .take(2000)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
         Err(format!("{cmd:?} failed ({}): {tail}", out.status))
     }
 }
 
 /// Installs into `target/tmp/<name>-<hash>` via a temporary sibling renamed into place, so a
 /// half-finished install is never used and concurrent runs do not clash.
-fn install_once(name: &str, pins: &[&str], install: impl FnOnce(&Path) -> Result<(), String>) -> Result<PathBuf, String> {
+fn install_once(
+    name: &str,
+    pins: &[&str],
+    install: impl FnOnce(&Path) -> Result<(), String>,
+) -> Result<PathBuf, String> {
     let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let dir = base.join(format!("{name}-{}", pin_hash(pins)));
     if dir.join(".complete").exists() {
@@ -91,7 +102,10 @@ fn install_once(name: &str, pins: &[&str], install: impl FnOnce(&Path) -> Result
     let tmp = base.join(format!("{name}-partial-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
-    eprintln!("installing the pinned {name} into {} (once per target directory)", dir.display());
+    eprintln!(
+        "installing the pinned {name} into {} (once per target directory)",
+        dir.display()
+    );
     install(&tmp)?;
     std::fs::write(tmp.join(".complete"), b"").map_err(|e| e.to_string())?;
     if std::fs::rename(&tmp, &dir).is_err() {
@@ -115,10 +129,21 @@ fn python() -> Option<Installed> {
         return unavailable("python3 (3.10 or newer) is not available".into());
     }
     let dir = install_once("sdk-python", &["requirements.txt"], |tmp| {
-        run_quiet(Command::new("python3").args(["-m", "venv"]).arg(tmp.join("venv")))?;
+        run_quiet(
+            Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(tmp.join("venv")),
+        )?;
         run_quiet(
             Command::new(tmp.join("venv/bin/python"))
-                .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "-r",
+                ])
                 .arg(sdk_dir().join("requirements.txt")),
         )
     });
@@ -134,25 +159,38 @@ fn python() -> Option<Installed> {
 
 fn typescript() -> Option<Installed> {
     let ok = Command::new("node")
-        .args(["-e", "process.exit(Number(process.versions.node.split('.')[0]) >= 18 ? 0 : 1)"])
+        .args([
+            "-e",
+            "process.exit(Number(process.versions.node.split('.')[0]) >= 18 ? 0 : 1)",
+        ])
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false);
     if !ok {
         return unavailable("node (18 or newer) is not available".into());
     }
-    let dir = install_once("sdk-typescript", &["package.json", "package-lock.json"], |tmp| {
-        for f in ["package.json", "package-lock.json"] {
-            std::fs::copy(sdk_dir().join(f), tmp.join(f)).map_err(|e| e.to_string())?;
-        }
-        // The SDK's native Claude Code binaries are optional dependencies: agentx is the
-        // executable, so they are never needed.
-        run_quiet(
-            Command::new("npm")
-                .args(["ci", "--omit=optional", "--no-audit", "--no-fund", "--loglevel=error"])
-                .current_dir(tmp),
-        )
-    });
+    let dir = install_once(
+        "sdk-typescript",
+        &["package.json", "package-lock.json"],
+        |tmp| {
+            for f in ["package.json", "package-lock.json"] {
+                std::fs::copy(sdk_dir().join(f), tmp.join(f)).map_err(|e| e.to_string())?;
+            }
+            // The SDK's native Claude Code binaries are optional dependencies: agentx is the
+            // executable, so they are never needed.
+            run_quiet(
+                Command::new("npm")
+                    .args([
+                        "ci",
+                        "--omit=optional",
+                        "--no-audit",
+                        "--no-fund",
+                        "--loglevel=error",
+                    ])
+                    .current_dir(tmp),
+            )
+        },
+    );
     match dir {
         Ok(dir) => Some(Installed {
             program: PathBuf::from("node"),
@@ -287,7 +325,11 @@ fn result(f: &Flow, i: usize) -> &Value {
 
 /// `system/init` as the SDK handed it over (PROFILE §15, §16).
 fn check_init(f: &Flow) {
-    let init = f.events.iter().find(|e| e["subtype"] == "init").expect("system/init");
+    let init = f
+        .events
+        .iter()
+        .find(|e| e["subtype"] == "init")
+        .expect("system/init");
     let data = &init["data"];
     assert_eq!(data["claude_code_version"], "2.1.333");
     assert_eq!(data["agentx_version"], env!("CARGO_PKG_VERSION"));
@@ -298,7 +340,9 @@ fn check_init(f: &Flow) {
 /// No `session_state_changed` reaches the caller: it carries `sdk_host_only` (PROFILE §15).
 fn no_state_records(f: &Flow) {
     assert!(
-        !f.labels().iter().any(|l| l == "system/session_state_changed"),
+        !f.labels()
+            .iter()
+            .any(|l| l == "system/session_state_changed"),
         "{:?}",
         f.labels()
     );
@@ -316,29 +360,53 @@ pub fn check_prompt(f: &Flow) {
     assert_eq!(r["is_error"], false);
     assert_eq!(r["num_turns"], 1);
     assert_eq!(r["result"], "echo: hello agentx");
-    assert!(f.stderr.iter().all(|l| !l.contains("WARN")), "{:?}", f.stderr);
+    assert!(
+        f.stderr.iter().all(|l| !l.contains("WARN")),
+        "{:?}",
+        f.stderr
+    );
 }
 
 pub fn check_can_use_tool(f: &Flow) {
-    let calls: Vec<(&Value, &Value)> =
-        f.named("callback").iter().map(|c| (&c["tool"], &c["input"])).collect();
+    let calls: Vec<(&Value, &Value)> = f
+        .named("callback")
+        .iter()
+        .map(|c| (&c["tool"], &c["input"]))
+        .collect();
     assert_eq!(
         calls,
         [
-            (&serde_json::json!("Write"), &serde_json::json!({"file_path": "a.txt", "content": "x"})),
-            (&serde_json::json!("Bash"), &serde_json::json!({"command": "echo hi"})),
+            (
+                &serde_json::json!("Write"),
+                &serde_json::json!({"file_path": "a.txt", "content": "x"})
+            ),
+            (
+                &serde_json::json!("Bash"),
+                &serde_json::json!({"command": "echo hi"})
+            ),
         ]
     );
     assert_eq!(
         f.labels(),
-        ["system/init", "assistant", "assistant", "user", "user", "assistant", "result/success"]
+        [
+            "system/init",
+            "assistant",
+            "assistant",
+            "user",
+            "user",
+            "assistant",
+            "result/success"
+        ]
     );
     let results: Vec<&Value> = f.messages("user").iter().map(|u| &u["blocks"][0]).collect();
     assert_eq!(results[0]["content"], "wrote 1 bytes to a.txt");
     assert_eq!(results[0]["is_error"], false);
     assert_eq!(results[1]["content"], "no shell");
     assert_eq!(results[1]["is_error"], true);
-    assert_eq!(std::fs::read_to_string(f.cwd.path().join("a.txt")).unwrap(), "x");
+    assert_eq!(
+        std::fs::read_to_string(f.cwd.path().join("a.txt")).unwrap(),
+        "x"
+    );
     let r = result(f, 0);
     assert_eq!(r["denials"], serde_json::json!(["Bash"]));
     assert_eq!(r["num_turns"], 2);
@@ -349,13 +417,19 @@ pub fn check_no_callback(f: &Flow) {
     // Without --permission-prompt-tool stdio an ask is denied (PROFILE §15).
     assert!(f.named("callback").is_empty());
     let user = f.messages("user");
-    assert_eq!(user[0]["blocks"][0]["content"], "no permission prompt available");
+    assert_eq!(
+        user[0]["blocks"][0]["content"],
+        "no permission prompt available"
+    );
     assert_eq!(user[0]["blocks"][0]["is_error"], true);
     assert_eq!(result(f, 0)["denials"], serde_json::json!(["Bash"]));
 }
 
 pub fn check_bypass(f: &Flow) {
-    assert!(f.named("callback").is_empty(), "bypassPermissions never asks");
+    assert!(
+        f.named("callback").is_empty(),
+        "bypassPermissions never asks"
+    );
     let user = f.messages("user");
     assert_eq!(user[0]["blocks"][0]["content"], "bypassed\nexit code: 0");
     assert_eq!(user[0]["blocks"][0]["is_error"], false);
@@ -366,7 +440,12 @@ pub fn check_interrupt(f: &Flow) {
     assert_eq!(f.named("interrupted").len(), 1);
     assert_eq!(
         f.labels(),
-        ["system/init", "result/error_during_execution", "assistant", "result/success"]
+        [
+            "system/init",
+            "result/error_during_execution",
+            "assistant",
+            "result/success"
+        ]
     );
     let r = result(f, 0);
     assert_eq!(r["is_error"], true);
@@ -387,7 +466,11 @@ pub fn check_tasks(f: &Flow) {
             "result/success"
         ]
     );
-    let n = f.events.iter().find(|e| e["subtype"] == "task_notification").unwrap();
+    let n = f
+        .events
+        .iter()
+        .find(|e| e["subtype"] == "task_notification")
+        .unwrap();
     assert_eq!(n["data"]["task_id"], "t1");
     assert_eq!(n["data"]["status"], "completed");
     assert_eq!(result(f, 0)["result"], "started");
@@ -425,7 +508,10 @@ pub fn check_controls(f: &Flow) {
     );
     let usage = f.named("context_usage")[0];
     assert_eq!(usage["model"], "agentx-echo");
-    assert!(usage["keys"].as_array().unwrap().contains(&serde_json::json!("totalTokens")));
+    assert!(usage["keys"]
+        .as_array()
+        .unwrap()
+        .contains(&serde_json::json!("totalTokens")));
     let raised: Vec<&Value> = f.named("raised").iter().map(|r| &r["error"]).collect();
     // PROFILE §5's texts, raised by the SDK to its caller.
     assert_eq!(raised.len(), 2, "{:?}", f.events);
@@ -442,10 +528,18 @@ pub fn check_close_persists(f: &Flow) {
     assert_eq!(f.named("disconnected").len(), 1);
     let sid = result(f, 0)["session_id"].as_str().unwrap().to_string();
     // PROFILE §11/§15: the finished turn is in the store after the SDK's close path.
-    let transcript = f.home.path().join("sessions").join(&sid).join("transcript.ndjson");
+    let transcript = f
+        .home
+        .path()
+        .join("sessions")
+        .join(&sid)
+        .join("transcript.ndjson");
     let text = std::fs::read_to_string(&transcript)
         .unwrap_or_else(|e| panic!("{}: {e}", transcript.display()));
-    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert!(records
         .iter()
         .any(|r| r["type"] == "result" && r["result"] == "echo: remember me"));
