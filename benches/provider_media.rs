@@ -18,7 +18,6 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -141,8 +140,7 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
-    let home = PathBuf::from(std::env::temp_dir())
-        .join(format!("agentx-bench-media-{}", std::process::id()));
+    let home = std::env::temp_dir().join(format!("agentx-bench-media-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&home);
     let refs = blobs(&home);
     let request = ModelRequest {

@@ -579,7 +579,9 @@ mod tests {
         ) -> Result<(), BlobUnavailable> {
             let b = self.0.get(storage_id).ok_or(BlobUnavailable)?;
             let end = (limit as usize + 1).min(b.len());
-            b[..end].chunks(1000).for_each(|p| sink(p));
+            for p in b[..end].chunks(1000) {
+                sink(p);
+            }
             Ok(())
         }
     }
