@@ -82,7 +82,7 @@ fn scripted_peer(
     output: Vec<String>,
 ) {
     let mut from_host = BufReader::new(from_host);
-    let mut output = output.into_iter().peekable();
+    let mut output = output.into_iter();
     let mut line = String::new();
     loop {
         line.clear();
@@ -105,7 +105,7 @@ fn scripted_peer(
                 _ => true,
             }
         };
-        while let Some(o) = output.next() {
+        for o in output.by_ref() {
             let last = ends(&o);
             to_host.write_all(o.as_bytes()).unwrap();
             to_host.write_all(b"\n").unwrap();

@@ -45,7 +45,7 @@ impl Write for BadWriter {
         self.calls.fetch_add(1, Ordering::SeqCst);
         match self.how {
             Misbehave::Panic => panic!("writer panicked holding {SECRET}"),
-            Misbehave::Error => Err(io::Error::new(io::ErrorKind::Other, Hostile)),
+            Misbehave::Error => Err(io::Error::other(Hostile)),
             Misbehave::Short => Ok(0),
         }
     }
