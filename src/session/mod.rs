@@ -54,6 +54,7 @@ mod prompts;
 mod queue;
 mod records;
 mod scan;
+pub mod tool_rules;
 mod turn;
 mod upload;
 
@@ -64,7 +65,8 @@ use bytes::Bytes;
 
 pub use action::{Action, ExitStatus, HookOutcome, ToolOutcome};
 pub use config::{
-    default_tools, ConfigError, Projection, ReferenceProfile, SessionConfig, SettingSource,
+    default_tools, Budget, ConfigError, Projection, ReferenceProfile, SessionConfig, SettingSource,
+    TurnLimits,
 };
 pub use prompts::{Settlement, REQUEST_ID_PREFIX, RESOLVED_CAPACITY};
 pub use queue::{QUEUE_MAX_BYTES, QUEUE_MAX_RECORDS};
@@ -181,6 +183,9 @@ pub struct Session {
     pub(crate) orphans: u64,
     /// UUIDs of the last user prompt and assistant record (compaction's preserved segment).
     pub(crate) last_exchange: (Option<String>, Option<String>),
+    /// The known cost of every model request since this process started (PROFILE §16:
+    /// `--max-budget-usd` counts from here; unknown costs never count).
+    pub(crate) spent_usd: f64,
 }
 
 impl Session {
@@ -226,6 +231,7 @@ impl Session {
             done: None,
             orphans: 0,
             last_exchange: (None, None),
+            spent_usd: 0.0,
         })
     }
 

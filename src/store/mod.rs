@@ -14,6 +14,7 @@
 
 pub mod context;
 mod meta;
+mod pick;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read as _, Seek as _, SeekFrom, Write as _};
@@ -23,6 +24,7 @@ use crate::provider::ProviderBinding;
 use crate::wire::grammar::is_canonical_uuid;
 
 pub use meta::SessionMeta;
+pub use pick::{exists, load, most_recent};
 
 /// The transcript file of a session directory.
 pub const TRANSCRIPT_FILE: &str = "transcript.ndjson";
@@ -52,6 +54,11 @@ pub enum StoreError {
         /// What is wrong.
         what: &'static str,
     },
+    /// `--session-id` (or a fork) names a session that exists already (PROFILE §15).
+    Exists {
+        /// The session ID.
+        id: String,
+    },
     /// A file operation failed.
     Io {
         /// The operation (`open`, `write`, `fsync`, …).
@@ -72,6 +79,7 @@ impl std::fmt::Display for StoreError {
             StoreError::Corrupt { id, what } => {
                 write!(f, "agentx: cannot resume {id}: {what}")
             }
+            StoreError::Exists { id } => write!(f, "agentx: session {id} already exists"),
             StoreError::Io { op, kind } => write!(f, "agentx: session store: {op} failed: {kind}"),
         }
     }
