@@ -100,8 +100,8 @@ impl ModelRunner for ScriptedRunner {
         let mut run = self.model.start(&request, Instant::now());
         // A reply with nothing to wait for (an echo, `!say`, `!tool`...) is polled to its end
         // right here: its events go to the same channel in the same order, and no thread is
-        // started and joined per turn. A call that
-        // has to wait (`!sleep`, `!task`, `!network`) goes on on a thread of its own.
+        // started and joined per turn. A call that has to wait (`!sleep`, `!task`,
+        // `!network`) goes on on a thread of its own.
         loop {
             match run.poll(Instant::now()) {
                 Step::Event(e) => {
