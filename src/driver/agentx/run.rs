@@ -125,6 +125,7 @@ pub fn run_loop(
         hook,
         mut model,
         mut store,
+        persist,
     } = startup;
     let mut session = match Session::new(config, Instant::now()) {
         Ok(s) => s,
@@ -192,6 +193,8 @@ pub fn run_loop(
                 Action::KillHook { tool_use_id } => workers.kill_hook(&tool_use_id),
                 Action::UpdateEnvironment { variables } => workers.update_env(variables),
                 Action::ConnectMcpServer { .. } => {}
+                // `--no-session-persistence` (PROFILE §15): nothing is stored.
+                Action::Persist { .. } if !persist => {}
                 Action::Persist { lines, .. } => {
                     // PROFILE §11: appended and fsynced at the end of every turn.
                     if store.is_none() && !store_failed {
