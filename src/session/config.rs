@@ -193,9 +193,6 @@ pub struct SessionConfig {
     pub tool_rules: ToolRules,
     /// `--max-turns` / `--max-budget-usd` (PROFILE §15; none in the standalone profile).
     pub limits: TurnLimits,
-    /// The `stop_task` control is installed (the SDK profile, PROFILE §15); otherwise it is
-    /// an unsupported control request.
-    pub stop_task: bool,
     /// The longest output record, LF excluded (PROFILE §2a: 8,388,608 bytes). A record of
     /// the agent's that would be longer is not written: a per-turn error, never the end of the
     /// session. Smaller values exist for tests and fuzzing.
@@ -231,7 +228,6 @@ impl SessionConfig {
             add_dirs: Vec::new(),
             tool_rules: ToolRules::default(),
             limits: TurnLimits::default(),
-            stop_task: false,
             max_record_len: crate::encode::DEFAULT_MAX_RECORD_LEN,
         }
     }

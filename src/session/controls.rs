@@ -76,7 +76,7 @@ impl Session {
             ControlRequestBody::GetSettings(_) if self.config.reference.is_some() => {
                 Ok(Some(self.settings()))
             }
-            ControlRequestBody::StopTask(st) if self.config.stop_task => {
+            ControlRequestBody::StopTask(st) if self.config.profile == super::Profile::Sdk => {
                 return self.stop_task(&id, st.task_id.as_ref(), now);
             }
             other => Err(unsupported(other.subtype_name())),
