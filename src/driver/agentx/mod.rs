@@ -15,6 +15,7 @@ pub mod event;
 pub mod model;
 pub mod oneshot;
 pub mod run;
+mod sdk_options;
 pub mod startup;
 pub mod workers;
 
