@@ -179,8 +179,9 @@ pub struct Session {
     pub(crate) done: Option<ExitStatus>,
     /// Inbound responses with no pending request and no known tool identity (PERM-050).
     pub(crate) orphans: u64,
-    /// UUIDs of the last user prompt and assistant record (compaction's preserved segment).
-    pub(crate) last_exchange: (Option<String>, Option<String>),
+    /// The last user/assistant exchange of the finished turns (compaction's preserved
+    /// segment, WIRE-005).
+    pub(crate) last_exchange: Option<turn::Exchange>,
 }
 
 impl Session {
@@ -225,7 +226,7 @@ impl Session {
             eof: false,
             done: None,
             orphans: 0,
-            last_exchange: (None, None),
+            last_exchange: None,
         })
     }
 
@@ -313,13 +314,25 @@ impl Session {
         self.after_step(now);
     }
 
-    /// The next thing the driver must do.
+    /// The next thing the driver must do. Taking an [`Action::Persist`] releases the frames
+    /// it held back (see [`Session::poll_transmit`]): the driver carries it out (append and
+    /// fsync) before it writes any frame it polls afterwards.
     pub fn poll_action(&mut self) -> Option<Action> {
-        self.actions.pop_front()
+        let action = self.actions.pop_front()?;
+        if matches!(action, Action::Persist { .. }) {
+            self.out.release_hold();
+        }
+        Some(action)
     }
 
     /// The next validated frame (one complete record and its `\n`), in push order
     /// (WIRE-003). The driver writes each with one write.
+    ///
+    /// PROFILE §11 "durable before idle": a finished turn's result and every frame after it
+    /// (its `idle` included) are not handed out until the turn's [`Action::Persist`] was
+    /// taken from [`Session::poll_action`], so a driver that writes frames as they come and
+    /// carries out actions in order cannot show the host a result, or `idle`, before the
+    /// turn is stored. `None` here with frames still queued means: poll the actions.
     pub fn poll_transmit(&mut self) -> Option<Bytes> {
         self.out.pop_frame()
     }
@@ -353,6 +366,13 @@ impl Session {
     /// The published session state (`None` before the first turn).
     pub fn state(&self) -> Option<&'static str> {
         self.state.map(|s| s.as_str())
+    }
+
+    /// The model's context of the finished turns, oldest first: the prior context a later
+    /// `--resume` rebuilds from the stored transcript (PROFILE §11, `store::context`) equals
+    /// it.
+    pub fn history(&self) -> &[Message] {
+        &self.context[..self.history_len]
     }
 
     /// True while a turn is active.

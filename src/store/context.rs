@@ -21,10 +21,7 @@ use crate::wire::{OutputRecord, UserRecord};
 
 /// The summary that stands for the messages a compaction removed.
 pub fn compaction_summary(removed: usize) -> Message {
-    Message::User {
-        text: format!("[compacted summary of {removed} earlier messages]"),
-        attachments: Vec::new(),
-    }
+    Message::compaction_summary(removed)
 }
 
 /// A message with the record UUIDs it came from (several for a merged assistant message).
@@ -171,7 +168,9 @@ fn push_user(entries: &mut Vec<Entry>, u: &UserRecord<'_>, uuid: Option<String>)
             }
         }
     }
-    if !texts.is_empty() || !attachments.is_empty() {
+    // A prompt is one user message even when it holds no text (the live session's prompt
+    // message is `text` ""): only a record of tool results alone adds none.
+    if !texts.is_empty() || !attachments.is_empty() || results.is_empty() {
         entries.push(Entry {
             uuids: uuids.clone(),
             message: Message::User {
