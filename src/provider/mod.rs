@@ -38,6 +38,7 @@ mod credentials;
 pub mod discovery;
 mod error;
 mod home;
+mod model_choice;
 mod parse;
 mod registry;
 mod selection;
@@ -48,6 +49,7 @@ pub use catalog::{Catalog, Format, DISCOVERY_VERSION};
 pub use credentials::{check_collisions, credential_union};
 pub use error::{At, Error, ErrorKind, Rule};
 pub use home::{agentx_home, load_registry, AUTH_JSON, BUILT_IN_NOTICE};
+pub use model_choice::ChoiceError;
 pub use parse::{
     id_grammar, parse_auth_json, EnvLookup, MAX_AUTH_JSON_LEN, MAX_DESCRIPTION_LEN,
     MAX_DISPLAY_NAME_LEN, MAX_EFFORTS, MAX_EFFORT_LEN, MAX_ENV_NAME_LEN, MAX_ID_LEN, MAX_MODEL_LEN,

@@ -12,6 +12,47 @@ use crate::wire::initialize::{ModelDescriptor, ProviderDescriptor};
 use crate::wire::permission::PermissionMode;
 use crate::wire::RawJson;
 
+use super::tool_rules::ToolRules;
+
+/// A `--max-budget-usd X` budget (PROFILE §15, §16): the amount and X as given, which the
+/// result's `errors` repeat (`budget reached: X USD`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Budget {
+    /// The budget in USD: finite and not negative.
+    pub usd: f64,
+    /// The option's value as given.
+    pub text: String,
+}
+
+impl Budget {
+    /// Parses X: a finite, non-negative decimal (`0`, `0.05`, `1e-3`); `None` otherwise.
+    pub fn parse(text: &str) -> Option<Budget> {
+        let t = text.trim();
+        // Rust's float grammar also takes `inf`, `NaN` and a leading `+`: refused here.
+        let plain = !t.is_empty()
+            && t.bytes()
+                .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'))
+            && t.as_bytes()[0] != b'+';
+        let usd: f64 = t.parse().ok().filter(|_| plain)?;
+        (usd.is_finite() && usd >= 0.0 && !t.starts_with('-')).then(|| Budget {
+            usd,
+            text: t.to_string(),
+        })
+    }
+}
+
+/// The turn limits of PROFILE §15.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TurnLimits {
+    /// `--max-turns N` (N ≥ 1): a model request beyond the N-th of a turn is not made; the
+    /// turn ends `error_max_turns`.
+    pub max_turns: Option<u32>,
+    /// `--max-budget-usd X`: once the known cost since this process started reaches X, no
+    /// model request starts; the turn ends `error_max_budget_usd`. An unknown cost (`null`,
+    /// WIRE-012) never counts.
+    pub max_budget: Option<Budget>,
+}
+
 /// The public projection of the process-frozen provider selection (WIRE-023, WIRE-024,
 /// WIRE-025): what `system/init` and the `initialize` response say about it.
 #[derive(Clone, Debug)]
@@ -118,6 +159,17 @@ pub struct SessionConfig {
     pub history: Vec<crate::model::Message>,
     /// Installed reference operations (none in the standalone profile).
     pub reference: Option<ReferenceProfile>,
+    /// `--add-dir` (absolute paths): inside the cwd for PROFILE §10's evaluation (§15).
+    pub add_dirs: Vec<String>,
+    /// `--allowedTools` / `--disallowedTools` (PROFILE §15; empty in the standalone profile).
+    /// A plainly disallowed tool must also be left out of [`SessionConfig::tools`]
+    /// ([`tool_rules::offered`](super::tool_rules::offered) does both).
+    pub tool_rules: ToolRules,
+    /// `--max-turns` / `--max-budget-usd` (PROFILE §15; none in the standalone profile).
+    pub limits: TurnLimits,
+    /// The `stop_task` control is installed (the SDK profile, PROFILE §15); otherwise it is
+    /// an unsupported control request.
+    pub stop_task: bool,
     /// The longest output record, LF excluded (PROFILE §2a: 8,388,608 bytes). A record of
     /// the agent's that would be longer is not written: a per-turn error, never the end of the
     /// session. Smaller values exist for tests and fuzzing.
@@ -147,6 +199,10 @@ impl SessionConfig {
             version: env!("CARGO_PKG_VERSION").to_string(),
             history: Vec::new(),
             reference: None,
+            add_dirs: Vec::new(),
+            tool_rules: ToolRules::default(),
+            limits: TurnLimits::default(),
+            stop_task: false,
             max_record_len: crate::encode::DEFAULT_MAX_RECORD_LEN,
         }
     }

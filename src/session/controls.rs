@@ -76,6 +76,9 @@ impl Session {
             ControlRequestBody::GetSettings(_) if self.config.reference.is_some() => {
                 Ok(Some(self.settings()))
             }
+            ControlRequestBody::StopTask(st) if self.config.stop_task => {
+                return self.stop_task(&id, st.task_id.as_ref(), now);
+            }
             other => Err(unsupported(other.subtype_name())),
         };
         let rec = match reply {
@@ -83,6 +86,38 @@ impl Session {
             Err(e) => control_error(&id, &e),
         };
         super::respond(&mut self.out, &id, &rec);
+    }
+
+    /// `stop_task` (PROFILE §15, installed in the SDK profile): the named unfinished task of
+    /// the active turn ends `stopped` (its `task_notification` is written before the
+    /// payload-less success, so a host whose call returned has seen it); later events of
+    /// that task are ignored, and a result held only for it (WIRE-004) follows. Any other id
+    /// gets the correlated error `no task <id>`.
+    fn stop_task(&mut self, request_id: &str, task_id: &str, now: Instant) {
+        let found = self.turn.as_mut().and_then(|t| {
+            t.tasks
+                .iter_mut()
+                .find(|k| k.id == task_id && !k.done)
+                .map(|k| {
+                    k.done = true;
+                    k.id.clone()
+                })
+        });
+        let stopped = found.is_some();
+        let rec = match found {
+            Some(id) => {
+                self.push_task_notification(&id, crate::model::TaskStatus::Stopped);
+                control_success(request_id, None)
+            }
+            None => control_error(
+                request_id,
+                &format!("no task {}", super::policy::cut(task_id, 64)),
+            ),
+        };
+        super::respond(&mut self.out, request_id, &rec);
+        if stopped {
+            self.advance(now);
+        }
     }
 
     /// PROFILE §8: the `initialize` success payload.

@@ -16,8 +16,8 @@ use crate::model::Usage;
 use crate::wire::grammar::Uuid;
 use crate::wire::import::{ImportRejected, ReasonCode};
 use crate::wire::{
-    ControlResponse, Error, ErrorKind, ImportOperation, InputRecord, IntoOwned, OutputRecord,
-    ResultSubtype, UserRecord,
+    self, ControlResponse, Error, ErrorKind, ImportOperation, InputRecord, IntoOwned, OutputRecord,
+    RejectedLineClass, ResultSubtype, UserRecord,
 };
 
 use super::queue::Queued;
@@ -94,18 +94,22 @@ impl Session {
         let prefix = format!("agentx: input line {line_no}: ");
         let duplicate = e.kind() == ErrorKind::Json(crate::json::ErrorKind::DuplicateMember);
         if duplicate {
-            // PROFILE §2b: classified by the rejected line's top-level `type`.
+            // PROFILE §2b: classified by the rejected line's top-level `type`, by the one
+            // classifier `agentx-wire check` uses too (a duplicated `type` is not trusted: an
+            // `attachment_import` reading of it wins, WIRE-021).
             let top = scan::top_level(line).unwrap_or_default();
-            match top.record_type.as_deref() {
-                Some("attachment_import") => {
+            match wire::classify_rejected_line(line) {
+                RejectedLineClass::Import => {
                     return self.fatal(format!("{prefix}{e}"), now);
                 }
-                Some("user") => {
+                RejectedLineClass::User => {
                     self.out.diagnostic(format!("{prefix}{e}"));
                     let uuid = top.uuid.and_then(Uuid::new);
                     return self.input_error(&e.to_string(), uuid, now);
                 }
-                Some("control_request") => {
+                RejectedLineClass::Other
+                    if top.record_type.as_deref() == Some("control_request") =>
+                {
                     self.out.diagnostic(format!("{prefix}{e}"));
                     if let Some(id) = top.request_id.filter(|r| !r.is_empty()) {
                         let rec = super::records::control_error(&id, &e.to_string());

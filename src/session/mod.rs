@@ -37,8 +37,14 @@
 //! ] {
 //!     s.handle_model(req.turn, ev, now);
 //! }
-//! let frames: Vec<_> = std::iter::from_fn(|| s.poll_transmit()).collect();
-//! // system/init, running, assistant, result, idle
+//! let mut frames: Vec<_> = std::iter::from_fn(|| s.poll_transmit()).collect();
+//! // system/init, running, assistant; the result waits for the turn's persist (PROFILE §11)
+//! assert_eq!(frames.len(), 3);
+//! let Some(Action::Persist { lines, before_frame }) = s.poll_action() else { panic!() };
+//! assert_eq!(before_frame, 3);
+//! assert!(lines.iter().any(|l| l.starts_with(br#"{"type":"result""#)));
+//! frames.extend(std::iter::from_fn(|| s.poll_transmit()));
+//! // … then the result and idle
 //! assert_eq!(frames.len(), 5);
 //! ```
 
@@ -54,6 +60,7 @@ mod prompts;
 mod queue;
 mod records;
 mod scan;
+pub mod tool_rules;
 mod turn;
 mod upload;
 
@@ -64,7 +71,8 @@ use bytes::Bytes;
 
 pub use action::{Action, ExitStatus, HookOutcome, ToolOutcome};
 pub use config::{
-    default_tools, ConfigError, Projection, ReferenceProfile, SessionConfig, SettingSource,
+    default_tools, Budget, ConfigError, Projection, ReferenceProfile, SessionConfig, SettingSource,
+    TurnLimits,
 };
 pub use prompts::{Settlement, REQUEST_ID_PREFIX, RESOLVED_CAPACITY};
 pub use queue::{QUEUE_MAX_BYTES, QUEUE_MAX_RECORDS};
@@ -182,6 +190,9 @@ pub struct Session {
     /// The last user/assistant exchange of the finished turns (compaction's preserved
     /// segment, WIRE-005).
     pub(crate) last_exchange: Option<turn::Exchange>,
+    /// The known cost of every model request since this process started (PROFILE §16:
+    /// `--max-budget-usd` counts from here; unknown costs never count).
+    pub(crate) spent_usd: f64,
 }
 
 impl Session {
@@ -227,6 +238,7 @@ impl Session {
             done: None,
             orphans: 0,
             last_exchange: None,
+            spent_usd: 0.0,
         })
     }
 

@@ -14,6 +14,8 @@ use crate::wire::permission::{
     PermissionBehavior, PermissionMode, PermissionUpdate, RulesOperation,
 };
 
+use super::tool_rules::ToolRules;
+
 /// The verdict for one tool call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -233,13 +235,31 @@ pub(crate) fn cut(s: &str, max: usize) -> &str {
 /// True when `path` (relative paths resolve against `cwd`) lies inside `cwd`, compared
 /// lexically after resolving `.` and `..`.
 pub fn inside(cwd: &str, path: &str) -> bool {
+    inside_any(cwd, &[], path)
+}
+
+/// True when `path` (relative paths resolve against `cwd`) lies inside `cwd` or inside one
+/// of `dirs` (`--add-dir`, PROFILE §15: they count as inside the cwd), compared lexically
+/// after resolving `.` and `..`.
+pub fn inside_any(cwd: &str, dirs: &[String], path: &str) -> bool {
     let joined = if path.starts_with('/') {
         path.to_string()
     } else {
         format!("{}/{}", cwd.trim_end_matches('/'), path)
     };
+    let parts = normalized(&joined);
+    std::iter::once(cwd)
+        .chain(dirs.iter().map(String::as_str))
+        .any(|base| {
+            let base = normalized(base);
+            parts.len() >= base.len() && parts[..base.len()] == base[..]
+        })
+}
+
+/// The segments of an absolute path after resolving `.` and `..` lexically.
+fn normalized(path: &str) -> Vec<&str> {
     let mut parts: Vec<&str> = Vec::new();
-    for seg in joined.split('/') {
+    for seg in path.split('/') {
         match seg {
             "" | "." => {}
             ".." => {
@@ -248,29 +268,49 @@ pub fn inside(cwd: &str, path: &str) -> bool {
             s => parts.push(s),
         }
     }
-    let base: Vec<&str> = cwd
-        .split('/')
-        .filter(|s| !s.is_empty() && *s != ".")
-        .collect();
-    parts.len() >= base.len() && parts[..base.len()] == base[..]
+    parts
+}
+
+/// What one evaluation depends on besides the call: the mode, the directories that count as
+/// inside, and the command line's tool rules (PROFILE §10, §15).
+#[derive(Clone, Copy, Debug)]
+pub struct Scope<'a> {
+    /// `--permission-mode`.
+    pub mode: PermissionMode,
+    /// `--cwd` (absolute).
+    pub cwd: &'a str,
+    /// `--add-dir` (absolute): inside the cwd for the evaluation.
+    pub add_dirs: &'a [String],
+    /// `--allowedTools` / `--disallowedTools`.
+    pub tool_rules: &'a ToolRules,
+    /// The names of the tools offered (`--tools`, less the plainly disallowed ones); a call of
+    /// any other tool is invalid (an unknown tool, no prompt).
+    pub offered: &'a [String],
 }
 
 /// PROFILE §10 for one tool call. `input_json` is the call's input as compact JSON.
-pub fn evaluate(
-    mode: PermissionMode,
-    rules: &Rules,
-    cwd: &str,
-    tool: &str,
-    input_json: &str,
-) -> Verdict {
+///
+/// Order: a tool not offered or an invalid input is `Invalid`; a `--disallowedTools` pattern
+/// denies in every mode (PROFILE §15: options that change what the agent may do are never
+/// ignored); `bypassPermissions` allows; then the rules added by allow decisions (deny, allow,
+/// ask); then `--allowedTools`; then the mode.
+pub fn evaluate(scope: &Scope<'_>, rules: &Rules, tool: &str, input_json: &str) -> Verdict {
+    if !scope.offered.iter().any(|t| t == tool) {
+        return Verdict::Invalid(format!("unknown tool {}", short(tool)));
+    }
     let input = match check_input(tool, input_json) {
         Ok(i) => i,
         Err(e) => return Verdict::Invalid(e),
     };
+    let primary = input.primary();
+    if scope.tool_rules.denies(tool, primary) {
+        return Verdict::Deny(DISALLOWED.into());
+    }
+    let mode = scope.mode;
     if mode == PermissionMode::BypassPermissions {
         return Verdict::Allow;
     }
-    match rules.matching(tool, Some(input.primary())) {
+    match rules.matching(tool, Some(primary)) {
         Some(PermissionBehavior::Deny) => {
             return Verdict::Deny("denied by a permission rule".into())
         }
@@ -278,16 +318,23 @@ pub fn evaluate(
         Some(PermissionBehavior::Ask) => return Verdict::Ask,
         None => {}
     }
+    if scope.tool_rules.allows(tool, primary) {
+        return Verdict::Allow;
+    }
+    let inside = |p: &str| inside_any(scope.cwd, scope.add_dirs, p);
     match (&input, mode) {
         (ToolInput::Read { .. }, PermissionMode::Plan) => Verdict::Allow,
         (_, PermissionMode::Plan) => Verdict::Deny("plan mode: no changes".into()),
-        (ToolInput::Read { file_path }, _) if inside(cwd, file_path) => Verdict::Allow,
-        (ToolInput::Write { file_path }, PermissionMode::AcceptEdits) if inside(cwd, file_path) => {
+        (ToolInput::Read { file_path }, _) if inside(file_path) => Verdict::Allow,
+        (ToolInput::Write { file_path }, PermissionMode::AcceptEdits) if inside(file_path) => {
             Verdict::Allow
         }
         _ => Verdict::Ask,
     }
 }
+
+/// The denial message of a use a `--disallowedTools` pattern covers (PROFILE §15).
+pub const DISALLOWED: &str = "denied by --disallowedTools";
 
 /// The request's safe `description` (PERM-021, WIRE-PERM-003): `Write <file_path>`,
 /// `Read <file_path>`, `Bash: <command, first 64 bytes>`, `SandboxNetworkAccess <host>`; the
@@ -308,6 +355,165 @@ mod tests {
     use PermissionMode::*;
 
     const CWD: &str = "/work/p";
+
+    fn offered() -> Vec<String> {
+        ["Read", "Write", "Bash"].map(String::from).to_vec()
+    }
+
+    /// The standalone profile's evaluation: no add-dirs, no tool rules, every tool offered.
+    fn evaluate(
+        mode: PermissionMode,
+        rules: &Rules,
+        cwd: &str,
+        tool: &str,
+        input: &str,
+    ) -> Verdict {
+        let tool_rules = ToolRules::default();
+        let offered = offered();
+        let scope = Scope {
+            mode,
+            cwd,
+            add_dirs: &[],
+            tool_rules: &tool_rules,
+            offered: &offered,
+        };
+        super::evaluate(&scope, rules, tool, input)
+    }
+
+    fn scoped(
+        mode: PermissionMode,
+        add_dirs: &[String],
+        allowed: &str,
+        disallowed: &str,
+        tool: &str,
+        input: &str,
+    ) -> Verdict {
+        let tool_rules = ToolRules {
+            allowed: super::super::tool_rules::parse_rules(allowed).unwrap(),
+            disallowed: super::super::tool_rules::parse_rules(disallowed).unwrap(),
+        };
+        let (tools, _) = super::super::tool_rules::offered(
+            crate::session::default_tools(),
+            None,
+            &tool_rules.disallowed,
+        );
+        let offered: Vec<String> = tools.into_iter().map(|t| t.name).collect();
+        let scope = Scope {
+            mode,
+            cwd: CWD,
+            add_dirs,
+            tool_rules: &tool_rules,
+            offered: &offered,
+        };
+        super::evaluate(&scope, &Rules::default(), tool, input)
+    }
+
+    #[test]
+    fn add_dir_counts_as_inside_the_cwd() {
+        // PROFILE §15 `--add-dir`.
+        let dirs = vec!["/data/shared".to_string()];
+        let read = |p: &str| format!(r#"{{"file_path":"{p}"}}"#);
+        assert_eq!(
+            scoped(Default, &dirs, "", "", "Read", &read("/data/shared/a")),
+            Verdict::Allow
+        );
+        assert_eq!(
+            scoped(Default, &dirs, "", "", "Read", &read("/data/shared")),
+            Verdict::Allow,
+            "the directory itself"
+        );
+        assert_eq!(
+            scoped(Default, &dirs, "", "", "Read", &read("/data/sharedx/a")),
+            Verdict::Ask,
+            "a sibling with the same prefix is outside"
+        );
+        assert_eq!(
+            scoped(Default, &dirs, "", "", "Read", &read("/data/shared/../x")),
+            Verdict::Ask
+        );
+        assert_eq!(
+            scoped(Default, &dirs, "", "", "Read", &read("../../data/shared/y")),
+            Verdict::Allow,
+            "a relative path resolves against the cwd, then lands in the added dir"
+        );
+        assert_eq!(
+            scoped(Default, &[], "", "", "Read", &read("/data/shared/a")),
+            Verdict::Ask
+        );
+        let write = r#"{"file_path":"/data/shared/w","content":"x"}"#;
+        assert_eq!(
+            scoped(AcceptEdits, &dirs, "", "", "Write", write),
+            Verdict::Allow
+        );
+        assert_eq!(scoped(Default, &dirs, "", "", "Write", write), Verdict::Ask);
+    }
+
+    #[test]
+    fn allowed_and_disallowed_tools() {
+        // PROFILE §15 `--allowedTools` / `--disallowedTools`.
+        let bash = |c: &str| format!(r#"{{"command":"{c}"}}"#);
+        assert_eq!(
+            scoped(Default, &[], "", "", "Bash", &bash("ls")),
+            Verdict::Ask
+        );
+        assert_eq!(
+            scoped(Default, &[], "Bash", "", "Bash", &bash("ls")),
+            Verdict::Allow
+        );
+        assert_eq!(
+            scoped(Default, &[], "Bash(ls:*)", "", "Bash", &bash("ls -l")),
+            Verdict::Allow
+        );
+        assert_eq!(
+            scoped(Default, &[], "Bash(ls:*)", "", "Bash", &bash("ls; rm x")),
+            Verdict::Ask,
+            "chaining past an allowed prefix asks"
+        );
+        assert_eq!(
+            scoped(Default, &[], "Bash(ls)", "", "Bash", &bash("ls -l")),
+            Verdict::Ask
+        );
+        assert_eq!(
+            scoped(
+                Default,
+                &[],
+                "Write",
+                "",
+                "Write",
+                r#"{"file_path":"/etc/x","content":""}"#
+            ),
+            Verdict::Allow
+        );
+        // A plain disallowed name removes the tool: its call is an unknown tool.
+        assert_eq!(
+            scoped(Default, &[], "Bash", "Bash", "Bash", &bash("ls")),
+            Verdict::Invalid("unknown tool Bash".into())
+        );
+        assert_eq!(
+            scoped(BypassPermissions, &[], "", "Bash", "Bash", &bash("ls")),
+            Verdict::Invalid("unknown tool Bash".into())
+        );
+        // A disallowed pattern denies in every mode, over an allowed one.
+        for mode in [Default, AcceptEdits, BypassPermissions] {
+            assert_eq!(
+                scoped(mode, &[], "Bash", "Bash(rm:*)", "Bash", &bash("rm -rf x")),
+                Verdict::Deny(DISALLOWED.into())
+            );
+        }
+        assert_eq!(
+            scoped(Default, &[], "Bash", "Bash(rm:*)", "Bash", &bash("ls")),
+            Verdict::Allow
+        );
+        // Plan mode still denies changes an allow rule does not cover; --allowedTools allows.
+        assert_eq!(
+            scoped(Plan, &[], "", "", "Bash", &bash("ls")),
+            Verdict::Deny("plan mode: no changes".into())
+        );
+        assert_eq!(
+            scoped(Plan, &[], "Bash(ls)", "", "Bash", &bash("ls")),
+            Verdict::Allow
+        );
+    }
 
     #[test]
     fn modes_of_profile_10() {

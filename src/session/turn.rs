@@ -7,7 +7,11 @@
 //! Owns the turn's state and accounting: `num_turns` counts model requests, `duration_ms` and
 //! `duration_api_ms` come from `now` differences, usage sums, `total_cost_usd` is `null` as
 //! soon as one request had no authoritative price (WIRE-012), `permission_denials` lists every
-//! denied tool use with its effective input, `result` is the last text block. Must never: run
+//! denied tool use with its effective input, `result` is the last text block. The SDK
+//! profile's limits (PROFILE §15): with `--max-turns N` the request beyond the N-th is not
+//! made and the turn ends `error_max_turns` after the N-th request's tool results; with
+//! `--max-budget-usd X` no request starts once the known cost since the process started
+//! reaches X (`error_max_budget_usd`; unknown costs never count). Must never: run
 //! a tool or a model (it queues actions), or emit `idle` while a result is held.
 
 use std::borrow::Cow;
@@ -117,6 +121,8 @@ pub(crate) struct Turn {
     last_assistant: Option<String>,
     /// A compaction ran in this turn (its prompt is summarized: it is no exchange to keep).
     compacted: bool,
+    /// The limit of PROFILE §15 that ended the turn's model work, if one did.
+    limit: Option<Limit>,
 }
 
 /// The last user/assistant exchange of the finished turns that a compaction preserves
@@ -129,6 +135,15 @@ pub(crate) struct Exchange {
     /// The context indexes of its first and last message (inclusive).
     first: usize,
     last: usize,
+}
+
+/// A limit of PROFILE §15 that stops a turn's next model request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Limit {
+    /// `--max-turns`: the turn made its N requests.
+    MaxTurns,
+    /// `--max-budget-usd`: the known cost since the process started reached the budget.
+    Budget,
 }
 
 impl Turn {
@@ -286,9 +301,44 @@ impl Session {
             prompt_record: q.record.uuid.as_ref().map(|u| u.as_str().to_string()),
             last_assistant: None,
             compacted: false,
+            limit: None,
         });
         self.publish(SessionState::Running);
+        if self.budget_reached() {
+            // PROFILE §15: once the budget is reached, a turn ends without a model request
+            // (`num_turns` 0).
+            if let Some(t) = self.turn.as_mut() {
+                t.limit = Some(Limit::Budget);
+                t.model_done = true;
+            }
+            self.advance(now);
+            return;
+        }
         self.start_request(now);
+    }
+
+    /// PROFILE §15 `--max-budget-usd`: the known cost since this process started (unknown
+    /// costs never count, WIRE-012) has reached the budget.
+    fn budget_reached(&self) -> bool {
+        self.config
+            .limits
+            .max_budget
+            .as_ref()
+            .is_some_and(|b| self.spent_usd >= b.usd)
+    }
+
+    /// The limit that forbids the active turn's next model request, if any (PROFILE §15):
+    /// `--max-turns` first (it counts this turn's requests), then the budget.
+    fn next_request_limit(&self, t: &Turn) -> Option<Limit> {
+        if self
+            .config
+            .limits
+            .max_turns
+            .is_some_and(|n| t.requests >= n)
+        {
+            return Some(Limit::MaxTurns);
+        }
+        self.budget_reached().then_some(Limit::Budget)
     }
 
     /// PROFILE §8 `system/init`.
@@ -450,7 +500,11 @@ impl Session {
                 self.end_request(&mut t, now);
                 add_usage(&mut t.usage, &usage);
                 match cost {
-                    Some(c) => t.cost += c,
+                    Some(c) => {
+                        t.cost += c;
+                        // PROFILE §16: the budget counts from this process's start.
+                        self.spent_usd += c;
+                    }
                     None => t.cost_unknown = true,
                 }
                 // The message's blocks are in `t.messages` already (one per written record).
@@ -636,13 +690,18 @@ impl Session {
             }
             let u = t.uses[i].clone();
             let verdict = match &u.state {
-                UseState::Pending => policy::evaluate(
-                    self.config.permission_mode,
-                    &self.rules,
-                    &self.config.cwd,
-                    &u.name,
-                    &u.input,
-                ),
+                UseState::Pending => {
+                    let offered: Vec<String> =
+                        self.config.tools.iter().map(|t| t.name.clone()).collect();
+                    let scope = policy::Scope {
+                        mode: self.config.permission_mode,
+                        cwd: &self.config.cwd,
+                        add_dirs: &self.config.add_dirs,
+                        tool_rules: &self.config.tool_rules,
+                        offered: &offered,
+                    };
+                    policy::evaluate(&scope, &self.rules, &u.name, &u.input)
+                }
                 UseState::Invalid(e) => Verdict::Invalid(e.clone()),
                 _ => continue,
             };
@@ -942,9 +1001,20 @@ impl Session {
                 return;
             }
             if !t.model_done {
-                self.turn = Some(t);
-                self.start_request(now);
-                return;
+                match self.next_request_limit(&t) {
+                    // PROFILE §15: the request beyond the limit is not made; the turn ends
+                    // after these tool results (and its tasks, WIRE-004) with the limit's
+                    // result.
+                    Some(limit) => {
+                        t.limit = Some(limit);
+                        t.model_done = true;
+                    }
+                    None => {
+                        self.turn = Some(t);
+                        self.start_request(now);
+                        return;
+                    }
+                }
             }
         }
         let held = t.tasks.iter().any(|k| !k.done);
@@ -957,10 +1027,25 @@ impl Session {
 
     /// The result, the surviving suggestion, the transcript flush, `idle` (PROFILE §8).
     fn finish_turn(&mut self, t: Turn, now: Instant) {
-        let subtype = if t.failed {
-            ResultSubtype::ErrorDuringExecution
-        } else {
-            ResultSubtype::Success
+        let mut errors = t.errors.clone();
+        let subtype = match (t.failed, t.limit) {
+            (true, _) => ResultSubtype::ErrorDuringExecution,
+            (false, None) => ResultSubtype::Success,
+            (false, Some(Limit::MaxTurns)) => {
+                let n = self.config.limits.max_turns.unwrap_or(t.requests);
+                errors.push(format!("max turns reached: {n}"));
+                ResultSubtype::ErrorMaxTurns
+            }
+            (false, Some(Limit::Budget)) => {
+                let x = self
+                    .config
+                    .limits
+                    .max_budget
+                    .as_ref()
+                    .map(|b| b.text.as_str());
+                errors.push(format!("budget reached: {} USD", x.unwrap_or("?")));
+                ResultSubtype::ErrorMaxBudgetUsd
+            }
         };
         let fields = ResultFields {
             subtype,
@@ -973,7 +1058,7 @@ impl Session {
             usage: t.usage,
             model: Some(self.config.projection.init.model.clone()),
             denials: t.denials.clone(),
-            errors: t.errors.clone(),
+            errors,
             prompt_uuid: t.prompt_uuid.clone(),
         };
         self.close_turn(t, fields, true);

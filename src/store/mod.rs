@@ -29,6 +29,7 @@
 
 pub mod context;
 mod meta;
+mod pick;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read as _, Seek as _, SeekFrom, Write as _};
@@ -38,6 +39,7 @@ use crate::provider::ProviderBinding;
 use crate::wire::grammar::is_canonical_uuid;
 
 pub use meta::SessionMeta;
+pub use pick::{exists, load, most_recent};
 
 /// The transcript file of a session directory.
 pub const TRANSCRIPT_FILE: &str = "transcript.ndjson";
@@ -72,6 +74,11 @@ pub enum StoreError {
         /// The session ID.
         id: String,
     },
+    /// `--session-id` (or a fork) names a session that exists already (PROFILE §15).
+    Exists {
+        /// The session ID.
+        id: String,
+    },
     /// A file operation failed.
     Io {
         /// The operation (`open`, `write`, `fsync`, …); not part of the diagnostic.
@@ -97,6 +104,7 @@ impl std::fmt::Display for StoreError {
             StoreError::InUse { id } => {
                 write!(f, "agentx: session {id} is in use by another process")
             }
+            StoreError::Exists { id } => write!(f, "agentx: session {id} already exists"),
             StoreError::Io { text, .. } => write!(f, "agentx: session store: {text}"),
         }
     }

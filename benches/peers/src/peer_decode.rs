@@ -15,6 +15,14 @@
 //! `input contender MiB/s-cpu build`, where `build` is `native` when compiled with AVX2
 //! enabled, else `default`.
 //!
+//! One more contender lives only here, because it needs a C++ toolchain: C++ simdjson 4.6.4
+//! (DOM parser, through the `simdjson-rust` binding), `simdjson`. NDJSON inputs are parsed per
+//! line with `Parser::parse_bytes`, which copies the line into the parser's padded buffer
+//! (simdjson reads up to 64 bytes past the end of its input, so a host holding lines in a
+//! read buffer must copy each one; that copy is part of what it costs a host to use it); whole
+//! documents are copied once into a padded buffer before timing and parsed in place with
+//! `parse_bytes_with_padding`, no copy timed. See README.md.
+//!
 //! Build and run both flavours:
 //! ```text
 //! cd benches/peers
@@ -31,6 +39,49 @@ use std::process::ExitCode;
 mod decode_workload;
 
 use decode_workload::{Input, Scratch, CONTENDERS};
+
+/// The simdjson contender's state: one reused parser, and the padded copy of a whole document.
+struct Simdjson {
+    parser: simdjson_rust::dom::Parser,
+    padded: Vec<u8>,
+    whole: bool,
+}
+
+impl Simdjson {
+    fn new(input: &Input) -> Simdjson {
+        let whole = input.lines.len() == 1 && input.lines[0] == (0..input.bytes.len());
+        let mut padded = Vec::new();
+        if whole {
+            padded.extend_from_slice(&input.bytes);
+            padded.resize(input.bytes.len() + simdjson_rust::SIMDJSON_PADDING, 0);
+        }
+        Simdjson {
+            parser: simdjson_rust::dom::Parser::default(),
+            padded,
+            whole,
+        }
+    }
+
+    /// Parses every line (or the whole document); returns how many simdjson accepted.
+    fn run(&mut self, input: &Input) -> usize {
+        if self.whole {
+            let len = input.bytes.len();
+            // SAFETY: `padded` holds the document followed by SIMDJSON_PADDING initialized
+            // zero bytes, all allocated and unchanged during the call.
+            let tape = unsafe { self.parser.parse_bytes_with_padding(&self.padded[..len]) };
+            return tape.map(|t| black_box(t)).is_ok() as usize;
+        }
+        let mut ok = 0;
+        for r in &input.lines {
+            // The binding copies the line into its padded buffer (timed: a host must).
+            if let Ok(t) = self.parser.parse_bytes(&input.bytes[r.clone()]) {
+                black_box(t);
+                ok += 1;
+            }
+        }
+        ok
+    }
+}
 
 fn conformance_dir() -> PathBuf {
     std::env::var_os("AGENTX_CONFORMANCE_DIR")
@@ -107,6 +158,11 @@ fn main() -> ExitCode {
             continue;
         };
         let mib = input.line_bytes() as f64 / 1_048_576.0;
+        let mut simdjson = Simdjson::new(&input);
+        if simdjson.run(&input) != input.lines.len() {
+            eprintln!("simdjson rejected lines of {}", input.name);
+            return ExitCode::from(1);
+        }
         for (contender, run) in CONTENDERS {
             let ok = run(&input.bytes, &input.lines, &mut scratch);
             if ok != input.lines.len() {
@@ -118,14 +174,21 @@ fn main() -> ExitCode {
                 return ExitCode::from(1);
             }
         }
-        let mut rates: Vec<Vec<f64>> = vec![Vec::new(); CONTENDERS.len()];
+        let mut rates: Vec<Vec<f64>> = vec![Vec::new(); CONTENDERS.len() + 1];
         for _ in 0..rounds {
-            for (i, (_, run)) in CONTENDERS.iter().enumerate() {
+            for i in 0..=CONTENDERS.len() {
                 let start = thread_cpu_ns();
                 let mut iters = 0u64;
                 let mut used;
                 loop {
-                    black_box(run(black_box(&input.bytes), &input.lines, &mut scratch));
+                    match CONTENDERS.get(i) {
+                        Some((_, run)) => {
+                            black_box(run(black_box(&input.bytes), &input.lines, &mut scratch));
+                        }
+                        None => {
+                            black_box(simdjson.run(black_box(&input)));
+                        }
+                    }
                     iters += 1;
                     used = thread_cpu_ns().saturating_sub(start);
                     if used >= min_ns {
@@ -135,8 +198,14 @@ fn main() -> ExitCode {
                 rates[i].push(mib * iters as f64 / (used as f64 / 1e9));
             }
         }
-        for ((contender, _), r) in CONTENDERS.iter().zip(rates) {
-            println!("{} {contender} {:.0} {build}", input.name, median(r));
+        let names = CONTENDERS.iter().map(|(n, _)| *n).chain(["simdjson"]);
+        let medians: Vec<(&str, f64)> = names.zip(rates.into_iter().map(median)).collect();
+        for (contender, m) in &medians {
+            println!("{} {contender} {m:.0} {build}", input.name);
+        }
+        let rate = |name: &str| medians.iter().find(|(n, _)| *n == name).map(|m| m.1);
+        if let (Some(ours), Some(sj)) = (rate("agentx"), rate("simdjson")) {
+            println!("{} agentx/simdjson {:.2}x {build}", input.name, ours / sj);
         }
     }
     ExitCode::SUCCESS

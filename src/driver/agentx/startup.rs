@@ -123,6 +123,10 @@ pub fn start(
         version: env!("CARGO_PKG_VERSION").to_string(),
         history,
         reference: None,
+        add_dirs: Vec::new(),
+        tool_rules: Default::default(),
+        limits: Default::default(),
+        stop_task: false,
         max_record_len: crate::encode::DEFAULT_MAX_RECORD_LEN,
     };
     Ok(Startup {
