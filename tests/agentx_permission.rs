@@ -279,3 +279,117 @@ fn scenario_14_malformed_unterminated_tail_is_fatal() {
     assert!(!done.rest.iter().any(|r| label(r) == "user:tool_result:ok"));
     done.assert_valid_output();
 }
+
+/// PERM-049 (PROFILE §4: a malformed decision is a denial) through the binary, one malformed
+/// answer per turn of one session: a duplicate member (in the decision, in the response
+/// object, in the envelope), an invalid outer object, an invalid outcome, a bad decision.
+/// Each settles the pending `can_use_tool` as a denial: the command never runs, the tool gets
+/// its deny `tool_result` (`invalid permission decision`), `requires_action` goes back to
+/// `running`, the result lists the denial, the turn ends `idle`, and the session goes on.
+/// Each rejected line also gets its stderr diagnostic (`agentx: input line N: …`).
+#[test]
+fn perm_049_malformed_answers_to_a_pending_prompt_are_denials() {
+    /// A malformed answer to request `id`.
+    type Answer = fn(&str) -> String;
+    let answers: [(&str, Answer); 7] = [
+        ("duplicate in the decision", |id| {
+            format!(
+                r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{id}","response":{{"behavior":"deny","beh\u0061vior":"allow"}}}}}}"#
+            )
+        }),
+        ("duplicate request_id", |id| {
+            format!(
+                r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{id}","request_id":"{id}","response":{{"behavior":"allow"}}}}}}"#
+            )
+        }),
+        ("duplicate envelope type", |id| {
+            format!(
+                r#"{{"type":"control_response","type":"control_response","response":{{"subtype":"success","request_id":"{id}","response":{{"behavior":"allow"}}}}}}"#
+            )
+        }),
+        ("unknown envelope member", |id| {
+            format!(
+                r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{id}","response":{{"behavior":"allow"}}}},"extra":1}}"#
+            )
+        }),
+        ("invalid outcome subtype", |id| {
+            format!(
+                r#"{{"type":"control_response","response":{{"subtype":"succes","request_id":"{id}","response":{{"behavior":"allow"}}}}}}"#
+            )
+        }),
+        ("success with an error member", |id| {
+            format!(
+                r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{id}","error":"x","response":{{"behavior":"allow"}}}}}}"#
+            )
+        }),
+        ("bad decision", |id| {
+            format!(
+                r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{id}","response":{{"behavior":"maybe"}}}}}}"#
+            )
+        }),
+    ];
+    let home = TempDir::new("perm049");
+    let mut a = Agentx::session(home.path(), &[]);
+    for (n, (what, answer)) in answers.iter().enumerate() {
+        let marker = home.path().join(format!("ran-{n}"));
+        a.say(&format!(
+            "!tool Bash {{\"command\":\"touch {}\"}}",
+            marker.display()
+        ));
+        let upto = a.until(is_permission_request);
+        assert!(
+            upto.iter().any(|r| is_state(r, "requires_action")),
+            "{what}"
+        );
+        let id = request_ids(&upto)[0].clone();
+        let tool_use_id = upto.last().unwrap()["request"]["tool_use_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let mut line = answer(&id).into_bytes();
+        line.push(b'\n');
+        a.send_raw(&line);
+        let rest = a.turn();
+        let l = labels(&rest);
+        // Denied at once: back to running, the deny tool_result, the turn's end.
+        assert_eq!(
+            l.first().map(String::as_str),
+            Some("system/session_state_changed:running"),
+            "{what}: {l:?}"
+        );
+        let tr: Vec<&Value> = rest
+            .iter()
+            .filter(|r| label(r).starts_with("user:tool_result"))
+            .collect();
+        assert_eq!(tr.len(), 1, "{what}: {l:?}");
+        let block = &tr[0]["message"]["content"][0];
+        assert_eq!(block["tool_use_id"], tool_use_id.as_str(), "{what}");
+        assert_eq!(block["is_error"], true, "{what}");
+        assert_eq!(block["content"], "invalid permission decision", "{what}");
+        let r = rest.iter().find(|r| is_result(r)).unwrap();
+        assert_eq!(
+            r["permission_denials"][0]["tool_use_id"],
+            tool_use_id.as_str(),
+            "{what}"
+        );
+        assert_eq!(l.last().unwrap(), "system/session_state_changed:idle");
+        assert!(!marker.exists(), "{what}: the tool ran");
+    }
+    // The session goes on.
+    a.say("still here");
+    let t = a.turn();
+    assert!(labels(&t).contains(&"result:success".to_string()));
+    let done = a.finish();
+    assert_eq!(done.status, Some(0), "{}", done.stderr);
+    // One stderr diagnostic per rejected line (the bad decision is a valid record).
+    assert_eq!(
+        done.stderr
+            .lines()
+            .filter(|l| l.starts_with("agentx: input line "))
+            .count(),
+        6,
+        "{}",
+        done.stderr
+    );
+    done.assert_valid_output();
+}

@@ -556,14 +556,42 @@ fn scenario_20_duplicates_at_every_level_get_the_fixed_diagnostic() {
         r#"{"type":"control_response","response":{"subtype":"error","request_id":"req_1","error":"e","pending_permission_requests":[{"type":"control_request","request_id":"r","request":{"subtype":"interrupt","subtype":"interrupt"}}]}}"#,
     ];
     let mut parser = Parser::new();
+    let mut rejected = Vec::new();
     for line in inbound {
         let e = InputRecord::decode_line(line.as_bytes(), &mut parser).expect_err(line);
         assert_eq!(e.to_string(), AMBIGUOUS, "{line}");
+        rejected.push(e);
     }
-    assert!(
-        b.is_pending("req_1"),
-        "an ambiguous record resolves nothing"
-    );
+    // The strict reader resolves nothing from an ambiguous record ...
+    assert!(b.is_pending("req_1"));
+    // ... but PERM-049 fails closed: an answer the reader rejected, whose `request_id` the
+    // session recovered from the rejected line (`session::scan`), settles the waiter as
+    // `Invalid`, which for `can_use_tool` is a denial, never an answer left open.
+    let r = b
+        .handle_rejected_response("req_1", &rejected[2])
+        .expect("the pending waiter settles");
+    assert_eq!(&*r.id, "req_1");
+    assert_eq!(r.tool_use_id.as_deref(), Some("toolu_1"));
+    match &r.outcome {
+        Outcome::Invalid(i) => {
+            assert_eq!(
+                i.kind,
+                agentx_wire::wire::ErrorKind::Json(agentx_wire::json::ErrorKind::DuplicateMember)
+            );
+            assert_eq!(&*i.message, AMBIGUOUS);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(r.outcome.decision().is_none(), "never an allow");
+    assert!(!b.is_pending("req_1"));
+    // Settled exactly once (PERM-053): a second rejected answer changes nothing, and a valid
+    // one for the same tool use is now a duplicate.
+    assert_eq!(b.handle_rejected_response("req_1", &rejected[0]), None);
+    assert!(b.resolved_tool_uses().contains("toolu_1"));
+    assert_eq!(b.handle_rejected_response("req_nope", &rejected[0]), None);
+    // A fresh prompt for the PERM-047 pair below.
+    let id = pending_id(b.request_raw(CAN_USE_TOOL_T1, now, &mut record(&mut lines)));
+    assert_eq!(id, "req_2");
     // Raw outbound payloads: the request object and a nested payload, escape-equivalent too.
     let outbound: [&[u8]; 3] = [
         br#"{"subtype":"interrupt","subtype":"interrupt"}"#,
@@ -576,10 +604,10 @@ fn scenario_20_duplicates_at_every_level_get_the_fixed_diagnostic() {
             other => panic!("{other:?}"),
         }
     }
-    assert_eq!(lines.len(), 1, "nothing ambiguous was emitted");
+    assert_eq!(lines.len(), 2, "nothing ambiguous was emitted");
     // The documented canonical/alias pair stays valid (PERM-047): the canonical one wins.
     let pair = response(
-        r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1","response":{"behavior":"allow","toolUseID":"toolu_1","tool_use_id":"toolu_1","updatedInput":{"command":"ls -a"},"updated_input":{"command":"rm"}}}}"#,
+        r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_2","response":{"behavior":"allow","toolUseID":"toolu_1","tool_use_id":"toolu_1","updatedInput":{"command":"ls -a"},"updated_input":{"command":"rm"}}}}"#,
     );
     let d = b.handle_response(&pair, now, &mut record(&mut lines));
     match d {

@@ -6,8 +6,10 @@
 
 mod session_sim;
 
+use agentx_wire::control::{Broker, Dispatch, Emission, Outcome, Started};
+use agentx_wire::json::Parser;
 use agentx_wire::session::{Action, ReferenceProfile, SettingSource};
-use agentx_wire::wire::RawJson;
+use agentx_wire::wire::{OutputRecord, RawJson};
 use serde_json::json;
 use session_sim::*;
 
@@ -414,8 +416,75 @@ fn scenario_10_get_settings() {
         p["effective"],
         json!({"model":"policy-model","theme":"light","x":5})
     );
-    assert_eq!(p["applied"], json!({"model":"agentx-echo","effort":null}));
+    // No declared effort: `effort` is omitted (the schema's optional string), never `null`.
+    assert_eq!(p["applied"], json!({"model":"agentx-echo"}));
     assert_ne!(p["applied"]["model"], p["effective"]["model"]);
+}
+
+/// The host's side of every control the reference profile answers: each request goes out
+/// through a host [`Broker`] (the one `host::Client` uses), the session's answer is decoded as
+/// an output record and resolved by that broker, which validates the payload with the crate's
+/// own response schema of the request's subtype (WIRE-009: `InitializeResponse`,
+/// `ContextUsageResponse`, `McpStatusResponse`, `McpSetServersResponse`,
+/// `GetSettingsResponse`, the payload-less interrupt acknowledgement). Every one is a
+/// success, with and without a declared effort (issue 19: `"effort": null` failed
+/// `GetSettingsResponse`).
+#[test]
+fn reference_profile_responses_decode_with_the_crates_own_schemas() {
+    for effort in [None, Some("high")] {
+        let mut c = config();
+        c.reference = Some(reference());
+        c.projection.effort = effort.map(str::to_string);
+        let mut sim = Sim::new(c);
+        let mut host = Broker::new();
+        let requests = [
+            json!({"subtype":"initialize"}),
+            json!({"subtype":"get_context_usage"}),
+            json!({"subtype":"mcp_status"}),
+            json!({"subtype":"mcp_set_servers","servers":{"keep":{"command":"k"},"new":{"command":"n"},"bad":7}}),
+            json!({"subtype":"mcp_status"}),
+            json!({"subtype":"get_settings"}),
+            json!({"subtype":"interrupt"}),
+        ];
+        for request in requests {
+            let mut sent = Vec::new();
+            let started = host.request_raw(
+                request.to_string().as_bytes(),
+                sim.now,
+                &mut |_: &mut Broker, e: Emission<'_>| {
+                    let mut line = Vec::new();
+                    e.encode(&mut line);
+                    sent.push(String::from_utf8(line).unwrap());
+                    Ok(())
+                },
+            );
+            assert!(matches!(started, Ok(Started::Pending { .. })), "{request}");
+            assert_eq!(sent.len(), 1, "{request}");
+            sim.send(&sent[0]);
+            let line = serde_json::to_string(sim.last()).unwrap();
+            let response = match OutputRecord::decode_line(line.as_bytes(), &mut Parser::new()) {
+                Ok(OutputRecord::ControlResponse(r)) => r.into_owned(),
+                other => panic!("{request}: not a control_response: {other:?}"),
+            };
+            let mut echoes = |_: &mut Broker, _: Emission<'_>| Ok(());
+            match host.handle_response(&response, sim.now, &mut echoes) {
+                Dispatch::Resolved(r) => assert!(
+                    matches!(r.outcome, Outcome::Success(_)),
+                    "{request} (effort {effort:?}): {line} -> {:?}",
+                    r.outcome
+                ),
+                other => panic!("{request}: {other:?}"),
+            }
+            if request["subtype"] == "get_settings" {
+                let applied = &sim.last()["response"]["response"]["applied"];
+                match effort {
+                    Some(e) => assert_eq!(applied["effort"], e),
+                    None => assert!(applied.get("effort").is_none(), "{applied}"),
+                }
+            }
+        }
+        assert_eq!(host.pending_len(), 0);
+    }
 }
 
 /// Scenario 15: nothing claims durable delivery: the flush action after a result is not an

@@ -40,6 +40,7 @@ fn run() -> i32 {
         }
         Ok(AgentxArgs::Help) => print_stdout(agentx_args::HELP.as_bytes()),
         Ok(AgentxArgs::Session(args)) => agentx_wire::driver::agentx::run_session(&args),
+        Ok(AgentxArgs::SdkSession(args)) => agentx_wire::driver::agentx::run_sdk_session(&args),
         Ok(AgentxArgs::OneShot(args)) => agentx_wire::driver::agentx::oneshot::run_one_shot(&args),
         Err(e) => {
             eprintln!("agentx: {e}\n{}", agentx_args::USAGE);

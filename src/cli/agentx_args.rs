@@ -6,6 +6,13 @@
 //! errors (an unknown or repeated option, a missing value, an operand, an option of another
 //! mode: status 2).
 //!
+//! The Claude Agent SDK profile (PROFILE §15): `--verbose` in stream-json mode selects it
+//! ([`AgentxArgs::SdkSession`]); the SDK options it adds are typed in [`super::sdk_args`], and
+//! without `--verbose` each of them is a usage error, so the standalone grammar stays exactly as
+//! strict as it was. `--opt=value` (and `--opt=`, an empty value) is accepted for every option
+//! that takes a value in the session and one-shot grammars (PROFILE §15 "Option syntax");
+//! `--list-providers` keeps its two-token grammar (WIRE-026 discovery is no profile's).
+//!
 //! Must never: exit the process, read the environment or the file system, or echo an argument
 //! in a diagnostic (a misplaced prompt or key may hold anything): a [`UsageError`] names only
 //! the option from its own table and the argument's position.
@@ -13,6 +20,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use super::sdk_args::{self, Disposition, PermissionPrompts, SdkArgs};
 use crate::provider::Format;
 use crate::wire::permission::PermissionMode;
 
@@ -27,9 +35,13 @@ usage:
   agentx [--provider ID] -p PROMPT [--attach PATH]... [--output-format text|json|stream-json]
          [--permission-mode MODE] [--include-partial-messages] [--resume SESSION_ID] [--cwd DIR]
          [--no-attachments]
+  agentx [--provider ID] --input-format stream-json --output-format stream-json --verbose
+         [SDK OPTIONS]   (the Claude Agent SDK profile: docs/sdk-options.md lists them)
   agentx --version | --help
 
-Options may come in any order, each at most once (--attach repeats).
+Options may come in any order, each at most once (--attach and --add-dir repeat).
+A value may also be given as --opt=value (--opt= is an empty value), except with
+--list-providers.
 Providers come from auth.json (version 2) in the AgentX home: $AGENTX_HOME, else $HOME/.agentx.
 ";
 
@@ -41,7 +53,7 @@ usage: agentx --list-providers [--output-format text|json] [--]
        agentx --version | --help";
 
 /// What `agentx` was asked to do.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum AgentxArgs {
     /// `--list-providers [--output-format text|json] [--]` (WIRE-026).
     ListProviders {
@@ -50,6 +62,9 @@ pub enum AgentxArgs {
     },
     /// `--input-format stream-json --output-format stream-json` (PROFILE §8).
     Session(SessionArgs),
+    /// `--input-format stream-json --output-format stream-json --verbose`: the Claude Agent SDK
+    /// profile (PROFILE §15).
+    SdkSession(Box<SdkSessionArgs>),
     /// `-p PROMPT` (PROFILE §13).
     OneShot(OneShotArgs),
     /// `--version`, alone.
@@ -89,6 +104,16 @@ pub struct SessionArgs {
     pub common: CommonArgs,
     /// `--replay-user-messages` (PROFILE §8 Replay).
     pub replay_user_messages: bool,
+}
+
+/// The SDK profile's session mode (`--verbose`, PROFILE §15): the standalone session's options
+/// plus the SDK's.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct SdkSessionArgs {
+    /// Everything the standalone session mode has.
+    pub session: SessionArgs,
+    /// The SDK options, typed.
+    pub sdk: SdkArgs,
 }
 
 /// The one-shot output format (PROFILE §13; `text` is the default).
@@ -180,6 +205,28 @@ enum Opt {
     NoAttachments,
     Version,
     Help,
+    // The honoured options of the SDK profile (PROFILE §15; `--verbose` only).
+    Verbose,
+    SystemPrompt,
+    SystemPromptFile,
+    AppendSystemPrompt,
+    PermissionPromptTool,
+    PermissionPrompts,
+    Model,
+    Effort,
+    MaxTurns,
+    MaxBudgetUsd,
+    Tools,
+    AllowedTools,
+    DisallowedTools,
+    AddDir,
+    Continue,
+    ForkSession,
+    SessionId,
+    SettingSources,
+    NoSessionPersistence,
+    StrictMcpConfig,
+    AwaitInitialize,
 }
 
 /// `(spelling, option, takes a value)`.
@@ -202,9 +249,57 @@ const OPTIONS: &[(&str, Opt, bool)] = &[
     ("--no-attachments", Opt::NoAttachments, false),
     ("--version", Opt::Version, false),
     ("--help", Opt::Help, false),
+    ("--verbose", Opt::Verbose, false),
+    ("--system-prompt", Opt::SystemPrompt, true),
+    ("--system-prompt-file", Opt::SystemPromptFile, true),
+    ("--append-system-prompt", Opt::AppendSystemPrompt, true),
+    ("--permission-prompt-tool", Opt::PermissionPromptTool, true),
+    ("--permission-prompts", Opt::PermissionPrompts, true),
+    ("--model", Opt::Model, true),
+    ("--effort", Opt::Effort, true),
+    ("--max-turns", Opt::MaxTurns, true),
+    ("--max-budget-usd", Opt::MaxBudgetUsd, true),
+    ("--tools", Opt::Tools, true),
+    ("--allowedTools", Opt::AllowedTools, true),
+    ("--disallowedTools", Opt::DisallowedTools, true),
+    ("--add-dir", Opt::AddDir, true),
+    ("--continue", Opt::Continue, false),
+    ("--fork-session", Opt::ForkSession, false),
+    ("--session-id", Opt::SessionId, true),
+    ("--setting-sources", Opt::SettingSources, true),
+    ("--no-session-persistence", Opt::NoSessionPersistence, false),
+    // No MCP configuration is ever read but `--mcp-config`'s, so it holds by construction.
+    ("--strict-mcp-config", Opt::StrictMcpConfig, false),
+    // Nothing is written before the host's first record anyway (PROFILE §8).
+    ("--await-initialize", Opt::AwaitInitialize, false),
 ];
 
-const OPT_COUNT: usize = 14;
+const OPT_COUNT: usize = OPTIONS.len();
+
+/// The options only the SDK profile has (`--verbose` itself included).
+const SDK_ONLY: [Opt; 21] = [
+    Opt::Verbose,
+    Opt::SystemPrompt,
+    Opt::SystemPromptFile,
+    Opt::AppendSystemPrompt,
+    Opt::PermissionPromptTool,
+    Opt::PermissionPrompts,
+    Opt::Model,
+    Opt::Effort,
+    Opt::MaxTurns,
+    Opt::MaxBudgetUsd,
+    Opt::Tools,
+    Opt::AllowedTools,
+    Opt::DisallowedTools,
+    Opt::AddDir,
+    Opt::Continue,
+    Opt::ForkSession,
+    Opt::SessionId,
+    Opt::SettingSources,
+    Opt::NoSessionPersistence,
+    Opt::StrictMcpConfig,
+    Opt::AwaitInitialize,
+];
 
 fn spelling(opt: Opt) -> &'static str {
     OPTIONS
@@ -218,15 +313,35 @@ fn spelling(opt: Opt) -> &'static str {
 struct Given {
     position: usize,
     value: Option<String>,
+    /// The position of the value: the next argument, or the option's own in `--opt=value`.
+    value_position: usize,
 }
 
-/// The arguments after the generic scan: each option at most once (except `--attach`).
-#[derive(Default)]
+/// The arguments after the generic scan: each option at most once (except `--attach` and
+/// `--add-dir`).
 struct Scanned {
     seen: [Option<Given>; OPT_COUNT],
     attach: Vec<PathBuf>,
+    add_dirs: Vec<PathBuf>,
+    /// The SDK options of [`sdk_args::OTHER`] given: `(index, position)`, in argument order.
+    other: Vec<(usize, usize)>,
+    /// The position of the first `--opt=value` argument.
+    first_inline: Option<usize>,
     /// The position of a final bare `--`.
     terminator: Option<usize>,
+}
+
+impl Default for Scanned {
+    fn default() -> Scanned {
+        Scanned {
+            seen: std::array::from_fn(|_| None),
+            attach: Vec::new(),
+            add_dirs: Vec::new(),
+            other: Vec::new(),
+            first_inline: None,
+            terminator: None,
+        }
+    }
 }
 
 impl Scanned {
@@ -240,7 +355,22 @@ impl Scanned {
 
     fn value(&self, opt: Opt) -> Option<(&str, usize)> {
         self.get(opt)
-            .and_then(|g| g.value.as_deref().map(|v| (v, g.position + 1)))
+            .and_then(|g| g.value.as_deref().map(|v| (v, g.value_position)))
+    }
+
+    /// The first SDK-only option given (of [`SDK_ONLY`] or [`sdk_args::OTHER`]), by position:
+    /// its spelling and position.
+    fn first_sdk_option(&self) -> Option<(&'static str, usize)> {
+        let mut first: Option<(&'static str, usize)> =
+            self.other.first().map(|&(i, p)| (sdk_args::OTHER[i].0, p));
+        for opt in SDK_ONLY {
+            if let Some(g) = self.get(opt) {
+                if first.is_none_or(|(_, p)| g.position < p) {
+                    first = Some((spelling(opt), g.position));
+                }
+            }
+        }
+        first
     }
 
     fn flag(&self, opt: Opt) -> bool {
@@ -279,29 +409,51 @@ fn scan(args: &[String]) -> Result<Scanned, UsageError> {
             out.terminator = Some(position);
             break;
         }
-        let Some(&(name, opt, takes_value)) = OPTIONS.iter().find(|(s, _, _)| *s == arg) else {
+        // PROFILE §15 "Option syntax": `--opt=value`, `--opt=` an empty value.
+        let (key, inline) = match arg.strip_prefix("--").and_then(|rest| rest.split_once('=')) {
+            Some((name, value)) => (&arg[..name.len() + 2], Some(value)),
+            None => (arg.as_str(), None),
+        };
+        if inline.is_some() {
+            out.first_inline.get_or_insert(position);
+        }
+        if let Some(index) = sdk_args::OTHER.iter().position(|(s, _, _)| *s == key) {
+            let (name, takes_value, _) = sdk_args::OTHER[index];
+            take_value(args, &mut i, name, takes_value, inline, position)?;
+            if out.other.iter().any(|&(j, _)| j == index) {
+                return Err(UsageError::at(
+                    format!("{name} given more than once"),
+                    position,
+                ));
+            }
+            out.other.push((index, position));
+            i += 1;
+            continue;
+        }
+        let Some(&(name, opt, takes_value)) = OPTIONS.iter().find(|(s, _, _)| *s == key) else {
             return Err(if arg.starts_with('-') {
                 UsageError::at("unknown option", position)
             } else {
                 UsageError::at("unexpected operand", position)
             });
         };
-        let value = if takes_value {
-            i += 1;
-            match args.get(i) {
-                Some(v) => Some(v.clone()),
-                None => return Err(UsageError::at(format!("{name} needs a value"), position)),
-            }
-        } else {
-            None
-        };
+        let (value, value_position) =
+            take_value(args, &mut i, name, takes_value, inline, position)?;
         let slot = &mut out.seen[opt as usize];
-        if opt == Opt::Attach {
+        if opt == Opt::AddDir {
+            out.add_dirs.push(PathBuf::from(value.unwrap_or_default()));
+            slot.get_or_insert(Given {
+                position,
+                value: None,
+                value_position,
+            });
+        } else if opt == Opt::Attach {
             // `--attach` repeats: the slot keeps the first position, the list every path.
             out.attach.push(PathBuf::from(value.unwrap_or_default()));
             slot.get_or_insert(Given {
                 position,
                 value: None,
+                value_position,
             });
         } else if slot.is_some() {
             return Err(UsageError::at(
@@ -309,11 +461,40 @@ fn scan(args: &[String]) -> Result<Scanned, UsageError> {
                 position,
             ));
         } else {
-            *slot = Some(Given { position, value });
+            *slot = Some(Given {
+                position,
+                value,
+                value_position,
+            });
         }
         i += 1;
     }
     Ok(out)
+}
+
+/// The value of the option at `args[*i]`: the inline one of `--opt=value`, else the next
+/// argument (taken verbatim, even when it looks like an option; `*i` moves to it), with its
+/// position. A flag given as `--flag=…` is a usage error.
+fn take_value(
+    args: &[String],
+    i: &mut usize,
+    name: &str,
+    takes_value: bool,
+    inline: Option<&str>,
+    position: usize,
+) -> Result<(Option<String>, usize), UsageError> {
+    match (takes_value, inline) {
+        (false, None) => Ok((None, position)),
+        (false, Some(_)) => Err(UsageError::at(format!("{name} takes no value"), position)),
+        (true, Some(v)) => Ok((Some(v.to_owned()), position)),
+        (true, None) => {
+            *i += 1;
+            match args.get(*i) {
+                Some(v) => Ok((Some(v.clone()), position + 1)),
+                None => Err(UsageError::at(format!("{name} needs a value"), position)),
+            }
+        }
+    }
 }
 
 /// Parses the `agentx` arguments (without the program name) (PROFILE §2).
@@ -359,10 +540,27 @@ fn not_valid(opt: Opt, position: usize, mode: &str) -> UsageError {
     UsageError::at(format!("{} is not valid {mode}", spelling(opt)), position)
 }
 
+/// An SDK option of [`sdk_args::OTHER`] outside the SDK profile.
+fn reject_other(s: &Scanned, mode: &str) -> Result<(), UsageError> {
+    match s.other.first() {
+        Some(&(i, p)) => Err(UsageError::at(
+            format!("{} is not valid {mode}", sdk_args::OTHER[i].0),
+            p,
+        )),
+        None => Ok(()),
+    }
+}
+
 fn list_providers(s: &Scanned) -> Result<AgentxArgs, UsageError> {
+    // `--list-providers` keeps its two-token grammar: `--output-format=json` is no option of
+    // it (its tests pin this).
+    if let Some(p) = s.first_inline {
+        return Err(UsageError::at("unknown option", p));
+    }
     if let Some((opt, p)) = s.first_outside(&[Opt::ListProviders, Opt::OutputFormat]) {
         return Err(not_valid(opt, p, "with --list-providers"));
     }
+    reject_other(s, "with --list-providers")?;
     let format = match s.value(Opt::OutputFormat) {
         None => Format::Text,
         Some(("text", _)) => Format::Text,
@@ -414,6 +612,7 @@ fn one_shot(s: Scanned) -> Result<AgentxArgs, UsageError> {
     if let Some((opt, p)) = s.first_outside(&allowed) {
         return Err(not_valid(opt, p, "with -p"));
     }
+    reject_other(&s, "with -p")?;
     let output_format = match s.value(Opt::OutputFormat) {
         None | Some(("text", _)) => OneShotFormat::Text,
         Some(("json", _)) => OneShotFormat::Json,
@@ -441,8 +640,19 @@ fn one_shot(s: Scanned) -> Result<AgentxArgs, UsageError> {
 fn session(s: Scanned) -> Result<AgentxArgs, UsageError> {
     let mut allowed = COMMON.to_vec();
     allowed.extend([Opt::InputFormat, Opt::OutputFormat, Opt::ReplayUserMessages]);
+    allowed.extend(SDK_ONLY);
     if let Some((opt, p)) = s.first_outside(&allowed) {
         return Err(not_valid(opt, p, "in stream-json mode"));
+    }
+    let verbose = s.flag(Opt::Verbose);
+    if !verbose {
+        // The standalone profile stays exactly as strict (PROFILE §15).
+        if let Some((name, p)) = s.first_sdk_option() {
+            return Err(UsageError::at(
+                format!("{name} is only valid with --verbose (the Claude Agent SDK profile)"),
+                p,
+            ));
+        }
     }
     for opt in [Opt::InputFormat, Opt::OutputFormat] {
         match s.value(opt) {
@@ -461,10 +671,112 @@ fn session(s: Scanned) -> Result<AgentxArgs, UsageError> {
             }
         }
     }
-    Ok(AgentxArgs::Session(SessionArgs {
+    let session = SessionArgs {
         common: common(&s)?,
         replay_user_messages: s.flag(Opt::ReplayUserMessages),
-    }))
+    };
+    if !verbose {
+        return Ok(AgentxArgs::Session(session));
+    }
+    Ok(AgentxArgs::SdkSession(Box::new(SdkSessionArgs {
+        session,
+        sdk: sdk(s)?,
+    })))
+}
+
+/// The SDK options (PROFILE §15), typed; a refused one is a usage error naming it and why.
+fn sdk(s: Scanned) -> Result<SdkArgs, UsageError> {
+    let mut ignored = Vec::new();
+    for &(i, p) in &s.other {
+        match sdk_args::OTHER[i] {
+            (name, _, Disposition::Refused(why)) => {
+                return Err(UsageError::at(format!("{name} is not supported: {why}"), p))
+            }
+            (name, _, Disposition::Ignored) => ignored.push(name),
+        }
+    }
+    let owned = |opt| s.value(opt).map(|(v, _)| v.to_owned());
+    let parsed = |opt, what: &str, f: &dyn Fn(&str) -> bool| match s.value(opt) {
+        Some((v, p)) if !f(v) => Err(UsageError::at(format!("{} takes {what}", spelling(opt)), p)),
+        other => Ok(other.map(|(v, _)| v.to_owned())),
+    };
+    let permission_prompt_tool = parsed(
+        Opt::PermissionPromptTool,
+        "stdio (MCP permission-prompt tools are not supported)",
+        &|v| v == "stdio",
+    )?
+    .is_some();
+    let permission_prompts = match s.value(Opt::PermissionPrompts) {
+        None => None,
+        Some(("host", _)) => Some(PermissionPrompts::Host),
+        Some(("none", _)) => Some(PermissionPrompts::None),
+        Some((_, p)) => {
+            return Err(UsageError::at("--permission-prompts takes host or none", p));
+        }
+    };
+    let nonempty = |v: &str| !v.is_empty();
+    let model = parsed(Opt::Model, "a model name", &nonempty)?;
+    let effort = parsed(Opt::Effort, "an effort name", &nonempty)?;
+    let max_turns = match s.value(Opt::MaxTurns) {
+        None => None,
+        Some((v, p)) => Some(
+            sdk_args::max_turns(v)
+                .ok_or_else(|| UsageError::at("--max-turns takes a positive integer", p))?,
+        ),
+    };
+    let max_budget_usd = match s.value(Opt::MaxBudgetUsd) {
+        None => None,
+        Some((v, p)) => Some(crate::session::Budget::parse(v).ok_or_else(|| {
+            UsageError::at("--max-budget-usd takes a decimal number of US dollars", p)
+        })?),
+    };
+    let session_id = parsed(
+        Opt::SessionId,
+        "a canonical UUID",
+        &crate::wire::grammar::is_canonical_uuid,
+    )?;
+    let setting_sources = match s.value(Opt::SettingSources) {
+        None => None,
+        Some((v, p)) => Some(sdk_args::setting_sources(v).ok_or_else(|| {
+            UsageError::at(
+                "--setting-sources takes a comma-separated list of user, project and local",
+                p,
+            )
+        })?),
+    };
+    let list = |opt| match s.value(opt) {
+        None => Ok(None),
+        Some((v, p)) => crate::session::tool_rules::parse_rules(v)
+            .map(Some)
+            .map_err(|e| UsageError::at(format!("{}: {e}", spelling(opt)), p)),
+    };
+    let tools = match s.value(Opt::Tools) {
+        None => None,
+        Some((v, p)) => Some(
+            sdk_args::tool_selection(v).map_err(|e| UsageError::at(format!("--tools: {e}"), p))?,
+        ),
+    };
+    Ok(SdkArgs {
+        system_prompt: owned(Opt::SystemPrompt),
+        system_prompt_file: owned(Opt::SystemPromptFile).map(PathBuf::from),
+        append_system_prompt: owned(Opt::AppendSystemPrompt),
+        permission_prompt_tool,
+        permission_prompts,
+        model,
+        effort,
+        max_turns,
+        max_budget_usd,
+        tools,
+        allowed_tools: list(Opt::AllowedTools)?,
+        disallowed_tools: list(Opt::DisallowedTools)?,
+        add_dirs: s.add_dirs.clone(),
+        continue_session: s.flag(Opt::Continue),
+        fork_session: s.flag(Opt::ForkSession),
+        session_id,
+        setting_sources,
+        no_session_persistence: s.flag(Opt::NoSessionPersistence),
+        ignored,
+    })
 }
 
 #[cfg(test)]
@@ -810,6 +1122,332 @@ mod tests {
         ] {
             assert_eq!(err(bad), msg, "{bad:?}");
         }
+    }
+
+    const SDK: [&str; 5] = [
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--input-format",
+        "stream-json",
+    ];
+
+    fn sdk_ok(extra: &[&str]) -> SdkSessionArgs {
+        let mut a = SDK.to_vec();
+        a.extend_from_slice(extra);
+        match ok(&a) {
+            AgentxArgs::SdkSession(s) => *s,
+            other => panic!("{a:?} parsed as {other:?}"),
+        }
+    }
+
+    fn sdk_err(extra: &[&str]) -> String {
+        let mut a = SDK.to_vec();
+        a.extend_from_slice(extra);
+        err(&a)
+    }
+
+    #[test]
+    fn verbose_selects_the_sdk_profile() {
+        // PROFILE §15: what both SDKs always pass.
+        assert_eq!(sdk_ok(&[]), SdkSessionArgs::default());
+        // The Python SDK's default command line.
+        let py = sdk_ok(&["--system-prompt", ""]);
+        assert_eq!(py.sdk.system_prompt.as_deref(), Some(""));
+        assert!(!py.sdk.permission_prompt_tool);
+        // Standalone options keep their meaning in the profile.
+        let s = sdk_ok(&["--replay-user-messages", "--cwd=/w", "--provider", "local"]);
+        assert!(s.session.replay_user_messages);
+        assert_eq!(s.session.common.cwd, Some(PathBuf::from("/w")));
+        assert_eq!(s.session.common.provider.as_deref(), Some("local"));
+    }
+
+    #[test]
+    fn every_value_option_takes_the_equals_form() {
+        // PROFILE §15 "Option syntax (both profiles)".
+        assert_eq!(
+            ok(&[
+                "--input-format=stream-json",
+                "--output-format=stream-json",
+                "--resume=abc",
+                "--permission-mode=plan",
+                "--provider=local",
+                "--cwd=",
+            ]),
+            AgentxArgs::Session(SessionArgs {
+                common: CommonArgs {
+                    provider: Some("local".into()),
+                    permission_mode: Some(PermissionMode::Plan),
+                    resume: Some("abc".into()),
+                    cwd: Some(PathBuf::new()),
+                    ..CommonArgs::default()
+                },
+                replay_user_messages: false,
+            })
+        );
+        let AgentxArgs::OneShot(o) = ok(&[
+            "-p",
+            "x",
+            "--attach=a",
+            "--attach",
+            "b",
+            "--output-format=json",
+        ]) else {
+            panic!("not one-shot")
+        };
+        assert_eq!(o.attach, ["a", "b"].map(PathBuf::from).to_vec());
+        assert_eq!(o.output_format, OneShotFormat::Json);
+        // `=` splits at the first `=`; the rest is the value, verbatim.
+        let s = sdk_ok(&["--system-prompt=a=b", "--append-system-prompt="]);
+        assert_eq!(s.sdk.system_prompt.as_deref(), Some("a=b"));
+        assert_eq!(s.sdk.append_system_prompt.as_deref(), Some(""));
+        // The value position of the equals form is the option's own.
+        assert_eq!(
+            sdk_err(&["--permission-mode=auto"]),
+            "--permission-mode takes default, acceptEdits, plan or bypassPermissions (argument 6)"
+        );
+        assert_eq!(
+            sdk_err(&["--permission-mode", "auto"]),
+            "--permission-mode takes default, acceptEdits, plan or bypassPermissions (argument 7)"
+        );
+        for (bad, msg) in [
+            (
+                &["--verbose=1"][..],
+                "--verbose takes no value (argument 6)",
+            ),
+            (
+                &["--replay-user-messages="],
+                "--replay-user-messages takes no value (argument 6)",
+            ),
+            (&["--debug=x"], "--debug takes no value (argument 6)"),
+            (
+                &["--model=a", "--model", "b"],
+                "--model given more than once (argument 7)",
+            ),
+            (&["--bogus=1"], "unknown option (argument 6)"),
+            (&["--model"], "--model needs a value (argument 6)"),
+        ] {
+            assert_eq!(sdk_err(bad), msg, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn every_sdk_option_is_typed() {
+        // The TypeScript SDK's command line for a full set of options (0.3.333).
+        let s = sdk_ok(&[
+            "--effort=high",
+            "--max-turns=3",
+            "--max-budget-usd=1.5",
+            "--model=m",
+            "--permission-prompt-tool=stdio",
+            "--permission-prompts=none",
+            "--resume=abc",
+            "--allowedTools=Read,Bash(git log:*)",
+            "--disallowedTools=Bash",
+            "--tools=",
+            "--setting-sources=",
+            "--permission-mode=bypassPermissions",
+            "--allow-dangerously-skip-permissions",
+            "--include-partial-messages",
+            "--add-dir=/tmp",
+            "--add-dir",
+            "/srv",
+            "--fork-session",
+            "--continue",
+            "--session-id=0b5e0c2e-8f7a-4b1c-9d3e-2a6f4c8b1d7e",
+            "--no-session-persistence",
+            "--strict-mcp-config",
+            "--await-initialize",
+            "--system-prompt-file",
+            "sp.txt",
+            "--thinking=adaptive",
+            "--betas",
+            "x",
+        ]);
+        assert_eq!(
+            s.sdk,
+            SdkArgs {
+                system_prompt: None,
+                system_prompt_file: Some(PathBuf::from("sp.txt")),
+                append_system_prompt: None,
+                permission_prompt_tool: true,
+                permission_prompts: Some(PermissionPrompts::None),
+                model: Some("m".into()),
+                effort: Some("high".into()),
+                max_turns: Some(3),
+                max_budget_usd: crate::session::Budget::parse("1.5"),
+                tools: Some(sdk_args::ToolSelection::Listed(vec![])),
+                allowed_tools: Some(
+                    crate::session::tool_rules::parse_rules("Read,Bash(git log:*)").unwrap()
+                ),
+                disallowed_tools: Some(crate::session::tool_rules::parse_rules("Bash").unwrap()),
+                add_dirs: ["/tmp", "/srv"].map(PathBuf::from).to_vec(),
+                continue_session: true,
+                fork_session: true,
+                session_id: Some("0b5e0c2e-8f7a-4b1c-9d3e-2a6f4c8b1d7e".into()),
+                setting_sources: Some(vec![]),
+                no_session_persistence: true,
+                ignored: vec![
+                    "--allow-dangerously-skip-permissions",
+                    "--thinking",
+                    "--betas"
+                ],
+            }
+        );
+        assert_eq!(s.session.common.resume.as_deref(), Some("abc"));
+        assert!(s.session.common.include_partial_messages);
+        assert_eq!(
+            s.session.common.permission_mode(),
+            PermissionMode::BypassPermissions
+        );
+        assert_eq!(
+            sdk_ok(&["--tools", "default"]).sdk.tools,
+            Some(sdk_args::ToolSelection::Default)
+        );
+    }
+
+    #[test]
+    fn sdk_option_values_are_checked() {
+        for (bad, msg) in [
+            (
+                &["--permission-prompt-tool", "mcp__x__y"][..],
+                "--permission-prompt-tool takes stdio (MCP permission-prompt tools are not \
+                 supported) (argument 7)",
+            ),
+            (
+                &["--permission-prompts=all"],
+                "--permission-prompts takes host or none (argument 6)",
+            ),
+            (&["--model="], "--model takes a model name (argument 6)"),
+            (&["--effort="], "--effort takes an effort name (argument 6)"),
+            (
+                &["--max-turns=0"],
+                "--max-turns takes a positive integer (argument 6)",
+            ),
+            (
+                &["--max-turns", "-1"],
+                "--max-turns takes a positive integer (argument 7)",
+            ),
+            (
+                &["--max-budget-usd=-1"],
+                "--max-budget-usd takes a decimal number of US dollars (argument 6)",
+            ),
+            (
+                &["--max-budget-usd=inf"],
+                "--max-budget-usd takes a decimal number of US dollars (argument 6)",
+            ),
+            (
+                &["--session-id=ABC"],
+                "--session-id takes a canonical UUID (argument 6)",
+            ),
+            (
+                &["--setting-sources=user,cloud"],
+                "--setting-sources takes a comma-separated list of user, project and local \
+                 (argument 6)",
+            ),
+            (
+                &["--continue", "--continue"],
+                "--continue given more than once (argument 7)",
+            ),
+            (
+                &["--allowedTools=Read(x)"],
+                "--allowedTools: only Bash takes a pattern (Bash(PREFIX:*) or Bash(CMD)) \
+                 (argument 6)",
+            ),
+            (
+                &["--tools", "Bash("],
+                "--tools: a tool pattern has unbalanced parentheses (argument 7)",
+            ),
+            (
+                &["--betas=a", "--betas=b"],
+                "--betas given more than once (argument 7)",
+            ),
+        ] {
+            assert_eq!(sdk_err(bad), msg, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn refused_sdk_options_name_themselves_and_why() {
+        for (bad, msg) in [
+            (
+                &["--mcp-config", "{\"mcpServers\":{}}"][..],
+                "--mcp-config is not supported: MCP servers are not supported yet (argument 6)",
+            ),
+            (
+                &["--settings={}"],
+                "--settings is not supported: Claude Code settings are not read (agentx reads \
+                 settings.json in AgentX home) (argument 6)",
+            ),
+            (
+                &["--json-schema={}"],
+                "--json-schema is not supported: structured output is not supported yet \
+                 (argument 6)",
+            ),
+            (
+                &["--agent=reviewer"],
+                "--agent is not supported: agent definitions are not supported (argument 6)",
+            ),
+            (
+                &["--plugin-dir", "/p"],
+                "--plugin-dir is not supported: plugins are not supported (argument 6)",
+            ),
+            (
+                &["--session-mirror"],
+                "--session-mirror is not supported: mirroring the transcript to an SDK session \
+                 store is not supported (argument 6)",
+            ),
+        ] {
+            assert_eq!(sdk_err(bad), msg, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn sdk_options_stay_out_of_the_standalone_profile() {
+        // PROFILE §15: without `--verbose` nothing of the profile applies.
+        let with = |extra: &[&'static str]| {
+            let mut a = STREAM.to_vec();
+            a.extend_from_slice(extra);
+            err(&a)
+        };
+        for (bad, msg) in [
+            (
+                &["--model", "m"][..],
+                "--model is only valid with --verbose (the Claude Agent SDK profile) (argument 5)",
+            ),
+            (
+                &["--system-prompt="],
+                "--system-prompt is only valid with --verbose (the Claude Agent SDK profile) \
+                 (argument 5)",
+            ),
+            (
+                &["--cwd", "/", "--betas", "x", "--continue"],
+                "--betas is only valid with --verbose (the Claude Agent SDK profile) (argument 7)",
+            ),
+            (
+                &["--mcp-config", "{}"],
+                "--mcp-config is only valid with --verbose (the Claude Agent SDK profile) \
+                 (argument 5)",
+            ),
+        ] {
+            assert_eq!(with(bad), msg, "{bad:?}");
+        }
+        assert_eq!(
+            err(&["-p", "x", "--verbose"]),
+            "--verbose is not valid with -p (argument 3)"
+        );
+        assert_eq!(
+            err(&["-p", "x", "--betas", "y"]),
+            "--betas is not valid with -p (argument 3)"
+        );
+        assert_eq!(
+            err(&["--list-providers", "--model", "m"]),
+            "--model is not valid with --list-providers (argument 2)"
+        );
+        assert_eq!(
+            err(&["--list-providers", "--debug"]),
+            "--debug is not valid with --list-providers (argument 2)"
+        );
     }
 
     #[test]

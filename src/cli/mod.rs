@@ -10,6 +10,7 @@ pub mod attach;
 pub mod canon;
 pub mod check;
 pub mod records;
+pub mod sdk_args;
 pub mod wire_args;
 
 use wire_args::WireArgs;

@@ -706,6 +706,43 @@ impl Broker {
         })
     }
 
+    /// Settles the waiter `id` with a response the strict reader rejected (a duplicate
+    /// member, WIRE-014; an invalid envelope, WIRE-009) whose `request_id` the caller
+    /// recovered from the rejected line: the waiter resolves as [`Outcome::Invalid`] with
+    /// `error`, exactly like a success whose payload failed its schema, so for `can_use_tool`
+    /// it is a denial (PERM-049: a malformed decision is a denial, never an implicit allow,
+    /// and never an answer left open). Nothing is echoed: a rejected line has no valid wire
+    /// form to replay. `None` when no waiter `id` is pending (nothing changes: a late or
+    /// unknown id stays as unanswered as a well-formed one would be routed, PERM-050).
+    pub fn handle_rejected_response(&mut self, id: &str, error: &WireError) -> Option<Resolved> {
+        let outcome = Outcome::Invalid(InvalidResponse::of(error));
+        let tool_use_id = match self.waiters.get(id)? {
+            Waiter::Pending { expect, .. } | Waiter::Emitting { expect, .. } => {
+                expect.tool_use_id().map(Box::<str>::from)
+            }
+            // Already selected during its emission: the first answer stands.
+            Waiter::Selected { .. } => return None,
+        };
+        if let Some(t) = &tool_use_id {
+            self.resolved.insert(t);
+        }
+        self.remember(id, SettledBy::Response, tool_use_id.as_deref());
+        if let Some(w @ Waiter::Emitting { .. }) = self.waiters.get_mut(id) {
+            // Answered during its own emission: `request` returns it (as for a response).
+            *w = Waiter::Selected {
+                outcome,
+                tool_use_id,
+            };
+            return None;
+        }
+        let (key, _) = self.waiters.remove_entry(id)?;
+        Some(Resolved {
+            id: key,
+            tool_use_id,
+            outcome,
+        })
+    }
+
     /// Local abort of one pending request (WIRE-007): detaches the waiter, emits one
     /// `control_cancel_request`, and returns the rejection at once. `Ok(None)` when the
     /// request is still being emitted (its `request` call returns `Aborted`). The cancel

@@ -79,6 +79,18 @@ impl Projection {
     }
 }
 
+/// Which profile the session speaks (PROFILE §15): the standalone one of §8–§14, or the Claude
+/// Agent SDK profile that `--verbose` selects. Nothing of §15 applies in `Standalone`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Profile {
+    /// PROFILE §8–§14, strictness included.
+    #[default]
+    Standalone,
+    /// PROFILE §15/§16 (`--verbose`): the SDK's initialize members, any user `session_id`,
+    /// `sdk_host_only` state records, 1 MiB output lines.
+    Sdk,
+}
+
 /// A settings source of `get_settings`, low to high priority (Control operations).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SettingSource {
@@ -131,6 +143,8 @@ pub struct SessionConfig {
     pub uuid_seed: u64,
     /// `--cwd` (absolute).
     pub cwd: String,
+    /// The profile (`--verbose` selects [`Profile::Sdk`], PROFILE §15).
+    pub profile: Profile,
     /// `--permission-mode`.
     pub permission_mode: PermissionMode,
     /// `--replay-user-messages`.
@@ -186,6 +200,7 @@ impl SessionConfig {
             session_id: session_id.into(),
             uuid_seed: 0x5eed,
             cwd: cwd.into(),
+            profile: Profile::Standalone,
             permission_mode: PermissionMode::Default,
             replay_user_messages: false,
             include_partial_messages: false,

@@ -309,10 +309,11 @@ impl Session {
         }
         o.extend_from_slice(b"],\"applied\":{\"model\":");
         write_str(&mut o, &self.config.projection.init.model);
-        o.extend_from_slice(b",\"effort\":");
-        match &self.config.projection.effort {
-            Some(e) => write_str(&mut o, e),
-            None => o.extend_from_slice(b"null"),
+        // `effort` is optional in `AppliedSettings` and a string when present: a provider
+        // without a declared effort omits it (`null` fails the crate's own schema).
+        if let Some(e) = &self.config.projection.effort {
+            o.extend_from_slice(b",\"effort\":");
+            write_str(&mut o, e);
         }
         o.extend_from_slice(b"}}");
         RawJson::from_encoded(o)

@@ -4,9 +4,11 @@
 //! import-schema violation are fatal (WIRE-001, WIRE-021: `agentx: input line N: …`, exit 1
 //! after the accepted output); a duplicate member rejects only its record, classified by its
 //! top-level `type` (a `control_request` with an unambiguous `request_id` also gets the
-//! ambiguity text as its correlated error; a `user` record gets an input-error result); an
+//! ambiguity text as its correlated error; a `user` record gets an input-error result; a
+//! `control_response` denies the pending prompt it names, PERM-049); an
 //! unknown type is a warning (WIRE-002); a schema-invalid user record is an input-error
-//! result; an invalid environment update is a diagnostic only. Must never: start a turn from
+//! result; an invalid `control_response` also denies the prompt it names (PERM-049); an
+//! invalid environment update is a diagnostic only. Must never: start a turn from
 //! an invalid record, or answer a control without a recoverable `request_id`.
 
 use std::borrow::Cow;
@@ -98,6 +100,12 @@ impl Session {
             // classifier `agentx-wire check` uses too (a duplicated `type` is not trusted: an
             // `attachment_import` reading of it wins, WIRE-021).
             let top = scan::top_level(line).unwrap_or_default();
+            if top.agreed_type.as_deref() == Some("control_response") {
+                // PERM-049: a malformed answer to a pending prompt is a denial (every `type`
+                // of the line reads `control_response`, so no import reading exists).
+                self.out.diagnostic(format!("{prefix}{e}"));
+                return self.permission_rejected(&top.response_request_ids, e, now);
+            }
             match wire::classify_rejected_line(line) {
                 RejectedLineClass::Import => {
                     return self.fatal(format!("{prefix}{e}"), now);
@@ -143,6 +151,19 @@ impl Session {
                     }
                     None => self.out.diagnostic(format!("{prefix}{e}")),
                 }
+            }
+            Some("control_response") => {
+                // PERM-049: an answer whose envelope or outcome is invalid settles the prompt
+                // it names as a denial (its `request_id` as decoded before the failure, else
+                // as read from the rejected line).
+                self.out.diagnostic(format!("{prefix}{e}"));
+                let ids = match e.correlation() {
+                    Some(id) => vec![id.to_string()],
+                    None => scan::top_level(line)
+                        .map(|t| t.response_request_ids)
+                        .unwrap_or_default(),
+                };
+                self.permission_rejected(&ids, e, now);
             }
             Some("attachment_import") => {
                 self.out.diagnostic(format!("{prefix}{e}"));

@@ -71,8 +71,8 @@ use bytes::Bytes;
 
 pub use action::{Action, ExitStatus, HookOutcome, ToolOutcome};
 pub use config::{
-    default_tools, Budget, ConfigError, Projection, ReferenceProfile, SessionConfig, SettingSource,
-    TurnLimits,
+    default_tools, Budget, ConfigError, Profile, Projection, ReferenceProfile, SessionConfig,
+    SettingSource, TurnLimits,
 };
 pub use prompts::{Settlement, REQUEST_ID_PREFIX, RESOLVED_CAPACITY};
 pub use queue::{QUEUE_MAX_BYTES, QUEUE_MAX_RECORDS};

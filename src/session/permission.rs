@@ -495,6 +495,24 @@ impl PermissionRace {
         }
     }
 
+    /// A `control_response` line the strict reader rejected (a duplicate member, an invalid
+    /// envelope) whose `request_id` names a prompt's pending host request: the prompt settles
+    /// as a denial (PERM-049: a malformed decision is a denial), as a success whose decision
+    /// failed PERM-040..052 does. `None` when `id` is no prompt's pending request.
+    pub fn handle_rejected(
+        &mut self,
+        id: &str,
+        error: &crate::wire::Error,
+        broker: &mut Broker,
+        emit: &mut dyn Emitter,
+    ) -> Option<Vec<RaceAction>> {
+        if !broker.pending_permission_ids().iter().any(|p| &**p == id) {
+            return None;
+        }
+        let resolved = broker.handle_rejected_response(id, error)?;
+        self.handle_resolved(resolved, broker, emit).ok()
+    }
+
     /// Applies a broker resolution; `Err` gives it back when it is not a prompt's.
     pub fn handle_resolved(
         &mut self,

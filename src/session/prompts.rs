@@ -302,6 +302,25 @@ impl Session {
         }
     }
 
+    /// A `control_response` line the strict reader rejected, with the request IDs recovered
+    /// from it (PERM-049): each that names a pending `can_use_tool` request settles its prompt
+    /// as a denial (the tool gets its deny `tool_result`, `requires_action` goes back to
+    /// `running` when no prompt remains). Any other ID changes nothing.
+    pub(crate) fn permission_rejected(
+        &mut self,
+        ids: &[String],
+        error: &crate::wire::Error,
+        now: Instant,
+    ) {
+        for id in ids {
+            let actions =
+                self.with_race(|race, broker, emit| race.handle_rejected(id, error, broker, emit));
+            if let Some(actions) = actions {
+                self.carry_out(actions, now);
+            }
+        }
+    }
+
     /// The hook answered (WIRE-PERM-001 steps 3–4; a late loser changes nothing).
     pub(crate) fn permission_hook(
         &mut self,

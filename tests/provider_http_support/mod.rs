@@ -4,6 +4,8 @@
 //! streaming on. It speaks HTTP on a socket; nothing of agentx's own types is mocked.
 #![allow(dead_code)]
 
+pub mod agentx_home;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

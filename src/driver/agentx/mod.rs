@@ -20,11 +20,25 @@ pub mod run;
 pub mod startup;
 pub mod workers;
 
-use crate::cli::agentx_args::SessionArgs;
+use crate::cli::agentx_args::{SdkSessionArgs, SessionArgs};
+use crate::cli::sdk_args::{warn_line, SdkArgs};
 
 /// `agentx --input-format stream-json --output-format stream-json …`: returns the exit status.
 pub fn run_session(args: &SessionArgs) -> i32 {
-    let startup = match startup::start(&args.common, args.replay_user_messages, true) {
+    run(args, None)
+}
+
+/// `agentx … --verbose`: the Claude Agent SDK profile (PROFILE §15); returns the exit status.
+/// Each accepted-and-ignored option gets its WARN line first.
+pub fn run_sdk_session(args: &SdkSessionArgs) -> i32 {
+    for option in &args.sdk.ignored {
+        eprintln!("{}", warn_line(option));
+    }
+    run(&args.session, Some(&args.sdk))
+}
+
+fn run(args: &SessionArgs, sdk: Option<&SdkArgs>) -> i32 {
+    let startup = match startup::start(&args.common, args.replay_user_messages, true, sdk) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("{}", e.0);

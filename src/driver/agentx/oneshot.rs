@@ -24,7 +24,7 @@ use super::startup::{random_uuid, start};
 
 /// Runs `-p`; returns the exit status.
 pub fn run_one_shot(args: &OneShotArgs) -> i32 {
-    let startup = match start(&args.common, false, false) {
+    let startup = match start(&args.common, false, false, None) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("{}", e.0);

@@ -126,6 +126,7 @@ pub fn run_loop(
         hook,
         mut model,
         store,
+        persist: store_turns,
     } = startup;
     let mut persist = Persister::new(home, store);
     let mut session = match Session::new(config, Instant::now()) {
@@ -201,6 +202,9 @@ pub fn run_loop(
                     Action::KillHook { tool_use_id } => workers.kill_hook(&tool_use_id),
                     Action::UpdateEnvironment { variables } => workers.update_env(variables),
                     Action::ConnectMcpServer { .. } => {}
+                    // `--no-session-persistence` (PROFILE §15): nothing is stored; the held
+                    // frames are released all the same.
+                    Action::Persist { .. } if !store_turns => persisted = true,
                     Action::Persist { lines, .. } => {
                         persist.turn(&lines, session.session_id(), &selection);
                         persisted = true;

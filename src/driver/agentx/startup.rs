@@ -8,13 +8,14 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use crate::cli::agentx_args::CommonArgs;
+use crate::cli::sdk_args::{PermissionPrompts, SdkArgs};
 use crate::hook::{PermissionHook, Settings, MAX_SETTINGS_LEN, SETTINGS_JSON};
 use crate::model::scripted::{Script, ScriptedModel};
 use crate::model::Message;
 use crate::provider::{
     agentx_home, load_registry, Route, Selection, AUTH_JSON, BUILT_IN_NOTICE, MAX_AUTH_JSON_LEN,
 };
-use crate::session::{Projection, SessionConfig};
+use crate::session::{Profile, Projection, SessionConfig};
 use crate::store::{SessionMeta, SessionStore};
 
 use super::model::{ModelRunner, ScriptedRunner};
@@ -38,6 +39,8 @@ pub struct Startup {
     pub model: Box<dyn ModelRunner>,
     /// Open when resuming; created at the first persisted turn otherwise.
     pub store: Option<SessionStore>,
+    /// Turns are written to the store (not `--no-session-persistence`, PROFILE §15).
+    pub persist: bool,
 }
 
 /// A startup failure: the complete stderr line (no value of a private field).
@@ -48,12 +51,24 @@ fn fail(s: impl Into<String>) -> StartupError {
     StartupError(s.into())
 }
 
-/// Runs the startup sequence. `host_permissions` is false in one-shot mode.
+/// Runs the startup sequence. `host_permissions` is false in one-shot mode; `sdk` is the SDK
+/// profile's options (`--verbose`, PROFILE §15), `None` in the standalone profile.
 pub fn start(
     common: &CommonArgs,
     replay_user_messages: bool,
     host_permissions: bool,
+    sdk: Option<&SdkArgs>,
 ) -> Result<Startup, StartupError> {
+    // PROFILE §15: in the SDK profile an ask reaches the host only with
+    // `--permission-prompt-tool stdio` (and not `--permission-prompts none`).
+    let host_permissions = match sdk {
+        None => host_permissions,
+        Some(sdk) => {
+            host_permissions
+                && sdk.permission_prompt_tool
+                && sdk.permission_prompts != Some(PermissionPrompts::None)
+        }
+    };
     let home = agentx_home(
         std::env::var_os("AGENTX_HOME").as_deref(),
         std::env::var_os("HOME").as_deref(),
@@ -109,6 +124,11 @@ pub fn start(
         session_id,
         uuid_seed: random_u64(),
         cwd: cwd.to_string_lossy().into_owned(),
+        profile: if sdk.is_some() {
+            Profile::Sdk
+        } else {
+            Profile::Standalone
+        },
         permission_mode: common.permission_mode(),
         replay_user_messages,
         include_partial_messages: common.include_partial_messages,
@@ -137,6 +157,7 @@ pub fn start(
         hook: settings.permission_hook,
         model,
         store,
+        persist: !sdk.is_some_and(|s| s.no_session_persistence),
     })
 }
 

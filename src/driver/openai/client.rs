@@ -2,7 +2,7 @@
 //! retry policy, the stream mapping and cancellation (PROFILE §14).
 //!
 //! Owns: the reqwest client (rustls with ring, HTTP/1.1, connect timeout 30 s, read timeout
-//! 600 s without a byte), sending the request, classifying connection failures, waiting
+//! 600 s without a byte, no redirects followed), sending the request, classifying connection failures, waiting
 //! between retries, reading the body chunk by chunk into the SSE parser and the mapper, and
 //! cancellation: when the caller's `cancel` future completes while the request is opening,
 //! waiting for a retry or streaming, the response (and with it the connection) is dropped at
@@ -98,6 +98,10 @@ impl Client {
         let mut builder = reqwest::Client::builder()
             .connect_timeout(connect)
             .read_timeout(read)
+            // PROFILE §14: redirects are never followed, so a key header (`api-key`, which
+            // reqwest does not know to strip, or `Authorization`) never reaches another
+            // location; a 3xx answer is a failure of the request (`retry::status_category`).
+            .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("agentx/", env!("CARGO_PKG_VERSION")));
         if Transport::of(endpoint.expose_url().as_bytes()) == Transport::LoopbackHttp {
             // A local server is reached directly, never through an environment proxy.

@@ -117,12 +117,14 @@ pub fn category(failure: &Opening) -> AssistantError {
 
 /// 401/403 `authentication_failed`, 402 `billing_error`, 429 `rate_limit`,
 /// 400/404/413/422 `invalid_request`, 5xx `server_error`, anything else (408 too) `unknown`.
+/// A redirect (301/302/303/307/308) is never followed (PROFILE §14): `invalid_request`.
 pub fn status_category(status: u16) -> AssistantError {
     match status {
         401 | 403 => AssistantError::AuthenticationFailed,
         402 => AssistantError::BillingError,
         429 => AssistantError::RateLimit,
         400 | 404 | 413 | 422 => AssistantError::InvalidRequest,
+        301 | 302 | 303 | 307 | 308 => AssistantError::InvalidRequest,
         500..=599 => AssistantError::ServerError,
         _ => AssistantError::Unknown,
     }
@@ -222,6 +224,13 @@ mod tests {
             (413, AssistantError::InvalidRequest),
             (422, AssistantError::InvalidRequest),
             (418, AssistantError::Unknown),
+            // PROFILE §14: a redirect is a failure of the request, never followed nor retried.
+            (301, AssistantError::InvalidRequest),
+            (302, AssistantError::InvalidRequest),
+            (303, AssistantError::InvalidRequest),
+            (307, AssistantError::InvalidRequest),
+            (308, AssistantError::InvalidRequest),
+            (304, AssistantError::Unknown),
         ] {
             assert_eq!(
                 decide(&status(s, None), 0, now),
