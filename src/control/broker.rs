@@ -398,6 +398,8 @@ pub struct Broker {
     resolved: ResolvedToolUses,
     settled: BoundedMap<Settled>,
     last_failure: Option<EmissionFailure>,
+    /// Success payloads of non-permission waiters kept unchecked (`set_open_payloads`).
+    open_payloads: bool,
 }
 
 impl Default for Broker {
@@ -435,7 +437,18 @@ impl Broker {
             resolved: ResolvedToolUses::new(),
             settled: BoundedMap::with_capacity(RESOLVED_CAPACITY),
             last_failure: None,
+            open_payloads: false,
         }
+    }
+
+    /// For a host reading a peer of the Claude Code family (`wire::PeerProfile::Lenient`):
+    /// a success payload of any waiter but `can_use_tool` is kept as received instead of being
+    /// checked against this profile's schema for its subtype (WIRE-009 as this profile states
+    /// it), so that a peer's `initialize` without WIRE-024's catalog or an `interrupt`
+    /// acknowledgement with a payload still settles; the caller decodes the payload with a
+    /// lenient view. Error responses, correlation and permission decisions are unchanged.
+    pub fn set_open_payloads(&mut self, open: bool) {
+        self.open_payloads = open;
     }
 
     /// Replay mode: echo every inbound response that resolves a waiter (PROFILE §8,
@@ -669,12 +682,12 @@ impl Broker {
                 }
             }
             Some(Waiter::Emitting { expect, .. }) => (
-                validate(expect, &response.outcome),
+                validate(expect, &response.outcome, self.open_payloads),
                 expect.tool_use_id().map(Box::from),
                 true,
             ),
             Some(Waiter::Pending { expect, .. }) => (
-                validate(expect, &response.outcome),
+                validate(expect, &response.outcome, self.open_payloads),
                 expect.tool_use_id().map(Box::from),
                 false,
             ),
@@ -1023,7 +1036,7 @@ fn payload_tool_use_id(outcome: &ControlOutcome<'_>) -> Option<String> {
 }
 
 /// WIRE-009: the response validated with the schema stored with its waiter.
-fn validate(expect: &Expect, outcome: &ControlOutcome<'_>) -> Outcome {
+fn validate(expect: &Expect, outcome: &ControlOutcome<'_>, open: bool) -> Outcome {
     let response = match outcome {
         ControlOutcome::Error {
             error,
@@ -1044,6 +1057,10 @@ fn validate(expect: &Expect, outcome: &ControlOutcome<'_>) -> Outcome {
             Ok(d) => Outcome::Success(Payload::Decision(d.into_owned())),
             Err(e) => Outcome::Invalid(InvalidResponse::of(&e)),
         },
+        Expect::Subtype(_) if open => Outcome::Success(match response {
+            None => Payload::None,
+            Some(r) => Payload::Json(r.clone().into_owned()),
+        }),
         Expect::Subtype(subtype) => match check_payload(*subtype, response.as_ref()) {
             Ok(p) => Outcome::Success(p),
             Err(e) => Outcome::Invalid(InvalidResponse::of(&e)),

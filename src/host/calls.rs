@@ -15,7 +15,9 @@ use crate::control::broker::{
     Broker, Dispatch, Emission, Emitter, Outcome, Payload, Refused, Resolved, Started,
 };
 use crate::wire::initialize::InitializeResponse;
-use crate::wire::{ControlRequestBody, ControlResponse, InputRecord, Path, RawJson};
+use crate::wire::{
+    ControlRequestBody, ControlResponse, InputRecord, Path, PeerInitializeResponse, RawJson,
+};
 
 /// What a call's caller receives.
 pub(crate) type Reply = Result<Option<RawJson<'static>>, HostError>;
@@ -64,9 +66,13 @@ fn collect<'o>(out: &'o mut Vec<InputRecord<'static>>) -> Collect<'o> {
 }
 
 impl<S: ReplySlot> Calls<S> {
-    pub(crate) fn new() -> Self {
+    /// `open`: success payloads are kept unchecked for a lenient view (the lenient peer
+    /// profile, `Broker::set_open_payloads`).
+    pub(crate) fn new(open: bool) -> Self {
+        let mut broker = Broker::with_id_prefix("host_req_");
+        broker.set_open_payloads(open);
         Calls {
-            broker: Broker::with_id_prefix("host_req_"),
+            broker,
             slots: HashMap::new(),
         }
     }
@@ -150,6 +156,19 @@ fn reply(outcome: Outcome, subtype: &'static str) -> Reply {
         Outcome::Aborted => Err(HostError::Timeout { subtype }),
         Outcome::StreamClosed | Outcome::Shutdown => Err(HostError::StreamClosed),
     }
+}
+
+/// Decodes an `initialize` success payload in the lenient peer profile's view (open
+/// vocabularies as strings, the whole payload kept).
+pub(crate) fn peer_initialize_response(
+    payload: Option<RawJson<'static>>,
+) -> Result<PeerInitializeResponse<'static>, HostError> {
+    let invalid = |reason: String| HostError::InvalidResponse {
+        subtype: "initialize",
+        reason,
+    };
+    let raw = payload.ok_or_else(|| invalid("no payload".into()))?;
+    PeerInitializeResponse::decode(&raw).map_err(|e| invalid(e.to_string()))
 }
 
 /// Decodes an `initialize` success payload and checks WIRE-024 (one selected descriptor,

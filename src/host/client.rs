@@ -3,26 +3,29 @@
 
 use std::io::{self, Read, Write};
 use std::process::{Child, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use super::calls::{initialize_response, Reply};
+use super::calls::{initialize_response, peer_initialize_response, Reply};
 use super::command::AgentCommand;
 use super::error::HostError;
+use super::limits::spawn_with_descriptors;
 use super::pending;
 use super::permission::{decide, CanUseToolHandler};
-use super::stream::{answer, classify, AgentRequest, Output, Route};
-use crate::encode::FrameEncoder;
+use super::stream::{answer, classify, text_record, AgentRequest, Output, Route};
+use crate::driver::{OutputFifo, PushError, RecordWriter};
+use crate::encode::{contained, discard_foreign, FailureKind};
 use crate::frame::DEFAULT_MAX_LINE;
 use crate::wire::import::{ImportRejected, ImportResult};
 use crate::wire::init::AttachmentCapabilities;
 use crate::wire::initialize::InitializeResponse;
 use crate::wire::subtypes::{Initialize, Interrupt};
 use crate::wire::{
-    ControlRequest, ControlRequestBody, ControlResponse, InputRecord, OutputRecord, RawJson,
-    UserRecord,
+    ControlRequest, ControlRequestBody, ControlResponse, InputRecord, OutputRecord,
+    PeerInitializeResponse, PeerProfile, RawJson, UserRecord,
 };
 
 /// One item of the record stream: a decoded record, or why a line could not be decoded.
@@ -36,6 +39,7 @@ pub struct ClientOptions {
     handler: Option<Arc<dyn CanUseToolHandler>>,
     max_line: usize,
     stderr_cap: usize,
+    profile: PeerProfile,
 }
 
 impl Default for ClientOptions {
@@ -44,6 +48,7 @@ impl Default for ClientOptions {
             handler: None,
             max_line: DEFAULT_MAX_LINE,
             stderr_cap: 1 << 20,
+            profile: PeerProfile::Strict,
         }
     }
 }
@@ -54,6 +59,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("can_use_tool", &self.handler.is_some())
             .field("max_line", &self.max_line)
             .field("stderr_cap", &self.stderr_cap)
+            .field("profile", &self.profile)
             .finish()
     }
 }
@@ -96,6 +102,23 @@ impl ClientOptions {
         self.stderr_cap = bytes;
         self
     }
+
+    /// How closely the agent's output is held to this profile (default
+    /// [`PeerProfile::Strict`], for agentx). [`PeerProfile::Lenient`] reads a CLI of the Claude
+    /// Code family (the `claude` binary): unknown members kept, open vocabularies as strings,
+    /// records our tables reject whole as `OutputRecord::Unknown`; duplicates, UTF-8, the line
+    /// limit and what the host sends stay as strict (`wire::peer`). Use
+    /// [`Client::initialize_peer`] with it.
+    ///
+    /// ```
+    /// use agentx_wire::host::{ClientOptions, PeerProfile};
+    /// let o = ClientOptions::default().peer_profile(PeerProfile::Lenient);
+    /// # let _ = o;
+    /// ```
+    pub fn peer_profile(mut self, profile: PeerProfile) -> Self {
+        self.profile = profile;
+        self
+    }
 }
 
 /// How the agent ended.
@@ -124,18 +147,79 @@ impl ExitReport {
 }
 
 pub(crate) struct Shared {
-    input: Mutex<Input>,
+    /// Every record is one validated frame (WIRE-013), encoded on the sending thread and
+    /// written whole by one drain at a time through [`InputPipe`], called outside the FIFO's
+    /// lock (WIRE-003, WIRE-015).
+    input: OutputFifo,
+    pipe: Arc<InputPipe>,
     pending: Mutex<Pending>,
     handler: Option<Arc<dyn CanUseToolHandler>>,
     pub(crate) capabilities: Mutex<Option<AttachmentCapabilities<'static>>>,
+    /// How closely the agent is held to this profile (also picks `send_text`'s form).
+    pub(crate) profile: PeerProfile,
     /// Numbers this client's upload and attachment IDs (`upl_h1`, `att_h1`, ...).
     pub(crate) next_upload: std::sync::atomic::AtomicU64,
 }
 
-struct Input {
-    writer: Option<Box<dyn Write + Send>>,
-    /// Every record is one validated frame (WIRE-013), written with one call.
-    encoder: FrameEncoder,
+/// The agent's stdin (the caller's writer for [`Client::attach`]). The FIFO's drain calls it
+/// with one frame at a time; [`InputPipe::close`] drops it so the agent sees EOF.
+///
+/// WIRE-015: it is never called under the lock that owns the encoder (the FIFO's), so a writer
+/// that sends, ends input or inspects the client re-entrantly does not deadlock; an error it
+/// returns is classified by `io::ErrorKind` and dropped unformatted, a panic is contained, and
+/// either latches one fixed failure after which it is never called again.
+struct InputPipe {
+    writer: Mutex<Option<Box<dyn Write + Send>>>,
+    closed: AtomicBool,
+}
+
+impl InputPipe {
+    /// Ends input: no later record is accepted, and the writer is dropped now, or by the
+    /// drain that is using it as soon as its write returns (this never waits for a write).
+    fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.drop_writer();
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    fn drop_writer(&self) {
+        let taken = match self.writer.try_lock() {
+            Ok(mut w) => w.take(),
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().take(),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        };
+        // A foreign `Drop` may panic too: contained, its payload never formatted.
+        if let Some(w) = taken {
+            discard_foreign(w);
+        }
+    }
+}
+
+/// The FIFO's record writer over the shared [`InputPipe`].
+struct PipeWriter(Arc<InputPipe>);
+
+impl RecordWriter for PipeWriter {
+    fn write_record(&mut self, frame: &[u8]) -> io::Result<usize> {
+        let result = {
+            let mut w = lock(&self.0.writer);
+            match w.as_mut() {
+                // Closed while this frame waited: it is not delivered.
+                None => Err(io::ErrorKind::BrokenPipe.into()),
+                Some(w) => w
+                    .write_all(frame)
+                    .and_then(|()| w.flush())
+                    .map(|()| frame.len()),
+            }
+        };
+        // `close` found the writer busy (this write): drop it now that the write returned.
+        if self.0.is_closed() {
+            self.0.drop_writer();
+        }
+        result
+    }
 }
 
 /// The blocking client's outstanding calls, uploads and permission requests.
@@ -152,19 +236,20 @@ impl Shared {
         lock(&self.pending)
     }
 
-    /// Encodes one input record as one line and writes it whole.
+    /// Encodes one input record as one validated line and writes it whole (or queues it
+    /// behind the write another thread is doing, which then writes it).
     pub(crate) fn write(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
-        let mut input = lock(&self.input);
-        let Input { writer, encoder } = &mut *input;
-        let w = writer.as_mut().ok_or(HostError::InputClosed)?;
-        let frame = encoder
-            .encode(record)
-            .map_err(|f| HostError::Encode(f.message()))?;
-        let r = w.write_all(frame).and_then(|()| w.flush());
-        encoder.shrink();
-        r.map_err(|e| {
-            *writer = None;
-            HostError::Io(e)
+        if self.pipe.is_closed() {
+            return Err(HostError::InputClosed);
+        }
+        self.input.push(record).map(drop).map_err(|e| match e {
+            PushError::Failed(f) => match f.kind() {
+                FailureKind::Output(_) if self.pipe.is_closed() => HostError::InputClosed,
+                FailureKind::Output(_) => HostError::InputFailed(f),
+                _ => HostError::Encode(f.message()),
+            },
+            PushError::Full => HostError::Encode("agent input queue full"),
+            PushError::Reentrant => HostError::Encode("agent input sent from inside its encoder"),
         })
     }
 }
@@ -205,7 +290,7 @@ impl Client {
     /// # Ok::<(), agentx_wire::host::HostError>(())
     /// ```
     pub fn spawn(command: &AgentCommand, options: ClientOptions) -> Result<Client, HostError> {
-        let mut child = command.to_command().spawn()?;
+        let mut child = spawn_with_descriptors(|| command.to_command().spawn())?;
         let stdin = child.stdin.take().ok_or(HostError::InputClosed)?;
         let stdout = child.stdout.take().ok_or(HostError::StreamClosed)?;
         let stderr = child.stderr.take();
@@ -251,20 +336,23 @@ impl Client {
         input: impl Write + Send + 'static,
         options: ClientOptions,
     ) -> Client {
+        let pipe = Arc::new(InputPipe {
+            writer: Mutex::new(Some(Box::new(input))),
+            closed: AtomicBool::new(false),
+        });
         let shared = Arc::new(Shared {
-            input: Mutex::new(Input {
-                writer: Some(Box::new(input)),
-                encoder: FrameEncoder::new(),
-            }),
-            pending: Mutex::new(Pending::new()),
+            input: OutputFifo::new(PipeWriter(Arc::clone(&pipe))),
+            pipe,
+            pending: Mutex::new(Pending::new(options.profile)),
             handler: options.handler.clone(),
             capabilities: Mutex::new(None),
             next_upload: std::sync::atomic::AtomicU64::new(0),
+            profile: options.profile,
         });
         let (tx, rx) = mpsc::channel();
         let reader_shared = Arc::clone(&shared);
-        let max_line = options.max_line;
-        thread::spawn(move || read_loop(output, max_line, &reader_shared, &tx));
+        let side = Output::new(options.max_line, options.profile);
+        thread::spawn(move || read_loop(output, side, &reader_shared, &tx));
         Client {
             shared,
             records: Mutex::new(Records {
@@ -308,6 +396,30 @@ impl Client {
             .as_ref()
             .map(|c| c.attachments.clone());
         Ok(response)
+    }
+
+    /// `initialize` read in the lenient peer profile's view: the payload's common fields with
+    /// open vocabularies as strings (models, account, `apiKeySource`), and the whole payload.
+    /// For a CLI of the Claude Code family (whose response has no WIRE-024 catalog, so
+    /// [`Client::initialize`] refuses it); it also reads agentx's.
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, Client, ClientOptions, PeerProfile};
+    /// use std::time::Duration;
+    /// let options = ClientOptions::default().peer_profile(PeerProfile::Lenient);
+    /// let client = Client::spawn(&AgentCommand::stream_json("claude").arg("--verbose"), options)?;
+    /// let init = client.initialize_peer(Duration::from_secs(30))?;
+    /// for m in &init.fields.models {
+    ///     println!("{} -> {:?}", m.value, m.resolved_model);
+    /// }
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// ```
+    pub fn initialize_peer(
+        &self,
+        timeout: Duration,
+    ) -> Result<PeerInitializeResponse<'static>, HostError> {
+        let payload = self.control(ControlRequestBody::Initialize(Initialize), timeout)?;
+        peer_initialize_response(payload)
     }
 
     /// `interrupt`: acknowledged at once (WIRE-010); the turn's own result follows later in
@@ -388,7 +500,7 @@ impl Client {
     /// # Ok::<(), agentx_wire::host::HostError>(())
     /// ```
     pub fn send_text(&self, text: &str) -> Result<(), HostError> {
-        self.send_user(UserRecord::text(text.to_owned()))
+        self.send_user(text_record(text, self.shared.profile))
     }
 
     /// Sends any user record (text, priority, attachments, uuid).
@@ -480,7 +592,7 @@ impl Client {
     /// assert!(matches!(client.send_text("late"), Err(HostError::InputClosed)));
     /// ```
     pub fn end_input(&self) {
-        lock(&self.shared.input).writer = None;
+        self.shared.pipe.close();
     }
 
     /// Ends input, waits up to `timeout` for the agent to exit (then kills it), and returns its
@@ -540,22 +652,27 @@ fn wait_or_kill(child: &mut Child, timeout: Duration) -> io::Result<ExitStatus> 
 /// The read thread: reads into the read side's buffer until EOF; [`Output`] does the rest.
 fn read_loop(
     mut output: impl Read,
-    max_line: usize,
+    mut side: Output,
     shared: &Arc<Shared>,
     tx: &Sender<Vec<RecordItem>>,
 ) {
-    let mut side = Output::new(max_line);
     let route = Routes(shared);
     let mut hand_over = |items| {
         let _ = tx.send(items);
     };
     loop {
-        match output.read(side.buffer()) {
-            Ok(0) => break,
-            Ok(n) => side.filled(n, &route, &mut hand_over),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => {
+        // WIRE-015 for the caller's reader too: a panic ends the output like an error, and
+        // an error is kept only as its kind (the value is dropped unformatted).
+        match contained(|| output.read(side.buffer())) {
+            Ok(Ok(0)) => break,
+            Ok(Ok(n)) => side.filled(n, &route, &mut hand_over),
+            Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Ok(Err(e)) => {
                 side.failed(e);
+                break;
+            }
+            Err(()) => {
+                side.failed(io::ErrorKind::Other.into());
                 break;
             }
         }

@@ -3,11 +3,17 @@
 use std::fmt;
 use std::io;
 
+use crate::encode::EncoderFailure;
+
+/// The fixed text of [`HostError::InputFailed`] (the writer's error is never shown, WIRE-015).
+pub const INPUT_FAILURE_TEXT: &str = "agent input failed: the record writer failed";
+
 /// Why a host operation failed. `Display` never shows record payloads beyond the agent's own
 /// control error string (already credential-validated by the agent's encoder).
 #[derive(Debug)]
 pub enum HostError {
-    /// Spawning, reading or writing the agent's pipes failed.
+    /// Spawning the agent or reading its output failed (only the error kind is kept for a
+    /// reader the caller supplied, WIRE-015).
     Io(io::Error),
     /// The agent answered a control request with an error response.
     Control {
@@ -49,8 +55,24 @@ pub enum HostError {
     },
     /// The record could not be encoded as one valid frame (the encoder's fixed text).
     Encode(&'static str),
-    /// The input side is closed (after `close()` began or a write failed).
+    /// The input side is closed (after `end_input()` or `close()` began).
     InputClosed,
+    /// Writing to the agent's input failed: the writer returned an error, accepted less than
+    /// the record, or panicked (WIRE-015). Latched: every later send returns the same value
+    /// and the writer is not called again. Only the sealed classification is kept
+    /// ([`EncoderFailure::kind`]); the writer's own error was dropped unformatted.
+    InputFailed(EncoderFailure),
+    /// Spawning an agent ran out of file descriptors: the soft `RLIMIT_NOFILE` was raised to
+    /// the hard limit (where that was allowed) and the spawn retried once, in vain. Each agent
+    /// holds three descriptors in the host while it runs.
+    DescriptorLimit {
+        /// The soft limit now in force (`u64::MAX`: unlimited).
+        soft: u64,
+        /// The hard limit (`u64::MAX`: unlimited).
+        hard: u64,
+        /// The system-wide table is full (`ENFILE`), not this process's limit.
+        system: bool,
+    },
 }
 
 impl fmt::Display for HostError {
@@ -70,6 +92,29 @@ impl fmt::Display for HostError {
             HostError::Upload { status, reason } => write!(f, "upload {status}: {reason}"),
             HostError::Encode(text) => f.write_str(text),
             HostError::InputClosed => f.write_str("agent input is closed"),
+            HostError::InputFailed(_) => f.write_str(INPUT_FAILURE_TEXT),
+            HostError::DescriptorLimit { system: true, .. } => {
+                f.write_str("cannot start the agent: the system's open-file table is full (ENFILE)")
+            }
+            HostError::DescriptorLimit { soft, hard, .. } => write!(
+                f,
+                "cannot start the agent: no file descriptor left (RLIMIT_NOFILE soft {}, hard \
+                 {}; each agent needs 3); raise the hard limit or run fewer agents",
+                Limit(*soft),
+                Limit(*hard)
+            ),
+        }
+    }
+}
+
+/// A resource limit as `ulimit` prints it.
+struct Limit(u64);
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            u64::MAX => f.write_str("unlimited"),
+            n => write!(f, "{n}"),
         }
     }
 }
@@ -100,5 +145,16 @@ impl HostError {
     /// ```
     pub fn is_stream_closed(&self) -> bool {
         matches!(self, HostError::StreamClosed)
+    }
+    /// Spawning ran out of file descriptors ([`HostError::DescriptorLimit`]).
+    ///
+    /// ```
+    /// use agentx_wire::host::HostError;
+    /// let e = HostError::DescriptorLimit { soft: 1024, hard: 1024, system: false };
+    /// assert!(e.is_descriptor_limit());
+    /// assert!(e.to_string().contains("soft 1024, hard 1024"));
+    /// ```
+    pub fn is_descriptor_limit(&self) -> bool {
+        matches!(self, HostError::DescriptorLimit { .. })
     }
 }

@@ -37,6 +37,7 @@ mod calls;
 mod client;
 mod command;
 mod error;
+mod limits;
 #[cfg(feature = "tokio")]
 mod outgoing;
 mod pending;
@@ -47,9 +48,11 @@ mod stream;
 mod tokio_client;
 mod upload;
 
+pub use crate::wire::PeerProfile;
 pub use client::{Client, ClientOptions, ExitReport};
 pub use command::AgentCommand;
-pub use error::HostError;
+pub use error::{HostError, INPUT_FAILURE_TEXT};
+pub use limits::{descriptor_limit, raise_descriptor_limit, DescriptorLimit};
 pub use permission::{CallbackError, CanUseToolHandler, PermissionAnswer, ToolPermissionRequest};
 pub use query::{query, Query};
 #[cfg(feature = "tokio")]

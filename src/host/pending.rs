@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use super::calls::{Calls, ReplySlot};
 use super::client::ImportEvent;
+use crate::wire::PeerProfile;
 
 /// Where an upload's acknowledgements go (a channel end, blocking or async).
 pub(crate) trait ImportSink {
@@ -44,9 +45,11 @@ pub(crate) struct Pending<S, U> {
 }
 
 impl<S: ReplySlot, U: ImportSink> Pending<S, U> {
-    pub(crate) fn new() -> Self {
+    /// Pending state for an agent read in `profile` (the lenient one keeps call payloads
+    /// unchecked for its lenient views).
+    pub(crate) fn new(profile: PeerProfile) -> Self {
         Pending {
-            calls: Calls::new(),
+            calls: Calls::new(profile == PeerProfile::Lenient),
             uploads: HashMap::new(),
             permissions: HashMap::new(),
             ended: false,
@@ -119,7 +122,7 @@ mod tests {
 
     #[test]
     fn a_cancelled_permission_request_is_not_answered_and_none_starts_after_the_end() {
-        let mut p = Blocking::new();
+        let mut p = Blocking::new(PeerProfile::Strict);
         assert!(p.permission_started("a").is_some());
         assert!(p.permission_started("b").is_some());
         assert!(p.permission_started("c").is_some());
@@ -140,7 +143,7 @@ mod tests {
 
     #[test]
     fn uploads_see_their_channel_close_at_the_end_and_none_registers_after_it() {
-        let mut p = Blocking::new();
+        let mut p = Blocking::new(PeerProfile::Strict);
         let (tx, rx) = mpsc::channel();
         p.register_upload("upl_1", tx);
         p.end(Instant::now());

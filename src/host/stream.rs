@@ -21,6 +21,7 @@ use crate::json::Parser;
 use crate::wire::grammar::NonEmpty;
 use crate::wire::{
     ControlOutcome, ControlRequest, ControlRequestBody, ControlResponse, InputRecord, OutputRecord,
+    PeerProfile, UserContent, UserMessage, UserRecord,
 };
 
 /// Bytes asked of one read (a pipe hands at most its capacity, 64 KiB by default).
@@ -58,16 +59,19 @@ pub(crate) struct Output {
     lent: Option<Bytes>,
     /// Records for the stream since the last hand-over.
     batch: Vec<RecordItem>,
+    /// How closely the output is held to this profile's tables.
+    profile: PeerProfile,
 }
 
 impl Output {
-    pub(crate) fn new(max_line: usize) -> Self {
+    pub(crate) fn new(max_line: usize, profile: PeerProfile) -> Self {
         Output {
             reader: Reader::with_max_line(max_line),
             parser: Parser::new(),
             buffer: BytesMut::new(),
             lent: None,
             batch: Vec::new(),
+            profile,
         }
     }
 
@@ -98,9 +102,13 @@ impl Output {
         self.hand_over(hand_over);
     }
 
-    /// A read failed: the error is the stream's last item before the end.
+    /// A read failed: the error is the stream's last item before the end. Only its kind is
+    /// kept: the reader may be the caller's, and its error value is dropped unformatted
+    /// (WIRE-015).
     pub(crate) fn failed(&mut self, e: std::io::Error) {
-        self.batch.push(Err(HostError::Io(e)));
+        let kind = e.kind();
+        crate::encode::discard_foreign(e);
+        self.batch.push(Err(HostError::Io(kind.into())));
     }
 
     /// The output ended: the unterminated tail is dispatched before pending requests are
@@ -118,18 +126,19 @@ impl Output {
 
     fn drain(&mut self, route: &impl Route, hand_over: &mut impl FnMut(Vec<RecordItem>)) {
         while let Some(line) = self.reader.next_line() {
-            let record =
-                match line {
-                    Err(e) => Err(HostError::Decode {
-                        line: e.line(),
-                        reason: e.to_string(),
-                    }),
-                    Ok(line) => OutputRecord::decode_line(line.as_bytes(), &mut self.parser)
+            let record = match line {
+                Err(e) => Err(HostError::Decode {
+                    line: e.line(),
+                    reason: e.to_string(),
+                }),
+                Ok(line) => {
+                    OutputRecord::decode_line_as(line.as_bytes(), &mut self.parser, self.profile)
                         .map_err(|e| HostError::Decode {
                             line: line.number(),
                             reason: e.to_string(),
-                        }),
-                };
+                        })
+                }
+            };
             match record {
                 Ok(r) if answered_by_client(&r) => {
                     let r = r.into_owned();
@@ -186,6 +195,20 @@ fn dispatch(record: OutputRecord<'static>, route: &impl Route) -> Option<OutputR
         other => return Some(other),
     }
     None
+}
+
+/// The user record `send_text` sends: the legacy string form to an agent of this profile;
+/// the object form `{"role":"user","content":...}` to a CLI of the Claude Code family, which
+/// refuses the string (`Expected message role 'user'`). The text is borrowed, not copied.
+pub(crate) fn text_record(text: &str, profile: PeerProfile) -> UserRecord<'_> {
+    let mut record = UserRecord::text(text);
+    if profile == PeerProfile::Lenient {
+        record.message = UserMessage::Object {
+            versioned: false,
+            content: UserContent::Text(text.into()),
+        };
+    }
+    record
 }
 
 /// An agent → host control request, as the client must handle it.
@@ -299,7 +322,10 @@ mod tests {
             event(2),
             r#"{"type":"attachment_import_rejected","version":1,"upload_id":"upl_x","status":"rejected","terminal":false,"reason":"schema_invalid"}"#,
         );
-        let log = run(&[text.as_bytes()], &mut Output::new(1 << 20));
+        let log = run(
+            &[text.as_bytes()],
+            &mut Output::new(1 << 20, PeerProfile::Strict),
+        );
         let uuid = |i: usize| format!("3f1e7948-5c1f-4c1f-8e2c-{i:012x}");
         assert_eq!(
             log,
@@ -326,7 +352,7 @@ mod tests {
         let b = event(2);
         let text = format!("{a}\n{b}\n{}", event(3)); // the last line ends at EOF (WIRE-EOF-001)
         let cut = a.len() + 1 + 40; // inside the second record
-        let mut out = Output::new(1 << 20);
+        let mut out = Output::new(1 << 20, PeerProfile::Strict);
         let first = out.buffer().as_ptr();
         let log = run(
             &[&text.as_bytes()[..cut], &text.as_bytes()[cut..]],

@@ -14,22 +14,24 @@ use ::tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use ::tokio::process::Child;
 use ::tokio::sync::{mpsc, oneshot};
 
-use super::calls::{initialize_response, Reply};
+use super::calls::{initialize_response, peer_initialize_response, Reply};
 use super::client::{ExitReport, ImportEvent, RecordItem};
 use super::command::AgentCommand;
 use super::error::HostError;
+use super::limits::spawn_with_descriptors;
 use super::outgoing::Outgoing;
 use super::pending;
 use super::permission::{
     CallbackError, PermissionAnswer, ToolPermissionRequest, CALLBACK_FAILED, NO_CALLBACK,
 };
-use super::stream::{answer, classify, AgentRequest, Output, Route};
+use super::stream::{answer, classify, text_record, AgentRequest, Output, Route};
 use crate::frame::DEFAULT_MAX_LINE;
 use crate::wire::init::AttachmentCapabilities;
 use crate::wire::initialize::InitializeResponse;
 use crate::wire::subtypes::{Initialize, Interrupt};
 use crate::wire::{
-    ControlRequest, ControlRequestBody, ControlResponse, InputRecord, RawJson, UserRecord,
+    ControlRequest, ControlRequestBody, ControlResponse, InputRecord, PeerInitializeResponse,
+    PeerProfile, RawJson, UserRecord,
 };
 
 /// A boxed future of a permission answer.
@@ -58,6 +60,7 @@ pub struct AsyncClientOptions {
     handler: Option<Arc<dyn AsyncCanUseTool>>,
     max_line: Option<usize>,
     stderr_cap: Option<usize>,
+    profile: PeerProfile,
 }
 
 impl std::fmt::Debug for AsyncClientOptions {
@@ -106,6 +109,19 @@ impl AsyncClientOptions {
         self.stderr_cap = Some(bytes);
         self
     }
+
+    /// How closely the agent's output is held to this profile (default
+    /// [`PeerProfile::Strict`]); as [`ClientOptions::peer_profile`](super::ClientOptions::peer_profile).
+    ///
+    /// ```
+    /// use agentx_wire::host::{AsyncClientOptions, PeerProfile};
+    /// let o = AsyncClientOptions::default().peer_profile(PeerProfile::Lenient);
+    /// # let _ = o;
+    /// ```
+    pub fn peer_profile(mut self, profile: PeerProfile) -> Self {
+        self.profile = profile;
+        self
+    }
 }
 
 pub(crate) struct Shared {
@@ -115,6 +131,8 @@ pub(crate) struct Shared {
     handler: Option<Arc<dyn AsyncCanUseTool>>,
     /// `input_capabilities` from the last successful `initialize` (for uploads).
     capabilities: Mutex<Option<AttachmentCapabilities<'static>>>,
+    /// How closely the agent is held to this profile (also picks `send_text`'s form).
+    pub(crate) profile: PeerProfile,
     /// Numbers this client's upload and attachment IDs (`upl_h1`, `att_h1`, ...).
     pub(crate) next_upload: AtomicU64,
 }
@@ -211,7 +229,7 @@ impl AsyncClient {
     ) -> Result<AsyncClient, HostError> {
         let mut cmd = ::tokio::process::Command::from(command.to_command());
         cmd.kill_on_drop(true);
-        let mut child = cmd.spawn()?;
+        let mut child = spawn_with_descriptors(|| cmd.spawn())?;
         let stdin = child.stdin.take().ok_or(HostError::InputClosed)?;
         let stdout = child.stdout.take().ok_or(HostError::StreamClosed)?;
         let cap = options.stderr_cap.unwrap_or(1 << 20);
@@ -252,19 +270,23 @@ impl AsyncClient {
         input: impl AsyncWrite + Unpin + Send + 'static,
         options: AsyncClientOptions,
     ) -> AsyncClient {
-        let outgoing = Outgoing::new();
+        let outgoing = Outgoing::new(input);
         let shared = Arc::new(Shared {
             outgoing: Arc::clone(&outgoing),
-            pending: Mutex::new(Pending::new()),
+            pending: Mutex::new(Pending::new(options.profile)),
             handler: options.handler.clone(),
             capabilities: Mutex::new(None),
             next_upload: AtomicU64::new(0),
+            profile: options.profile,
         });
-        let writer = ::tokio::spawn(outgoing.run(input));
+        let writer = ::tokio::spawn(outgoing.run());
         let (tx, rx) = mpsc::unbounded_channel();
         let reader_shared = Arc::clone(&shared);
-        let max_line = options.max_line.unwrap_or(DEFAULT_MAX_LINE);
-        ::tokio::spawn(read_loop(output, max_line, reader_shared, tx));
+        let side = Output::new(
+            options.max_line.unwrap_or(DEFAULT_MAX_LINE),
+            options.profile,
+        );
+        ::tokio::spawn(read_loop(output, side, reader_shared, tx));
         AsyncClient {
             shared,
             batches: ::tokio::sync::Mutex::new(rx),
@@ -315,6 +337,30 @@ impl AsyncClient {
             .as_ref()
             .map(|c| c.attachments.clone());
         Ok(response)
+    }
+
+    /// `initialize` in the lenient peer profile's view, as
+    /// [`Client::initialize_peer`](super::Client::initialize_peer).
+    ///
+    /// ```no_run
+    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions, PeerProfile};
+    /// use std::time::Duration;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let options = AsyncClientOptions::default().peer_profile(PeerProfile::Lenient);
+    /// let client = AsyncClient::spawn(&AgentCommand::stream_json("claude").arg("--verbose"), options).await?;
+    /// let init = client.initialize_peer(Duration::from_secs(30)).await?;
+    /// println!("{:?}", init.fields.account.and_then(|a| a.token_source));
+    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn initialize_peer(
+        &self,
+        timeout: Duration,
+    ) -> Result<PeerInitializeResponse<'static>, HostError> {
+        let raw = self
+            .control(ControlRequestBody::Initialize(Initialize), timeout)
+            .await?;
+        peer_initialize_response(raw)
     }
 
     /// `interrupt` (WIRE-010): acknowledged at once; the turn's result follows in the stream.
@@ -392,7 +438,7 @@ impl AsyncClient {
     /// # }).unwrap();
     /// ```
     pub fn send_text(&self, text: &str) -> Result<(), HostError> {
-        self.send_user(UserRecord::text(text.to_owned()))
+        self.send_user(text_record(text, self.shared.profile))
     }
 
     /// Sends any user record.
@@ -494,11 +540,10 @@ impl AsyncClient {
 /// The read task: reads into the read side's buffer until EOF; [`Output`] does the rest.
 async fn read_loop(
     mut output: impl AsyncRead + Unpin,
-    max_line: usize,
+    mut side: Output,
     shared: Arc<Shared>,
     tx: mpsc::UnboundedSender<Vec<RecordItem>>,
 ) {
-    let mut side = Output::new(max_line);
     let route = Routes(&shared);
     let mut hand_over = |items| {
         let _ = tx.send(items);

@@ -152,14 +152,21 @@ impl<'a> ControlResponse<'a> {
     }
 
     pub(crate) fn decode_members(obj: Object<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
+        Self::decode_members_as(obj, at, false)
+    }
+
+    /// `open`: the lenient peer profile (`wire::peer`): members this profile does not define,
+    /// at the envelope and beside the outcome, are ignored instead of rejected (the payload is
+    /// kept whole either way), and `pending_permission_requests` that do not decode are
+    /// dropped. Closed (`false`) is WIRE-009/WIRE-021.
+    pub(crate) fn decode_members_as(
+        obj: Object<'_, 'a>,
+        at: &Path<'_>,
+        open: bool,
+    ) -> Result<Self, Error> {
+        let closed = |rule| if open { Closed::No } else { Closed::Yes(rule) };
         let mut s: [Option<Value<'_, 'a>>; 2] = [None; 2];
-        take(
-            obj,
-            &["response", "type"],
-            &mut s,
-            Closed::Yes("WIRE-021"),
-            at,
-        )?;
+        take(obj, &["response", "type"], &mut s, closed("WIRE-021"), at)?;
         let r_at = at.key("response");
         let inner = match s[0] {
             None => return Err(Error::missing(&r_at, RULE)),
@@ -186,7 +193,7 @@ impl<'a> ControlResponse<'a> {
                     inner,
                     &NAMES[..3],
                     &mut [None, None, None],
-                    Closed::Yes("WIRE-009"),
+                    closed("WIRE-009"),
                     &r_at,
                 )
                 .map_err(corr)?;
@@ -207,17 +214,17 @@ impl<'a> ControlResponse<'a> {
                     inner,
                     &names,
                     &mut [None, None, None, None],
-                    Closed::Yes("WIRE-009"),
+                    closed("WIRE-009"),
                     &r_at,
                 )
                 .map_err(corr)?;
+                let pending = super::decode::opt(s[4], &r_at.key("pending_permission_requests"));
                 ControlOutcome::Error {
                     error: req(s[3], &r_at.key("error"), RULE).map_err(corr)?,
-                    pending_permission_requests: super::decode::opt(
-                        s[4],
-                        &r_at.key("pending_permission_requests"),
-                    )
-                    .map_err(corr)?,
+                    pending_permission_requests: match pending {
+                        Err(_) if open => None,
+                        other => other.map_err(corr)?,
+                    },
                 }
             }
             _ => {

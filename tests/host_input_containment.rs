@@ -1,0 +1,249 @@
+//! WIRE-015 in the blocking host client: the writer a caller passes to `Client::attach` (and
+//! the reader) are foreign callbacks. They are called outside the lock that owns the encoder,
+//! a panic in one is contained, an error latches one fixed failure, the writer is never called
+//! again after it, and nothing the callback returned is formatted (issue 19, item 6).
+
+use std::io::{self, Read, Write};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentx_wire::encode::{FailureKind, OutputFault};
+use agentx_wire::host::{Client, ClientOptions, HostError};
+
+const SECRET: &str = "sk-live-wire015-secret";
+const T: Duration = Duration::from_secs(20);
+
+/// An error whose every formatting path would leak the secret, and whose `Display` panics.
+#[derive(Debug)]
+struct Hostile;
+
+impl std::fmt::Display for Hostile {
+    fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        panic!("formatted a callback-owned error: {SECRET}")
+    }
+}
+
+impl std::error::Error for Hostile {}
+
+/// What the writer does on each call.
+enum Misbehave {
+    Panic,
+    Error,
+    Short,
+}
+
+struct BadWriter {
+    how: Misbehave,
+    calls: Arc<AtomicUsize>,
+}
+
+impl Write for BadWriter {
+    fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        match self.how {
+            Misbehave::Panic => panic!("writer panicked holding {SECRET}"),
+            Misbehave::Error => Err(io::Error::other(Hostile)),
+            Misbehave::Short => Ok(0),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn client_with(how: Misbehave) -> (Client, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let w = BadWriter {
+        how,
+        calls: Arc::clone(&calls),
+    };
+    // The output side stays open (never ends) so nothing else settles.
+    let (out_r, out_w) = io::pipe().unwrap();
+    std::mem::forget(out_w);
+    (Client::attach(out_r, w, ClientOptions::default()), calls)
+}
+
+fn assert_fixed(e: &HostError, fault: OutputFault) {
+    let HostError::InputFailed(f) = e else {
+        panic!("expected the latched input failure, got {e:?}");
+    };
+    assert_eq!(f.kind(), FailureKind::Output(fault));
+    let shown = format!("{e} {e:?}");
+    assert!(!shown.contains(SECRET), "leaked: {shown}");
+    assert_eq!(
+        e.to_string(),
+        "agent input failed: the record writer failed"
+    );
+}
+
+#[test]
+fn a_panicking_writer_is_contained_and_latches_one_fixed_failure() {
+    let (client, calls) = client_with(Misbehave::Panic);
+    let first = catch_unwind(AssertUnwindSafe(|| client.send_text("hello")))
+        .expect("the writer's panic reached the caller (WIRE-015)");
+    assert_fixed(&first.unwrap_err(), OutputFault::Panicked);
+    let n = calls.load(Ordering::SeqCst);
+    // Latched: the same failure, and the writer is never called again.
+    for _ in 0..3 {
+        let again = catch_unwind(AssertUnwindSafe(|| client.send_text("again")))
+            .expect("no panic after the latch");
+        assert_fixed(&again.unwrap_err(), OutputFault::Panicked);
+    }
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        n,
+        "writer called after the latch"
+    );
+    client.end_input();
+    assert!(matches!(
+        client.send_text("late"),
+        Err(HostError::InputClosed)
+    ));
+}
+
+#[test]
+fn a_writer_error_is_classified_by_kind_and_never_formatted() {
+    let (client, calls) = client_with(Misbehave::Error);
+    // Formatting the `Hostile` payload would panic; the result must be the fixed failure.
+    let e = catch_unwind(AssertUnwindSafe(|| client.send_text("hello")))
+        .expect("the client formatted the writer's error")
+        .unwrap_err();
+    assert_fixed(&e, OutputFault::Other);
+    let n = calls.load(Ordering::SeqCst);
+    let e = client.send_text("again").unwrap_err();
+    assert_fixed(&e, OutputFault::Other);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        n,
+        "writer called after the latch"
+    );
+}
+
+#[test]
+fn a_short_write_latches_the_failure() {
+    let (client, _) = client_with(Misbehave::Short);
+    let e = client.send_text("hello").unwrap_err();
+    // `write_all` turns a zero-byte write into `WriteZero`: a short write.
+    assert_fixed(&e, OutputFault::ShortWrite);
+}
+
+/// A writer that blocks inside its first write until told to go on.
+struct Gate {
+    entered: mpsc::Sender<()>,
+    release: mpsc::Receiver<()>,
+    first: bool,
+    out: Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl Write for Gate {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if std::mem::take(&mut self.first) {
+            let _ = self.entered.send(());
+            let _ = self.release.recv_timeout(T);
+        }
+        self.out.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn the_writer_runs_outside_the_encoder_lock_and_order_is_kept() {
+    let (entered_tx, entered) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel();
+    let out = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let gate = Gate {
+        entered: entered_tx,
+        release: release_rx,
+        first: true,
+        out: Arc::clone(&out),
+    };
+    let (out_r, out_w) = io::pipe().unwrap();
+    let client = Client::attach(out_r, gate, ClientOptions::default());
+    std::thread::scope(|s| {
+        let first = s.spawn(|| client.send_text("first"));
+        entered.recv_timeout(T).expect("the writer was called");
+        // The writer is blocked inside its call: another send must still be accepted (queued
+        // behind it) instead of waiting for the lock the writer would hold.
+        let (done_tx, done) = mpsc::channel();
+        let client = &client;
+        s.spawn(move || {
+            let r = client.send_text("second");
+            let _ = done_tx.send(r.is_ok());
+        });
+        let accepted = done.recv_timeout(T);
+        release.send(()).unwrap();
+        assert_eq!(
+            accepted,
+            Ok(true),
+            "a send waited for the writer of another (WIRE-015)"
+        );
+        first.join().unwrap().unwrap();
+    });
+    let text = String::from_utf8(out.lock().unwrap().clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].contains("\"first\"") && lines[1].contains("\"second\""));
+    drop(out_w);
+}
+
+/// A reader that fails with a hostile error after one record.
+struct BadReader {
+    sent: bool,
+    panic: bool,
+}
+
+impl Read for BadReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if !std::mem::replace(&mut self.sent, true) {
+            let line = b"{\"type\":\"keep_alive\"}\n";
+            buf[..line.len()].copy_from_slice(line);
+            return Ok(line.len());
+        }
+        if self.panic {
+            panic!("reader panicked holding {SECRET}");
+        }
+        Err(io::Error::new(io::ErrorKind::ConnectionReset, Hostile))
+    }
+}
+
+#[test]
+fn a_reader_error_keeps_only_its_kind_and_a_reader_panic_ends_the_output() {
+    for panic in [false, true] {
+        let client = Client::attach(
+            BadReader { sent: false, panic },
+            io::sink(),
+            ClientOptions::default(),
+        );
+        assert_eq!(client.recv().unwrap().unwrap().record_type(), "keep_alive");
+        let e = client.recv().expect("the failure is an item").unwrap_err();
+        let HostError::Io(io) = &e else {
+            panic!("expected an I/O item, got {e:?}")
+        };
+        let shown = format!("{e} {e:?}");
+        assert!(!shown.contains(SECRET), "leaked: {shown}");
+        let want = if panic {
+            io::ErrorKind::Other
+        } else {
+            io::ErrorKind::ConnectionReset
+        };
+        assert_eq!(io.kind(), want);
+        // The output ended: pending calls are rejected (WIRE-008) rather than left waiting.
+        assert!(client.recv().is_none());
+        let r = client.control(
+            agentx_wire::wire::ControlRequestBody::McpStatus(
+                agentx_wire::wire::subtypes::McpStatus,
+            ),
+            T,
+        );
+        assert!(
+            matches!(r, Err(HostError::StreamClosed)),
+            "{r:?} (panic={panic})"
+        );
+    }
+}
