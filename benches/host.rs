@@ -24,7 +24,7 @@
 //!    `AGENTX_BENCH_ROUNDS`, default 3, alternating rounds).
 //!
 //! `cargo bench --bench host [echo|live|captured|replay]`; figures go to the README with the
-//! load.
+//! load. `AGENTX_BENCH_AGENTX=PATH` runs another agentx binary under the same hosts.
 //! `AGENTX_BENCH_TRANSCRIPT=FILE` keeps the live transcript in FILE, and a later `captured`
 //! run decodes FILE without starting agentx (for `valgrind --tool=callgrind` or `perf`).
 
@@ -41,7 +41,11 @@ use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions, Client, C
 use agentx_wire::json::Parser;
 use agentx_wire::wire::OutputRecord;
 
-const AGENTX: &str = env!("CARGO_BIN_EXE_agentx");
+/// The agent binary: this build's `agentx`, or `AGENTX_BENCH_AGENTX` (to compare two builds
+/// of agentx under the same hosts).
+fn agentx() -> String {
+    std::env::var("AGENTX_BENCH_AGENTX").unwrap_or_else(|_| env!("CARGO_BIN_EXE_agentx").into())
+}
 const IDLE: &[u8] =
     b"{\"type\":\"system\",\"subtype\":\"session_state_changed\",\"state\":\"idle\"";
 
@@ -89,7 +93,7 @@ fn args(home: &Home, partial: bool) -> Vec<String> {
 }
 
 fn command(home: &Home, partial: bool) -> AgentCommand {
-    let mut c = AgentCommand::new(AGENTX);
+    let mut c = AgentCommand::new(agentx());
     for a in args(home, partial) {
         c = c.arg(a);
     }
@@ -230,7 +234,7 @@ struct SerdeHost {
 
 impl SerdeHost {
     fn spawn(home: &Home, partial: bool) -> SerdeHost {
-        let mut child = Command::new(AGENTX)
+        let mut child = Command::new(agentx())
             .args(args(home, partial))
             .env("AGENTX_HOME", &home.0)
             .env_remove("HOME")
@@ -315,7 +319,7 @@ fn print_echo(runs: &[Run]) {
 /// A host that only splits lines; returns the run and the transcript bytes.
 fn live_raw(prompts: &[String]) -> (Run, Vec<u8>) {
     let home = Home::new("live-raw");
-    let mut child = Command::new(AGENTX)
+    let mut child = Command::new(agentx())
         .args(args(&home, true))
         .env("AGENTX_HOME", &home.0)
         .env_remove("HOME")

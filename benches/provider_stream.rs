@@ -104,11 +104,7 @@ fn request() -> ModelRequest {
         index: 0,
         model: "bench".into(),
         effort: None,
-        messages: vec![Message::User {
-            text: "write a long answer".into(),
-            attachments: vec![],
-        }]
-        .into(),
+        messages: vec![Message::user("write a long answer")].into(),
         tools: vec![],
     }
 }

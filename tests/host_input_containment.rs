@@ -247,3 +247,49 @@ fn a_reader_error_keeps_only_its_kind_and_a_reader_panic_ends_the_output() {
         );
     }
 }
+
+/// An async writer that panics when polled.
+struct PanickingAsyncWriter;
+
+impl tokio::io::AsyncWrite for PanickingAsyncWriter {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        _: &[u8],
+    ) -> std::task::Poll<io::Result<usize>> {
+        panic!("async writer panicked holding {SECRET}")
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+#[test]
+fn the_async_clients_writer_is_contained_too() {
+    use agentx_wire::host::{AsyncClient, AsyncClientOptions};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (out_r, _out_w) = tokio::io::duplex(64);
+        let client =
+            AsyncClient::attach(out_r, PanickingAsyncWriter, AsyncClientOptions::default());
+        // The frame is offered to the writer by `send` itself (nothing queued): its panic is
+        // contained and latched, and every later send returns the same failure (before: the
+        // writer task died and sends were accepted into a queue nobody drained).
+        for _ in 0..3 {
+            let e = client.send_text("hello").unwrap_err();
+            assert_fixed(&e, OutputFault::Panicked);
+        }
+    });
+}

@@ -57,10 +57,7 @@ fn request(effort: Option<&str>, messages: Vec<Message>) -> ModelRequest {
 }
 
 fn prompt(text: &str) -> Vec<Message> {
-    vec![Message::User {
-        text: text.into(),
-        attachments: vec![],
-    }]
+    vec![Message::user(text)]
 }
 
 /// Runs one call with a deadline; returns its reports.
@@ -123,10 +120,7 @@ fn client(p: &Provider) -> Client {
 async fn profile_14_openai_text_stream_and_the_request_it_sends() {
     let server = Server::start(vec![Reply::Sse(text_stream())]).await;
     let history = vec![
-        Message::User {
-            text: "read a".into(),
-            attachments: vec![],
-        },
+        Message::user("read a"),
         Message::Assistant {
             message_id: "msg_prev".into(),
             blocks: vec![

@@ -296,18 +296,12 @@ fn prior_context_maps_records_to_messages() {
     assert_eq!(
         ctx,
         vec![
-            Message::User {
-                text: "hello".into(),
-                attachments: vec![]
-            },
+            Message::user("hello"),
             Message::Assistant {
                 message_id: "msg_1".into(),
                 blocks: vec![Block::Text("echo: hello".into())]
             },
-            Message::User {
-                text: "run".into(),
-                attachments: vec![]
-            },
+            Message::user("run"),
             Message::Assistant {
                 message_id: "msg_2".into(),
                 blocks: vec![
@@ -349,21 +343,9 @@ fn compaction_relinks_the_preserved_segment_at_its_anchor() {
     let ctx = context::prior_context(&lines).unwrap();
     assert_eq!(ctx.len(), 1 + 4 + 1, "{ctx:#?}");
     assert_eq!(ctx[0], context::compaction_summary(2));
-    assert_eq!(
-        ctx[1],
-        Message::User {
-            text: "run".into(),
-            attachments: vec![]
-        }
-    );
+    assert_eq!(ctx[1], Message::user("run"));
     assert!(matches!(&ctx[4], Message::Assistant { message_id, .. } if message_id == "msg_3"));
-    assert_eq!(
-        ctx[5],
-        Message::User {
-            text: "after".into(),
-            attachments: vec![]
-        }
-    );
+    assert_eq!(ctx[5], Message::user("after"));
 }
 
 #[test]
@@ -374,20 +356,8 @@ fn compaction_anchor_after_the_boundary_splices_there() {
     let ctx = context::prior_context(&lines).unwrap();
     // summary (4 removed), then U4, then the preserved first exchange.
     assert_eq!(ctx[0], context::compaction_summary(4));
-    assert_eq!(
-        ctx[1],
-        Message::User {
-            text: "after".into(),
-            attachments: vec![]
-        }
-    );
-    assert_eq!(
-        ctx[2],
-        Message::User {
-            text: "hello".into(),
-            attachments: vec![]
-        }
-    );
+    assert_eq!(ctx[1], Message::user("after"));
+    assert_eq!(ctx[2], Message::user("hello"));
     assert_eq!(ctx.len(), 4);
 }
 

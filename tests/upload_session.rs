@@ -131,7 +131,10 @@ fn scenario_22_through_the_session() {
         result["uuid"], P1,
         "the result's own uuid is a distinct event ID"
     );
-    let Some(Message::User { text, attachments }) = sim.requests[0].messages.last() else {
+    let Some(Message::User {
+        text, attachments, ..
+    }) = sim.requests[0].messages.last()
+    else {
         panic!("a user message")
     };
     assert_eq!(text, "Compare these in order.");

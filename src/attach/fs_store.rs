@@ -16,6 +16,11 @@
 //! (it remembers the byte offset it has read up to), with their blobs' sizes, so the store
 //! counts them before it checks its bounds. The sweep only removes temporaries under the
 //! lock, when no other process can be writing one.
+//!
+//! [`FsBlobs`] is the read side the model interface uses ([`BlobSource`], PROFILE §14): a
+//! committed blob is a complete file that is renamed into place and never rewritten, so it is
+//! read without the lock, in pieces, and only under a name rebuilt from a parsed digest (a
+//! `storage_id` is never joined to a path as given).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Seek, SeekFrom, Write};
@@ -25,6 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::digest::Sha256Digest;
 use super::reason::ReasonCode;
 use super::store::{BlobBackend, Inventory};
+use crate::model::{BlobSource, BlobUnavailable};
 
 const BLOB_PREFIX: &str = "blob_sha256_";
 const TMP_PREFIX: &str = ".tmp-";
@@ -266,4 +272,68 @@ fn manifest_blob(line: &[u8]) -> Option<Sha256Digest> {
         return None;
     }
     Sha256Digest::from_hex(std::str::from_utf8(hex).ok()?)
+}
+
+/// The size of one read of [`FsBlobs`]: a multiple of 3, so base64 pieces need no carry.
+const READ_PIECE: usize = 3 << 18;
+
+/// Committed blobs under `<home>/blobs`, read for model requests (PROFILE §14).
+#[derive(Clone)]
+pub struct FsBlobs {
+    dir: PathBuf,
+}
+
+impl std::fmt::Debug for FsBlobs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The path stays private (WIRE-022).
+        f.debug_struct("FsBlobs").finish_non_exhaustive()
+    }
+}
+
+impl FsBlobs {
+    /// The blobs of the AgentX home `home` (nothing is opened until a blob is read).
+    pub fn new(home: &Path) -> FsBlobs {
+        FsBlobs {
+            dir: home.join("blobs"),
+        }
+    }
+}
+
+/// The digest of a well-formed `storage_id` (`blob_sha256_<64 lowercase hex>`).
+pub(crate) fn parse_storage_id(storage_id: &str) -> Option<Sha256Digest> {
+    let hex = storage_id.strip_prefix(BLOB_PREFIX)?;
+    let digest = Sha256Digest::from_hex(hex)?;
+    (digest.storage_id() == storage_id).then_some(digest)
+}
+
+impl BlobSource for FsBlobs {
+    fn read_blob(
+        &self,
+        storage_id: &str,
+        limit: u64,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), BlobUnavailable> {
+        let digest = parse_storage_id(storage_id).ok_or(BlobUnavailable)?;
+        let file = File::open(self.dir.join(digest.storage_id())).map_err(|_| BlobUnavailable)?;
+        let mut reader = io::Read::take(file, limit.saturating_add(1));
+        let mut piece = vec![0u8; READ_PIECE];
+        loop {
+            // Fill the piece completely (short reads happen) so pieces stay multiples of 3.
+            let mut filled = 0;
+            while filled < piece.len() {
+                match io::Read::read(&mut reader, &mut piece[filled..]) {
+                    Ok(0) => break,
+                    Ok(n) => filled += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => return Err(BlobUnavailable),
+                }
+            }
+            if filled > 0 {
+                sink(&piece[..filled]);
+            }
+            if filled < piece.len() {
+                return Ok(());
+            }
+        }
+    }
 }

@@ -37,7 +37,7 @@ pub mod upload_prompt;
 pub use admit::{admit_file, commit, normalize, AggregateBudget, Normalized};
 pub use chunk::ChunkedPayload;
 pub use digest::{IncrementalDigest, Sha256Digest};
-pub use fs_store::FsBackend;
+pub use fs_store::{FsBackend, FsBlobs};
 pub use limits::Limits;
 pub use media::MediaType;
 pub use reason::ReasonCode;

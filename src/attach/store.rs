@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet};
 use super::digest::Sha256Digest;
 use super::limits::Limits;
 use super::reason::ReasonCode;
+use crate::model::{BlobSource, BlobUnavailable};
 use crate::wire::attachment_ref::AttachmentRef;
 
 /// What a backend holds when it is opened.
@@ -384,6 +385,27 @@ impl BlobBackend for MemoryBackend {
             return Err(ReasonCode::ProcessFailure);
         }
         self.manifest_lines.push(line.to_vec());
+        Ok(())
+    }
+}
+
+/// The read side for model requests (PROFILE §14), like `FsBlobs` over the files.
+impl BlobSource for MemoryBackend {
+    fn read_blob(
+        &self,
+        storage_id: &str,
+        limit: u64,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), BlobUnavailable> {
+        let digest = super::fs_store::parse_storage_id(storage_id).ok_or(BlobUnavailable)?;
+        let bytes = self.blobs.get(&digest).ok_or(BlobUnavailable)?;
+        let end = usize::try_from(limit.saturating_add(1))
+            .unwrap_or(usize::MAX)
+            .min(bytes.len());
+        // Pieces of a size that is not a multiple of 3, so readers handle any piece size.
+        for piece in bytes[..end].chunks(64 * 1024 + 1) {
+            sink(piece);
+        }
         Ok(())
     }
 }

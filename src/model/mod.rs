@@ -9,11 +9,19 @@
 //! background task events (`!task`), which may outlive the message (WIRE-004 holds the
 //! result for them).
 //!
+//! A user prompt's attachments are references (manifests); a driver that sends media reads
+//! their bytes through [`BlobSource`] (PROFILE §14), so the core never touches a blob.
+//!
 //! Must never: do I/O, read a clock, sleep or spawn; know about HTTP, SSE or directives.
 
+pub mod blobs;
 pub mod scripted;
+pub mod user;
 
 use std::sync::Arc;
+
+pub use blobs::{BlobSource, BlobUnavailable, NoBlobs};
+pub use user::{Part, UserBlock, UserParts};
 
 use crate::wire::output::AssistantError;
 use crate::wire::AttachmentRef;
@@ -54,12 +62,17 @@ pub struct ToolSpec {
 /// One message of the conversation.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Message {
-    /// A user prompt: its text blocks joined with `\n`, then its attachments in order.
+    /// A user prompt: its text blocks joined with `\n`, its attachments in order, and the
+    /// block order ([`Message::user_blocks`] builds one, [`Message::user_parts`] walks it).
     User {
         /// The text blocks joined with `\n`.
         text: String,
-        /// The attachments the record referenced, in order (WIRE-017).
+        /// The attachments the record referenced, in order (WIRE-017): manifests, read by a
+        /// driver through a [`BlobSource`].
         attachments: Vec<AttachmentRef>,
+        /// The order of the text blocks and attachments; empty means the text, then the
+        /// attachments.
+        layout: Vec<Part>,
     },
     /// One model message: its blocks in order.
     Assistant {
@@ -84,10 +97,7 @@ impl Message {
     /// The summary that stands for the `removed` messages a compaction removed (WIRE-005):
     /// the live session and the store's rebuilt context (`store::context`) use this one text.
     pub fn compaction_summary(removed: usize) -> Message {
-        Message::User {
-            text: format!("[compacted summary of {removed} earlier messages]"),
-            attachments: Vec::new(),
-        }
+        Message::user(format!("[compacted summary of {removed} earlier messages]"))
     }
 }
 

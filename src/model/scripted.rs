@@ -167,7 +167,9 @@ impl ScriptedModel {
             .rposition(|m| matches!(m, Message::User { .. }));
         let (text, attachments): (&str, &[AttachmentRef]) = match last_user {
             Some(i) => match &request.messages[i] {
-                Message::User { text, attachments } => (text, attachments),
+                Message::User {
+                    text, attachments, ..
+                } => (text, attachments),
                 _ => ("", &[]),
             },
             None => ("", &[]),

@@ -15,10 +15,7 @@ fn req(turn: u64, index: u32, messages: Vec<Message>) -> ModelRequest {
 }
 
 fn user(text: &str) -> Message {
-    Message::User {
-        text: text.into(),
-        attachments: Vec::new(),
-    }
+    Message::user(text)
 }
 
 /// Runs a call to completion on virtual time, jumping to every wake-up; `(ms, event)` pairs.
@@ -134,6 +131,7 @@ fn echo_lists_attachments_in_order() {
             att("att_a", "image/png", 12, 'a'),
             att("att_b", "application/pdf", 9, 'b'),
         ],
+        layout: Vec::new(),
     };
     let evs: Vec<_> = run_all(&ScriptedModel::new(None, 0), &req(1, 0, vec![m]))
         .into_iter()

@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use crate::json::{self, write_str, write_u64};
 use crate::model::{
-    Block, Message, ModelEvent, ModelRequest, NetworkDecision, StopReason, TurnId, Usage,
+    Block, Message, ModelEvent, ModelRequest, NetworkDecision, StopReason, TurnId, Usage, UserBlock,
 };
 use crate::wire::grammar::Uuid;
 use crate::wire::init::{InitEvent, InputCapabilities};
@@ -232,22 +232,18 @@ impl Turn {
 }
 
 /// The prompt's text blocks joined with `\n`, and its attachments (PROFILE §9).
-fn prompt_of(user: &UserRecord<'_>) -> (String, Vec<crate::wire::AttachmentRef>) {
+fn prompt_of(user: &UserRecord<'_>) -> Message {
     match &user.message {
-        UserMessage::Plain(t) => (t.to_string(), Vec::new()),
+        UserMessage::Plain(t) => Message::user(t.to_string()),
         UserMessage::Object { content, .. } => match content {
-            UserContent::Text(t) => (t.to_string(), Vec::new()),
+            UserContent::Text(t) => Message::user(t.to_string()),
+            // Block order is kept for providers that send parts in order (PROFILE §14).
             UserContent::Blocks(blocks) => {
-                let mut texts = Vec::new();
-                let mut refs = Vec::new();
-                for b in blocks {
-                    match b {
-                        ContentBlock::Text(t) => texts.push(t.as_ref()),
-                        ContentBlock::AttachmentRef(r) => refs.push(r.clone()),
-                        ContentBlock::Other(_) => {}
-                    }
-                }
-                (texts.join("\n"), refs)
+                Message::user_blocks(blocks.iter().filter_map(|b| match b {
+                    ContentBlock::Text(t) => Some(UserBlock::Text(t.as_ref())),
+                    ContentBlock::AttachmentRef(r) => Some(UserBlock::Attachment(r)),
+                    ContentBlock::Other(_) => None,
+                }))
             }
         },
     }
@@ -270,10 +266,10 @@ impl Session {
         if let Some(line) = q.line {
             self.out.keep(line);
         }
-        let (text, attachments) = prompt_of(&q.record);
-        let prompt_uuid = (!attachments.is_empty())
-            .then(|| q.record.uuid.clone())
-            .flatten();
+        let prompt = prompt_of(&q.record);
+        let has_attachments =
+            matches!(&prompt, Message::User { attachments, .. } if !attachments.is_empty());
+        let prompt_uuid = has_attachments.then(|| q.record.uuid.clone()).flatten();
         self.turn = Some(Turn {
             id,
             started: now,
@@ -297,7 +293,7 @@ impl Session {
             failed: false,
             network: None,
             network_count: 0,
-            messages: vec![Message::User { text, attachments }],
+            messages: vec![prompt],
             prompt_record: q.record.uuid.as_ref().map(|u| u.as_str().to_string()),
             last_assistant: None,
             compacted: false,

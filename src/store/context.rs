@@ -14,7 +14,7 @@
 //! is tolerated, and [`super::split_transcript`] has already removed it).
 
 use crate::json::{Parser, Value};
-use crate::model::{Block, Message};
+use crate::model::{Block, Message, UserBlock};
 use crate::wire::system::SystemEvent;
 use crate::wire::user::{ContentBlock, UserContent, UserMessage};
 use crate::wire::{OutputRecord, UserRecord};
@@ -140,10 +140,7 @@ fn push_user(entries: &mut Vec<Entry>, u: &UserRecord<'_>, uuid: Option<String>)
         } => {
             entries.push(Entry {
                 uuids,
-                message: Message::User {
-                    text: t.to_string(),
-                    attachments: Vec::new(),
-                },
+                message: Message::user(t.to_string()),
             });
             return;
         }
@@ -152,13 +149,14 @@ fn push_user(entries: &mut Vec<Entry>, u: &UserRecord<'_>, uuid: Option<String>)
             ..
         } => b,
     };
-    let mut texts: Vec<&str> = Vec::new();
-    let mut attachments = Vec::new();
+    // The prompt's text and attachments in block order (PROFILE §14: a resumed conversation
+    // sends the same parts again).
+    let mut prompt: Vec<UserBlock<'_>> = Vec::new();
     let mut results = Vec::new();
     for b in blocks {
         match b {
-            ContentBlock::Text(t) => texts.push(t),
-            ContentBlock::AttachmentRef(r) => attachments.push(r.clone()),
+            ContentBlock::Text(t) => prompt.push(UserBlock::Text(t)),
+            ContentBlock::AttachmentRef(r) => prompt.push(UserBlock::Attachment(r)),
             ContentBlock::Other(raw) => {
                 if let Ok(doc) = raw.document() {
                     if let Some(m) = tool_result(doc.root()) {
@@ -169,14 +167,11 @@ fn push_user(entries: &mut Vec<Entry>, u: &UserRecord<'_>, uuid: Option<String>)
         }
     }
     // A prompt is one user message even when it holds no text (the live session's prompt
-    // message is `text` ""): only a record of tool results alone adds none.
-    if !texts.is_empty() || !attachments.is_empty() || results.is_empty() {
+    // message is then empty too): only a record of tool results alone adds none.
+    if !prompt.is_empty() || results.is_empty() {
         entries.push(Entry {
             uuids: uuids.clone(),
-            message: Message::User {
-                text: texts.join("\n"),
-                attachments,
-            },
+            message: Message::user_blocks(prompt),
         });
     }
     for message in results {

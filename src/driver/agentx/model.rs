@@ -3,9 +3,10 @@
 //!
 //! A [`ModelRunner`] starts a call for a [`ModelRequest`] and reports its events through a
 //! [`ModelSink`] (from any thread, in order); the returned [`ModelCall`] handle cancels it or
-//! answers its `!network` request. The scripted model runs on a thread of its own per call
-//! ([`ScriptedRunner`]: the sans-IO [`ScriptRun`] polled with `Instant::now()`, sleeping on
-//! its control channel until the next wake-up). An HTTP provider implements the same trait
+//! answers its `!network` request. The scripted model ([`ScriptedRunner`]: the sans-IO
+//! [`ScriptRun`] polled with `Instant::now()`) runs inside `start` while it has events ready,
+//! and only a call that must wait goes on on a thread of its own, sleeping on its control
+//! channel until the next wake-up. An HTTP provider implements the same trait
 //! with its own runtime inside (`driver::openai::BlockingClient` on a thread per call, see
 //! [`HttpRunner`] under the `openai` feature).
 
@@ -55,7 +56,8 @@ pub trait ModelCall: Send {
     fn network_decision(&self, decision: NetworkDecision);
 }
 
-/// The scripted model `agentx-echo` (PROFILE §9) on real time, one thread per call.
+/// The scripted model `agentx-echo` (PROFILE §9) on real time: inside `start` while it has
+/// events ready, on a thread of its own once a call has to wait.
 pub struct ScriptedRunner {
     model: ScriptedModel,
 }
@@ -74,6 +76,15 @@ enum Control {
 
 struct ScriptedCall(Sender<Control>);
 
+/// A call that ran to its end inside `start`: nothing is left to cancel or answer.
+struct FinishedCall;
+
+impl ModelCall for FinishedCall {
+    fn cancel(&self) {}
+
+    fn network_decision(&self, _: NetworkDecision) {}
+}
+
 impl ModelCall for ScriptedCall {
     fn cancel(&self) {
         let _ = self.0.send(Control::Cancel);
@@ -86,7 +97,22 @@ impl ModelCall for ScriptedCall {
 
 impl ModelRunner for ScriptedRunner {
     fn start(&mut self, request: ModelRequest, sink: ModelSink) -> Box<dyn ModelCall> {
-        let run = self.model.start(&request, Instant::now());
+        let mut run = self.model.start(&request, Instant::now());
+        // A reply with nothing to wait for (an echo, `!say`, `!tool`...) is polled to its end
+        // right here: its events go to the same channel in the same order, and no thread is
+        // started and joined per turn. A call that has to wait (`!sleep`, `!task`,
+        // `!network`) goes on on a thread of its own.
+        loop {
+            match run.poll(Instant::now()) {
+                Step::Event(e) => {
+                    if !sink.send(e) {
+                        return Box::new(FinishedCall);
+                    }
+                }
+                Step::Done => return Box::new(FinishedCall),
+                Step::Pending(_) => break,
+            }
+        }
         let (tx, rx) = mpsc::channel();
         let fallback = sink.clone();
         let spawned = std::thread::Builder::new()

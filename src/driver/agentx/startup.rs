@@ -119,7 +119,7 @@ pub fn start(
         .ok()
         .filter(|p| p.is_dir())
         .ok_or_else(|| fail("agentx: --cwd is not a directory"))?;
-    let model = model_runner(&selection)?;
+    let model = model_runner(&selection, &home)?;
     let config = SessionConfig {
         session_id,
         uuid_seed: random_u64(),
@@ -173,7 +173,7 @@ pub fn meta(session_id: &str, selection: &Selection) -> SessionMeta {
     }
 }
 
-fn model_runner(selection: &Selection) -> Result<Box<dyn ModelRunner>, StartupError> {
+fn model_runner(selection: &Selection, home: &Path) -> Result<Box<dyn ModelRunner>, StartupError> {
     let provider = selection.provider();
     match provider.route() {
         Route::Scripted { script } => {
@@ -201,17 +201,19 @@ fn model_runner(selection: &Selection) -> Result<Box<dyn ModelRunner>, StartupEr
                 random_u64() as u32,
             ))))
         }
-        _ => http_runner(selection),
+        _ => http_runner(selection, home),
     }
 }
 
 #[cfg(feature = "openai")]
-fn http_runner(selection: &Selection) -> Result<Box<dyn ModelRunner>, StartupError> {
+fn http_runner(selection: &Selection, home: &Path) -> Result<Box<dyn ModelRunner>, StartupError> {
     use crate::driver::openai::{BlockingClient, Endpoint};
     let provider = selection.provider();
     let endpoint = Endpoint::of(provider)
         .map_err(|e| fail(format!("agentx: provider \"{}\": {e}", provider.id())))?;
-    let client = BlockingClient::new(endpoint).map_err(|_| {
+    // PROFILE §14: request bodies read the committed blobs of AgentX home.
+    let blobs = std::sync::Arc::new(crate::attach::FsBlobs::new(home));
+    let client = BlockingClient::with_blobs(endpoint, blobs).map_err(|_| {
         fail(format!(
             "agentx: provider \"{}\": the HTTP client cannot start",
             provider.id()
@@ -221,7 +223,7 @@ fn http_runner(selection: &Selection) -> Result<Box<dyn ModelRunner>, StartupErr
 }
 
 #[cfg(not(feature = "openai"))]
-fn http_runner(selection: &Selection) -> Result<Box<dyn ModelRunner>, StartupError> {
+fn http_runner(selection: &Selection, _home: &Path) -> Result<Box<dyn ModelRunner>, StartupError> {
     let provider = selection.provider();
     let kind = match provider.provider_type() {
         crate::provider::ProviderType::OpenAi => "openai",

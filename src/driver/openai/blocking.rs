@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 
-use crate::model::{ModelEvent, ModelRequest};
+use crate::model::{BlobSource, ModelEvent, ModelRequest, NoBlobs};
 use crate::wire::output::AssistantError;
 
 use super::client::{Client, ClientError, Report};
@@ -73,7 +73,7 @@ struct Engine {
 }
 
 impl Engine {
-    fn new(endpoint: &Endpoint) -> Result<Engine, ClientError> {
+    fn new(endpoint: &Endpoint, blobs: &Arc<dyn BlobSource>) -> Result<Engine, ClientError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_io()
             .enable_time()
@@ -82,7 +82,7 @@ impl Engine {
         // reqwest's client must be built inside a runtime context for its connector.
         let client = {
             let _guard = runtime.enter();
-            Client::new(endpoint.clone())?
+            Client::new(endpoint.clone())?.with_blobs(Arc::clone(blobs))
         };
         Ok(Engine { runtime, client })
     }
@@ -96,20 +96,38 @@ impl Engine {
 }
 
 /// A [`Client`] with its own current-thread runtime.
-#[derive(Debug)]
 pub struct BlockingClient {
     endpoint: Endpoint,
+    /// Where attachment bytes are read (PROFILE §14).
+    blobs: Arc<dyn BlobSource>,
     /// The engine calls use; `None` after a cancellation discarded it (rebuilt on demand).
     engine: Mutex<Option<Arc<Engine>>>,
+}
+
+impl std::fmt::Debug for BlockingClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockingClient")
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
 }
 
 impl BlockingClient {
     /// A client for `endpoint` with the PROFILE §14 timeouts.
     pub fn new(endpoint: Endpoint) -> Result<BlockingClient, ClientError> {
+        BlockingClient::with_blobs(endpoint, Arc::new(NoBlobs))
+    }
+
+    /// A client whose requests read attachment bytes from `blobs` (PROFILE §14).
+    pub fn with_blobs(
+        endpoint: Endpoint,
+        blobs: Arc<dyn BlobSource>,
+    ) -> Result<BlockingClient, ClientError> {
         // Built now so a TLS setup failure is a startup error, not a failed first turn.
-        let engine = Engine::new(&endpoint)?;
+        let engine = Engine::new(&endpoint, &blobs)?;
         Ok(BlockingClient {
             endpoint,
+            blobs,
             engine: Mutex::new(Some(Arc::new(engine))),
         })
     }
@@ -177,7 +195,7 @@ impl BlockingClient {
         if let Some(e) = slot.as_ref() {
             return Ok(Arc::clone(e));
         }
-        let e = Arc::new(Engine::new(&self.endpoint)?);
+        let e = Arc::new(Engine::new(&self.endpoint, &self.blobs)?);
         *slot = Some(Arc::clone(&e));
         Ok(e)
     }
@@ -247,11 +265,7 @@ mod tests {
             index: 0,
             model: "m".into(),
             effort: None,
-            messages: vec![Message::User {
-                text: "x".into(),
-                attachments: vec![],
-            }]
-            .into(),
+            messages: vec![Message::user("x")].into(),
             tools: vec![],
         };
         client

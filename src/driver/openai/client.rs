@@ -15,17 +15,19 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use sha2::{Digest, Sha256};
 
-use crate::model::{ModelEvent, ModelRequest};
+use crate::model::{BlobSource, ModelEvent, ModelRequest, NoBlobs};
 use crate::provider::Transport;
 use crate::wire::output::AssistantError;
 
 use super::endpoint::Endpoint;
 use super::mapping::{self, Mapper, Step};
+use super::media;
 use super::request;
 use super::retry::{self, Connection, Decision, Opening};
 use super::sse;
@@ -70,6 +72,8 @@ impl std::error::Error for ClientError {}
 pub struct Client {
     http: reqwest::Client,
     endpoint: Endpoint,
+    /// Where attachment bytes are read when a body is built (PROFILE §14).
+    blobs: Arc<dyn BlobSource>,
 }
 
 impl std::fmt::Debug for Client {
@@ -108,7 +112,18 @@ impl Client {
             builder = builder.no_proxy();
         }
         let http = builder.build().map_err(|e| ClientError(e.to_string()))?;
-        Ok(Client { http, endpoint })
+        Ok(Client {
+            http,
+            endpoint,
+            blobs: Arc::new(NoBlobs),
+        })
+    }
+
+    /// The same client reading attachment blobs from `blobs` (without one, every blob is
+    /// unavailable and a prompt with attachments fails, PROFILE §14).
+    pub fn with_blobs(mut self, blobs: Arc<dyn BlobSource>) -> Client {
+        self.blobs = blobs;
+        self
     }
 
     /// Runs one model call: reports every event of it (ending with exactly one of
@@ -120,12 +135,14 @@ impl Client {
         cancel: C,
         sink: &mut dyn FnMut(Report),
     ) {
-        let body = match request::body(request) {
-            Ok(b) => bytes::Bytes::from(b),
-            Err(_) => {
+        // One encoded copy of the media, shared by every attempt (`Bytes` clones by count).
+        let (body, media_parts) = match request::body(request, self.blobs.as_ref()) {
+            Ok(b) => (bytes::Bytes::from(b.bytes), b.media),
+            Err(e) => {
+                // PROFILE §14: `attachment <id> is unavailable`, or a bad tool schema.
                 sink(Report::Event(ModelEvent::Failed {
                     category: AssistantError::InvalidRequest,
-                    message: None,
+                    message: e.message(),
                 }));
                 return;
             }
@@ -157,6 +174,8 @@ impl Client {
                     }
                 }
                 Decision::GiveUp(category) => {
+                    // WIRE-022: a provider echoing the request's media is not quoted.
+                    let message = message.filter(|m| media_parts == 0 || !media::may_echo_media(m));
                     sink(Report::Event(ModelEvent::Failed { category, message }));
                     return;
                 }

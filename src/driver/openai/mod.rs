@@ -5,7 +5,8 @@
 //! Split by concern, the pure parts first:
 //! - [`endpoint`]: URL and authentication headers from the provider's private route, and the
 //!   transport rule (TLS except to loopback hosts);
-//! - [`request`]: the JSON body (our own writer);
+//! - [`request`]: the JSON body (our own writer), attachments as media parts;
+//! - [`media`]: which attachments a request carries (the PROFILE §14 limits), their base64;
 //! - [`sse`]: the incremental event-stream parser;
 //! - [`mapping`]: chunks to model events (our own strict parser);
 //! - [`retry`]: the retry policy, the WARN lines and the failure categories;
@@ -35,6 +36,7 @@ pub mod blocking;
 pub mod client;
 pub mod endpoint;
 pub mod mapping;
+pub mod media;
 pub mod request;
 pub mod retry;
 pub mod sse;
