@@ -17,6 +17,7 @@
 //!     no strict parser accepts fails the frame closed.
 
 use std::fmt;
+use std::sync::Arc;
 
 use aho_corasick::{packed, AhoCorasick, MatchKind};
 
@@ -49,6 +50,45 @@ struct Searchers {
     /// Every credential is valid UTF-8 without LF, so a canonically escaped frame needs no
     /// decoding (see `scan::canonically_escaped`).
     canonical_shortcut: bool,
+    /// The credentials themselves, sorted: which text could be the start of one (the held
+    /// tail of a streamed delta, PROFILE §8; see `delta`).
+    prefixes: Arc<Prefixes>,
+}
+
+/// The sorted credentials and what a prefix test needs.
+struct Prefixes {
+    sorted: Vec<Vec<u8>>,
+    /// Bit `b` set when some credential starts with byte `b`.
+    first: [u64; 4],
+    max_len: usize,
+}
+
+impl Prefixes {
+    fn new(sorted: Vec<Vec<u8>>) -> Prefixes {
+        let mut first = [0u64; 4];
+        let mut max_len = 0;
+        for c in &sorted {
+            let b = usize::from(c[0]);
+            first[b / 64] |= 1 << (b % 64);
+            max_len = max_len.max(c.len());
+        }
+        Prefixes {
+            sorted,
+            first,
+            max_len,
+        }
+    }
+
+    /// Whether `t` (nonempty, itself no credential) is a proper prefix of some credential: the
+    /// least credential not below `t` starts with `t` if any does.
+    fn opens(&self, t: &[u8]) -> bool {
+        let b = usize::from(t[0]);
+        if self.first[b / 64] & (1 << (b % 64)) == 0 {
+            return false;
+        }
+        let i = self.sorted.partition_point(|c| c.as_slice() < t);
+        self.sorted.get(i).is_some_and(|c| c.starts_with(t))
+    }
 }
 
 /// A multi-pattern "does any occur" search. The packed SIMD searcher (Teddy) is used directly
@@ -136,6 +176,7 @@ impl CredentialSet {
             .iter()
             .all(|c| std::str::from_utf8(c).is_ok() && !c.contains(&b'\n'));
         let decoded = Scanner::build(&raw)?;
+        let prefixes = Arc::new(Prefixes::new(raw.clone()));
         let mut patterns = raw.clone();
         for c in &raw {
             let escaped = escaped_spelling(c);
@@ -156,6 +197,7 @@ impl CredentialSet {
                 raw,
                 decoded,
                 canonical_shortcut,
+                prefixes,
             }),
         })
     }
@@ -201,6 +243,28 @@ impl CredentialSet {
             Walk::Clean => false,
             Walk::Found | Walk::Undecodable => true,
         }
+    }
+
+    /// Whether a credential occurs, byte for byte, in `text`: a decoded view of what a host
+    /// can rebuild (the joined texts of a streamed block, or the decoded content of one JSON
+    /// string of joined fragments, PROFILE §8).
+    pub(crate) fn occurs_in(&self, text: &[u8]) -> bool {
+        self.searchers.as_ref().is_some_and(|s| s.decoded.hit(text))
+    }
+
+    /// The earliest position `i` from which `text[i..]` is a nonempty proper prefix of some
+    /// credential: what more text could complete into one. Only the last
+    /// [`longest`](Self::longest) − 1 positions can qualify. The caller checked
+    /// [`occurs_in`](Self::occurs_in) first (a whole credential is not a prefix).
+    pub(crate) fn open_prefix_at(&self, text: &[u8]) -> Option<usize> {
+        let p = &self.searchers.as_ref()?.prefixes;
+        let from = text.len().saturating_sub(p.max_len.saturating_sub(1));
+        (from..text.len()).find(|&i| p.opens(&text[i..]))
+    }
+
+    /// The longest credential's length in bytes (0 for the empty set).
+    pub(crate) fn longest(&self) -> usize {
+        self.searchers.as_ref().map_or(0, |s| s.prefixes.max_len)
     }
 
     /// Parses a credentials file (PROFILE §2): one credential a line, taken verbatim without
@@ -352,6 +416,29 @@ mod tests {
             }
             assert!(!set.matches(br#"{"a":"tok-999-y"}"#, &mut s));
         }
+    }
+
+    /// What a streamed delta's hold-back asks (PROFILE §8).
+    #[test]
+    fn open_prefixes_and_occurrences() {
+        let set = CredentialSet::new(["sk-abc", "sk-xyz9", "q"]).expect("set");
+        assert_eq!(set.longest(), 7);
+        assert_eq!(set.open_prefix_at(b"hello s"), Some(6));
+        assert_eq!(set.open_prefix_at(b"hello sk-"), Some(6));
+        assert_eq!(set.open_prefix_at(b"hello sk-xy"), Some(6));
+        assert_eq!(set.open_prefix_at(b"hello sk-ab"), Some(6));
+        assert_eq!(set.open_prefix_at(b"hello sk-r"), None);
+        assert_eq!(set.open_prefix_at(b"hello"), None);
+        assert_eq!(set.open_prefix_at(b""), None);
+        // The earliest position wins: "sk-s" is no prefix, its tail "s" is.
+        assert_eq!(set.open_prefix_at(b"sk-s"), Some(3));
+        assert!(set.occurs_in(b"..sk-abc.."));
+        assert!(set.occurs_in(b"q"));
+        assert!(!set.occurs_in(b"sk-ab"));
+        let none = CredentialSet::empty();
+        assert_eq!(none.open_prefix_at(b"sk-"), None);
+        assert!(!none.occurs_in(b"sk-abc"));
+        assert_eq!(none.longest(), 0);
     }
 
     #[test]

@@ -32,6 +32,7 @@ use crate::wire::Encode;
 
 use super::callbacks::{contained, discard, FrameValidator};
 use super::credentials::CredentialSet;
+use super::delta::{CredentialCompleted, DeltaGuard};
 use super::error::{EncoderFailure, Error, FailureKind, RecordFault};
 use super::line::{finish_frame, LineFault};
 
@@ -231,6 +232,29 @@ impl FrameEncoder {
         let holds = contained(|| credentials.matches(spelled, scratch)).unwrap_or(true);
         self.forget();
         holds
+    }
+
+    /// PROFILE §8 (streamed deltas and credentials, WIRE-013 across records): the next delta
+    /// `piece` of one content block's stream `guard`, checked against this encoder's own
+    /// credential union. Returns what may be written now (possibly empty: a tail that could be
+    /// the start of a credential is held back until the next delta settles it), or
+    /// [`CredentialCompleted`] when joining the stream with `piece` would rebuild a credential
+    /// (the joined `text_delta` texts; the joined `partial_json` fragments, raw and with every
+    /// JSON string decoded): then nothing of it may be written. Never latches (the caller
+    /// ends its turn instead); a panic inside the check answers `CredentialCompleted`. Every
+    /// frame that carries a released piece is still validated whole by `encode`.
+    pub fn guard_delta(
+        &mut self,
+        guard: &mut DeltaGuard,
+        piece: &str,
+    ) -> Result<String, CredentialCompleted> {
+        let credentials = &self.credentials;
+        contained(|| guard.next(credentials, piece)).unwrap_or(Err(CredentialCompleted))
+    }
+
+    /// The block of `guard` ended: the tail it held back (which completes no credential).
+    pub fn finish_delta(&mut self, guard: &mut DeltaGuard) -> String {
+        guard.finish()
     }
 
     /// A refused frame may hold a credential: do not keep it around (nor its memory).

@@ -3,7 +3,9 @@
 //! Owns: marshaling one complete record ([`wire::Encode`](crate::wire::Encode)) into a reused
 //! buffer, the physical transformations (U+2028/U+2029 escaped, one physical line, the
 //! terminating `\n`), the whole-frame credential validation over those exact final bytes
-//! ([`CredentialSet`]), the latched [`EncoderFailure`], callback containment, and the
+//! ([`CredentialSet`]), the same union over a block's streamed deltas ([`DeltaGuard`], PROFILE
+//! §8: no credential rebuilt by joining them), the latched [`EncoderFailure`], callback
+//! containment, and the
 //! `apiKeySource` vocabulary (WIRE-016).
 //!
 //! Must never: lock, write, spawn or own a thread or a socket (writing frames is the job of
@@ -25,6 +27,7 @@
 
 mod callbacks;
 mod credentials;
+mod delta;
 mod error;
 mod frame_encoder;
 mod line;
@@ -35,6 +38,7 @@ pub use crate::wire::{ApiKeySource, Provenance};
 pub(crate) use callbacks::{contained, discard as discard_foreign};
 pub use callbacks::{FrameValidator, ValidatorError};
 pub use credentials::{escaped_spelling, CredentialSet, MAX_CREDENTIALS, MAX_CREDENTIAL_LEN};
+pub use delta::{CredentialCompleted, DeltaGuard};
 pub(crate) use error::classify_io;
 pub use error::{
     CredentialError, EncoderFailure, Error, FailureKind, OutputFault, RecordFault,

@@ -7,7 +7,7 @@
 //! The parser gives each name a 64-bit [`key`] as it reads it (a plain name of at most 8 bytes,
 //! most of them, is its own word: one load and a mask; up to 32 bytes, a mix of two or four
 //! words). At the close, keys that all differ
-//! settle the question with no further work (pairwise without branches up to 16 members,
+//! settle the question with no further work (pairwise without branches up to 16 members, in a hash set with a probe limit up to 1024,
 //! sorted beyond); only equal keys lead to the exact check, [`find_duplicate`], over names
 //! rebuilt from the tape: a 64-bit fingerprint of each decoded name, and byte comparison of
 //! equal fingerprints (pairwise for small objects, sorted for larger ones). Neither keys nor
@@ -40,6 +40,8 @@ pub(crate) struct Scratch {
     decoded: Vec<u8>,
     prints: Vec<Print>,
     keys: Vec<u64>,
+    /// The open-addressing set of [`keys_differ_hashed`].
+    table: Vec<u64>,
     /// The names of the object under the exact check (rebuilt from the tape).
     pub(crate) names: Vec<Name>,
 }
@@ -168,9 +170,16 @@ fn key_slow(input: &[u8], start: usize, end: usize, escaped: bool, scratch: &mut
     key_of(&scratch.decoded)
 }
 
-/// Up to this many members, keys are compared pairwise (without early exits); more are
-/// sorted.
+/// Up to this many members, keys are compared pairwise (without early exits); more go to a
+/// hash set (up to [`HASHED_MAX`]) or are sorted.
 const PAIRWISE_MAX: usize = 16;
+
+/// Up to this many members, keys go into an open-addressing hash set; more are sorted.
+const HASHED_MAX: usize = 1024;
+
+/// A key that needs more probes than this sends the object to the sorted check, so keys
+/// crafted to collide cost at most this many probes each plus one sort: never quadratic.
+const MAX_PROBES: u32 = 8;
 
 /// Whether all `keys` differ, which proves the names differ. `false` only means "maybe": the
 /// caller then runs the exact check ([`find_duplicate`]).
@@ -188,8 +197,52 @@ pub(crate) fn keys_differ(keys: &[u64], scratch: &mut Scratch) -> bool {
             }
             !same
         }
+        n if n <= HASHED_MAX => keys_differ_hashed(keys, scratch),
         _ => keys_differ_sorted(keys, scratch),
     }
+}
+
+/// [`keys_differ`] for 17 to [`HASHED_MAX`] keys: an open-addressing set with at least twice
+/// as many slots as keys (linear probing; zero marks an empty slot, so the key 0, the empty
+/// name, is tracked apart). A key found in the set is a possible duplicate. O(n) where
+/// sorting was O(n log n) with a larger constant (objects of 20–60 members: twitter.json's
+/// users, citm_catalog's maps); a probe run longer than [`MAX_PROBES`] falls back to sorting.
+#[inline(never)]
+fn keys_differ_hashed(keys: &[u64], scratch: &mut Scratch) -> bool {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let bits = (keys.len() * 2).next_power_of_two().trailing_zeros().max(5);
+    let mask = (1usize << bits) - 1;
+    let table = &mut scratch.table;
+    table.clear();
+    table.resize(mask + 1, 0);
+    let mut zero_seen = false;
+    let mut crowded = false;
+    'keys: for &k in keys {
+        if k == 0 {
+            if zero_seen {
+                return false;
+            }
+            zero_seen = true;
+            continue;
+        }
+        let mut h = ((k ^ (k >> 29)).wrapping_mul(K) >> (64 - bits)) as usize;
+        for _ in 0..MAX_PROBES {
+            let Some(slot) = table.get_mut(h & mask) else {
+                break;
+            };
+            if *slot == 0 {
+                *slot = k;
+                continue 'keys;
+            }
+            if *slot == k {
+                return false;
+            }
+            h += 1;
+        }
+        crowded = true;
+        break;
+    }
+    !crowded || keys_differ_sorted(keys, scratch)
 }
 
 #[inline(never)]
@@ -335,10 +388,60 @@ mod tests {
         assert_eq!(key_at("type"), u64::from_le_bytes(*b"type\0\0\0\0"));
     }
 
+    /// Every size (pairwise, hashed, sorted) agrees with a naive check, with and without a
+    /// repeated key, the key 0 among them, and keys crafted to land in one hash slot.
+    #[test]
+    fn keys_differ_matches_a_naive_check_at_every_size() {
+        let naive = |keys: &[u64]| (0..keys.len()).all(|i| (0..i).all(|j| keys[i] != keys[j]));
+        let mut s = Scratch::default();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for n in (0..80).chain([127, 128, 129, 500, 1024, 1025, 3000]) {
+            for round in 0..6 {
+                let mut keys: Vec<u64> = (0..n).map(|_| next()).collect();
+                if round >= 2 && n > 0 {
+                    keys[(next() % n as u64) as usize] = 0;
+                }
+                if round >= 4 && n > 1 {
+                    let (a, b) = ((next() % n as u64) as usize, (next() % n as u64) as usize);
+                    keys[a] = keys[b];
+                }
+                if round == 5 && n > 2 {
+                    keys[0] = 0;
+                    keys[n - 1] = 0;
+                }
+                assert_eq!(
+                    keys_differ(&keys, &mut s),
+                    naive(&keys),
+                    "n {n} round {round}"
+                );
+            }
+        }
+        // Keys that all hash to slot 0 of a 128-slot table (40 keys): the probe limit sends
+        // them to the sorted check, which must still answer exactly.
+        let bits = 7;
+        let mut crafted = Vec::new();
+        let mut k = 1u64;
+        while crafted.len() < 40 {
+            k += 1;
+            if (k ^ (k >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits) == 0 {
+                crafted.push(k);
+            }
+        }
+        assert!(keys_differ(&crafted, &mut s));
+        crafted[39] = crafted[3];
+        assert!(!keys_differ(&crafted, &mut s));
+    }
+
     #[test]
     fn keys_differ_finds_equal_keys_pairwise_and_sorted() {
         let mut s = Scratch::default();
-        for n in [2usize, 8, 16, 17, 40] {
+        for n in [2usize, 8, 16, 17, 40, 1024, 1025, 2000] {
             let mut keys: Vec<u64> = (0..n as u64).map(|k| k * 0x1234_5678_9abc).collect();
             assert!(keys_differ(&keys, &mut s), "{n} distinct");
             keys[n - 1] = keys[n / 2 - 1];

@@ -13,8 +13,9 @@
 //! 9. `idle`.
 //!
 //! With no active turn the acknowledgement is the only output. The same order, without an
-//! acknowledgement, ends a turn one of whose records could not fit one output line
-//! ([`Cut::LineLimit`]): that record is not written, cancellations and terminal `tool_result`s
+//! acknowledgement, ends a turn one of whose records could not fit one output line or whose
+//! streamed delta would have completed a credential ([`Cut::OutputError`]): that record is
+//! not written, cancellations and terminal `tool_result`s
 //! follow, and the result is `error_during_execution` with the output error; the session goes
 //! on. Must never: let a model, tool or hook outcome of the interrupted turn change anything
 //! afterwards.
@@ -36,9 +37,10 @@ pub const INTERRUPTED: &str = "interrupted";
 pub(crate) enum Cut {
     /// An `interrupt`, SIGINT, a priority-`now` record or a deny with `interrupt` (PERM-045).
     Interrupt,
-    /// A record of the turn was too large for one output line: it was not written, and the
-    /// turn ends here with the output error (never the whole session).
-    LineLimit,
+    /// A record of the turn was not written (too large for one output line, or a streamed
+    /// delta that would have completed a credential, PROFILE §8): the turn ends here with the
+    /// output error (never the whole session).
+    OutputError,
 }
 
 impl Session {
@@ -67,7 +69,7 @@ impl Session {
         };
         let reason = match cut {
             Cut::Interrupt => INTERRUPTED.to_string(),
-            Cut::LineLimit => self.out.line_limit_error(),
+            Cut::OutputError => self.out.turn_error(),
         };
         let was_streaming = t.model_active();
         if was_streaming {
@@ -98,7 +100,7 @@ impl Session {
         // 6..9: the result, no suggestion, the flush, idle.
         let (stop_reason, errors) = match cut {
             Cut::Interrupt => (was_streaming.then_some("cancelled"), vec![reason]),
-            Cut::LineLimit => {
+            Cut::OutputError => {
                 let mut errors = t.errors().to_vec();
                 errors.push(reason);
                 ((!was_streaming).then(|| t.stop_reason()).flatten(), errors)

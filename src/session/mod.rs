@@ -478,12 +478,12 @@ impl Session {
             }
             if self.out.turn_refused() {
                 if self.turn.is_some() {
-                    // A record of the active turn did not fit one output line and was not
-                    // written: the turn ends in the hard-interrupt order (cancellations,
+                    // A record of the active turn did not fit one output line (or a delta
+                    // would have completed a credential) and was not written: the turn ends in the hard-interrupt order (cancellations,
                     // terminal tool results, task events) with the output error in its
                     // result; the session goes on.
                     self.permission_cancel_all(None, now);
-                    self.cut_turn(interrupt::Cut::LineLimit, now);
+                    self.cut_turn(interrupt::Cut::OutputError, now);
                 } else {
                     // Its turn already ended with the output error.
                     self.out.take_turn_refusal();

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 
 use crate::control::Outbox;
-use crate::encode::{CredentialSet, FailureKind, FrameEncoder, RecordFault};
+use crate::encode::{CredentialSet, DeltaGuard, FailureKind, FrameEncoder, RecordFault};
 use crate::wire::grammar::Uuid;
 use crate::wire::OutputRecord;
 
@@ -56,6 +56,19 @@ impl UuidMint {
     }
 }
 
+/// PROFILE §8: the output error of a turn one of whose deltas would have completed a
+/// credential (README "Limits").
+pub(crate) const CREDENTIAL_ERROR: &str = "output error: record failed credential validation";
+
+/// Why a record of the active turn was not written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// Longer than one output line.
+    LineLimit,
+    /// A streamed delta would have completed a credential (PROFILE §8).
+    Credential,
+}
+
 /// What became of one pushed record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Pushed {
@@ -77,8 +90,9 @@ pub(crate) struct Output {
     /// Frames of the current turn that the session store keeps (PROFILE §11).
     transcript: Vec<Bytes>,
     failed: bool,
-    /// A record of the active turn was too large for one line (not latched).
-    turn_refused: bool,
+    /// A record of the active turn was not written and the turn must end with this output
+    /// error (not latched).
+    turn_refused: Option<Refusal>,
     pushed: u64,
     /// Frames handed to the driver so far.
     popped: u64,
@@ -106,7 +120,7 @@ impl Output {
             diagnostics: VecDeque::new(),
             transcript: Vec::new(),
             failed: false,
-            turn_refused: false,
+            turn_refused: None,
             pushed: 0,
             popped: 0,
             holds: VecDeque::new(),
@@ -148,7 +162,7 @@ impl Output {
         match self.push(record, persist) {
             Pushed::Written => true,
             Pushed::TooLarge => {
-                self.turn_refused = true;
+                self.turn_refused.get_or_insert(Refusal::LineLimit);
                 false
             }
             Pushed::Failed => false,
@@ -158,18 +172,48 @@ impl Output {
     /// Marks the active turn as having lost a record to the line limit (a record measured
     /// with [`Output::fits`] and never pushed).
     pub(crate) fn refuse_turn_record(&mut self) {
-        self.turn_refused = true;
+        self.turn_refused.get_or_insert(Refusal::LineLimit);
     }
 
-    /// True while a record of the active turn was refused for its size and the turn has not
-    /// yet ended with its output error.
+    /// Marks the active turn as having a streamed delta not written because joining it would
+    /// have rebuilt a credential (PROFILE §8): the turn ends with [`CREDENTIAL_ERROR`].
+    pub(crate) fn refuse_turn_credential(&mut self) {
+        self.turn_refused = Some(Refusal::Credential);
+    }
+
+    /// True while a record of the active turn was refused and the turn has not yet ended
+    /// with its output error.
     pub(crate) fn turn_refused(&self) -> bool {
-        self.turn_refused
+        self.turn_refused.is_some()
     }
 
-    /// Takes the mark of [`Output::push_turn`].
-    pub(crate) fn take_turn_refusal(&mut self) -> bool {
-        std::mem::take(&mut self.turn_refused)
+    /// Takes the mark of [`Output::push_turn`]: the output error the turn ends with.
+    pub(crate) fn take_turn_refusal(&mut self) -> Option<String> {
+        self.turn_refused.take().map(|r| self.refusal_error(r))
+    }
+
+    /// The output error of the active turn's refusal (the line-limit one if none is marked).
+    pub(crate) fn turn_error(&self) -> String {
+        self.refusal_error(self.turn_refused.unwrap_or(Refusal::LineLimit))
+    }
+
+    fn refusal_error(&self, r: Refusal) -> String {
+        match r {
+            Refusal::LineLimit => self.line_limit_error(),
+            Refusal::Credential => CREDENTIAL_ERROR.to_string(),
+        }
+    }
+
+    /// PROFILE §8: the next delta of a streamed block, through the encoder's own credential
+    /// union ([`FrameEncoder::guard_delta`]): what may be written now, or `None` when joining
+    /// it would rebuild a credential (nothing of it may be written).
+    pub(crate) fn guard_delta(&mut self, guard: &mut DeltaGuard, piece: &str) -> Option<String> {
+        self.encoder.guard_delta(guard, piece).ok()
+    }
+
+    /// The held-back tail of a streamed block that ended.
+    pub(crate) fn finish_delta(&mut self, guard: &mut DeltaGuard) -> String {
+        self.encoder.finish_delta(guard)
     }
 
     /// The per-turn output error: the `errors` entry of the result of a turn that lost a

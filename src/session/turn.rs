@@ -18,6 +18,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::encode::DeltaGuard;
 use crate::json::{self, write_str, write_u64};
 use crate::model::{
     Block, Message, ModelEvent, ModelRequest, NetworkDecision, StopReason, TurnId, Usage, UserBlock,
@@ -93,7 +94,8 @@ pub(crate) struct Turn {
     /// The model gave its final answer (no tool uses), failed or was cancelled.
     model_done: bool,
     message_id: Option<String>,
-    open_blocks: Vec<(u32, OpenBlock)>,
+    /// Streamed blocks, each with its delta stream (PROFILE §8: held-back tails).
+    open_blocks: Vec<(u32, OpenBlock, DeltaGuard)>,
     pub(crate) uses: Vec<ToolUse>,
     usage: Usage,
     cost: f64,
@@ -390,6 +392,52 @@ impl Session {
         }));
     }
 
+    /// A `text_delta` through the block's delta stream (PROFILE §8): what could start a
+    /// credential is held back, a delta that would complete one is never written and ends
+    /// the turn with the output error.
+    fn text_delta(&mut self, index: u32, guard: &mut DeltaGuard, text: &str) {
+        if !self.config.include_partial_messages {
+            return;
+        }
+        match self.out.guard_delta(guard, text) {
+            // Everything held back (an empty delta is still written, as the model sent it).
+            Some(now) if now.is_empty() && !text.is_empty() => {}
+            Some(now) => self.push_text_delta(index, &now),
+            None => self.out.refuse_turn_credential(),
+        }
+    }
+
+    /// An `input_json_delta` through the block's delta stream (as [`Session::text_delta`],
+    /// with the joined fragments' JSON strings decoded).
+    fn json_delta(&mut self, index: u32, guard: &mut DeltaGuard, partial_json: &str) {
+        if !self.config.include_partial_messages {
+            return;
+        }
+        match self.out.guard_delta(guard, partial_json) {
+            Some(now) if now.is_empty() && !partial_json.is_empty() => {}
+            Some(now) => self.push_json_delta(index, &now),
+            None => self.out.refuse_turn_credential(),
+        }
+    }
+
+    fn push_text_delta(&mut self, index: u32, text: &str) {
+        let mut e = Vec::from(&b"{\"type\":\"content_block_delta\",\"index\":"[..]);
+        write_u64(&mut e, u64::from(index));
+        e.extend_from_slice(b",\"delta\":{\"type\":\"text_delta\",\"text\":");
+        write_str(&mut e, text);
+        e.extend_from_slice(b"}}");
+        self.partial(e);
+    }
+
+    fn push_json_delta(&mut self, index: u32, partial_json: &str) {
+        let mut e = Vec::from(&b"{\"type\":\"content_block_delta\",\"index\":"[..]);
+        write_u64(&mut e, u64::from(index));
+        e.extend_from_slice(b",\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":");
+        write_str(&mut e, partial_json);
+        e.extend_from_slice(b"}}");
+        self.partial(e);
+    }
+
     fn partial(&mut self, event: Vec<u8>) {
         if self.config.include_partial_messages {
             let rec = self.stamp.stream_event(event);
@@ -415,23 +463,19 @@ impl Session {
                 self.partial(e);
             }
             ModelEvent::TextStart { index } if streaming => {
-                t.open_blocks.push((index, OpenBlock::Text(String::new())));
+                t.open_blocks
+                    .push((index, OpenBlock::Text(String::new()), DeltaGuard::text()));
                 let mut e = Vec::from(&b"{\"type\":\"content_block_start\",\"index\":"[..]);
                 write_u64(&mut e, u64::from(index));
                 e.extend_from_slice(b",\"content_block\":{\"type\":\"text\",\"text\":\"\"}}");
                 self.partial(e);
             }
             ModelEvent::TextDelta { index, text } if streaming => {
-                if let Some((_, OpenBlock::Text(s))) =
-                    t.open_blocks.iter_mut().find(|(i, _)| *i == index)
+                if let Some((_, OpenBlock::Text(s), guard)) =
+                    t.open_blocks.iter_mut().find(|(i, ..)| *i == index)
                 {
                     s.push_str(&text);
-                    let mut e = Vec::from(&b"{\"type\":\"content_block_delta\",\"index\":"[..]);
-                    write_u64(&mut e, u64::from(index));
-                    e.extend_from_slice(b",\"delta\":{\"type\":\"text_delta\",\"text\":");
-                    write_str(&mut e, &text);
-                    e.extend_from_slice(b"}}");
-                    self.partial(e);
+                    self.text_delta(index, guard, &text);
                 }
             }
             ModelEvent::ToolUseStart { index, id, name } if streaming => {
@@ -449,6 +493,7 @@ impl Session {
                         name,
                         json: String::new(),
                     },
+                    DeltaGuard::json(),
                 ));
                 self.partial(e);
             }
@@ -456,23 +501,26 @@ impl Session {
                 index,
                 partial_json,
             } if streaming => {
-                if let Some((_, OpenBlock::Tool { json, .. })) =
-                    t.open_blocks.iter_mut().find(|(i, _)| *i == index)
+                if let Some((_, OpenBlock::Tool { json, .. }, guard)) =
+                    t.open_blocks.iter_mut().find(|(i, ..)| *i == index)
                 {
                     json.push_str(&partial_json);
-                    let mut e = Vec::from(&b"{\"type\":\"content_block_delta\",\"index\":"[..]);
-                    write_u64(&mut e, u64::from(index));
-                    e.extend_from_slice(
-                        b",\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":",
-                    );
-                    write_str(&mut e, &partial_json);
-                    e.extend_from_slice(b"}}");
-                    self.partial(e);
+                    self.json_delta(index, guard, &partial_json);
                 }
             }
             ModelEvent::BlockStop { index } if streaming => {
-                if let Some(pos) = t.open_blocks.iter().position(|(i, _)| *i == index) {
-                    let (_, block) = t.open_blocks.remove(pos);
+                if let Some(pos) = t.open_blocks.iter().position(|(i, ..)| *i == index) {
+                    let (_, block, mut guard) = t.open_blocks.remove(pos);
+                    // The held-back tail completes nothing now that the block ended.
+                    if self.config.include_partial_messages {
+                        let tail = self.out.finish_delta(&mut guard);
+                        if !tail.is_empty() {
+                            match &block {
+                                OpenBlock::Text(_) => self.push_text_delta(index, &tail),
+                                OpenBlock::Tool { .. } => self.push_json_delta(index, &tail),
+                            }
+                        }
+                    }
                     let mut e = Vec::from(&b"{\"type\":\"content_block_stop\",\"index\":"[..]);
                     write_u64(&mut e, u64::from(index));
                     e.push(b'}');
@@ -726,7 +774,7 @@ impl Session {
                     // a denial; the tool use ends with the output error (with its turn).
                     Asked::Settled(Settlement::Deny { .. }) if self.out.turn_refused() => {
                         t.uses[i].state = UseState::Done {
-                            content: self.out.line_limit_error(),
+                            content: self.out.turn_error(),
                             is_error: true,
                         }
                     }
@@ -974,7 +1022,7 @@ impl Session {
     pub(crate) fn advance(&mut self, now: Instant) {
         if self.out.turn_refused() {
             // A record of the turn did not fit one line: nothing moves on; the session ends
-            // the turn after this step ([`Cut::LineLimit`](super::interrupt::Cut)).
+            // the turn after this step ([`Cut::OutputError`](super::interrupt::Cut)).
             return;
         }
         let Some(mut t) = self.turn.take() else {
@@ -1080,8 +1128,7 @@ impl Session {
             }
             other => other,
         };
-        if self.out.take_turn_refusal() {
-            let error = self.out.line_limit_error();
+        if let Some(error) = self.out.take_turn_refusal() {
             fields.subtype = ResultSubtype::ErrorDuringExecution;
             if !fields.errors.contains(&error) {
                 fields.errors.push(error);
