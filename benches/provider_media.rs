@@ -155,6 +155,7 @@ fn main() {
         ])]
         .into(),
         tools: vec![],
+        system: None,
     };
     let source = Arc::new(FsBlobs::new(&home));
     let (port, bodies) = serve();

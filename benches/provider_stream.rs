@@ -106,6 +106,7 @@ fn request() -> ModelRequest {
         effort: None,
         messages: vec![Message::user("write a long answer")].into(),
         tools: vec![],
+        system: None,
     }
 }
 

@@ -53,6 +53,7 @@ fn request(effort: Option<&str>, messages: Vec<Message>) -> ModelRequest {
             description: "Read a UTF-8 text file".into(),
             input_schema: r#"{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}"#.into(),
         }],
+        system: None,
     }
 }
 

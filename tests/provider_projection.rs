@@ -113,6 +113,7 @@ fn init_event() -> InitEvent<'static> {
     InitEvent {
         api_key_source: None,
         claude_code_version: Some(Cow::Borrowed("0.1.0")),
+        agentx_version: None,
         cwd: Cow::Borrowed("/w"),
         tools: vec![],
         mcp_servers: vec![],

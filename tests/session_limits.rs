@@ -8,7 +8,7 @@ mod session_sim;
 
 use agentx_wire::model::{ModelEvent, TaskStatus};
 use agentx_wire::session::tool_rules::{offered, parse_rules, ToolRules};
-use agentx_wire::session::{default_tools, Action, Budget, SessionConfig, TurnLimits};
+use agentx_wire::session::{default_tools, Action, Budget, Profile, SessionConfig, TurnLimits};
 use serde_json::json;
 use session_sim::*;
 
@@ -475,7 +475,7 @@ fn task_turn(sim: &mut Sim) {
 #[test]
 fn stop_task_stops_the_named_task() {
     let mut c = config();
-    c.stop_task = true;
+    c.profile = Profile::Sdk;
     let mut sim = Sim::new(c);
     task_turn(&mut sim);
     let before = sim.out.len();
@@ -518,7 +518,7 @@ fn stop_task_stops_the_named_task() {
 #[test]
 fn stop_task_error_echoes_at_most_64_bytes() {
     let mut c = config();
-    c.stop_task = true;
+    c.profile = Profile::Sdk;
     let mut sim = Sim::new(c);
     let long = "x".repeat(100);
     sim.send(&control(

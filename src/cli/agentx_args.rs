@@ -695,6 +695,12 @@ fn sdk(s: Scanned) -> Result<SdkArgs, UsageError> {
             (name, _, Disposition::Ignored) => ignored.push(name),
         }
     }
+    if let (Some(_), Some(g)) = (s.get(Opt::SystemPrompt), s.get(Opt::SystemPromptFile)) {
+        return Err(UsageError::at(
+            "--system-prompt-file and --system-prompt exclude each other",
+            g.position,
+        ));
+    }
     let owned = |opt| s.value(opt).map(|(v, _)| v.to_owned());
     let parsed = |opt, what: &str, f: &dyn Fn(&str) -> bool| match s.value(opt) {
         Some((v, p)) if !f(v) => Err(UsageError::at(format!("{} takes {what}", spelling(opt)), p)),

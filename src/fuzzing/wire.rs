@@ -603,6 +603,7 @@ impl<'d> Gen<'d> {
         InitEvent {
             api_key_source: self.opt(|_| crate::wire::ApiKeySource::User),
             claude_code_version: self.opt(Self::text),
+            agentx_version: None,
             cwd: self.text(),
             tools: self.list(3, Self::text),
             mcp_servers: self.list(2, |g| McpServerStatus {
@@ -817,6 +818,7 @@ impl<'d> Gen<'d> {
             }),
             11 => SystemEvent::SessionStateChanged(SessionStateChanged {
                 state: SessionState::ALL[self.below(3)],
+                sdk_host_only: None,
                 uuid,
                 session_id,
             }),
@@ -869,6 +871,7 @@ impl<'d> Gen<'d> {
             })),
             6 => OutputRecord::System(SystemEvent::SessionStateChanged(SessionStateChanged {
                 state: SessionState::ALL[self.below(3)],
+                sdk_host_only: None,
                 uuid: self.uuid(),
                 session_id: self.uuid(),
             })),

@@ -46,6 +46,10 @@ pub struct ModelRequest {
     pub messages: Arc<Vec<Message>>,
     /// The tools the model may call (PROFILE §10).
     pub tools: Vec<ToolSpec>,
+    /// The system message of every request (PROFILE §15: `--system-prompt`,
+    /// `--append-system-prompt`, initialize `systemPrompt`/`appendSystemPrompt`; the SDK
+    /// profile only). `None`: no system message.
+    pub system: Option<String>,
 }
 
 /// A tool the model may call.

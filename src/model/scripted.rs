@@ -2,7 +2,8 @@
 //! latest user message's text, sans-IO.
 //!
 //! Owns the directive grammar (`!say`, `!tool`, `!sleep`, `!task`, `!suggest`, `!cost`,
-//! `!usage`, `!error`, `!network`, `!history`, `!compact`), the echo reply, the provider's
+//! `!usage`, `!error`, `!network`, `!history`, `!compact`, and PROFILE §16's `!system`), the echo
+//! reply, the provider's
 //! `script` file (turns separated by `---` lines), and the schedule of one model call: given a
 //! [`ModelRequest`] and a start time it yields [`ModelEvent`]s and "nothing until t" steps
 //! ([`Step`]), so the same run is driven on the real clock by the `agentx` driver and on a
@@ -85,16 +86,28 @@ pub enum Step {
 #[derive(Clone, Debug, PartialEq)]
 enum Directive {
     Say(String),
-    Tool { name: String, input: String },
+    Tool {
+        name: String,
+        input: String,
+    },
     Sleep(u64),
-    Task { id: String, steps: u32, ms: u64 },
+    Task {
+        id: String,
+        steps: u32,
+        ms: u64,
+    },
     Suggest(String),
     Cost(Option<f64>),
     Usage(u64, u64),
     Error(AssistantError),
-    Network { host: String, port: Option<u16> },
+    Network {
+        host: String,
+        port: Option<u16>,
+    },
     History,
     Compact,
+    /// PROFILE §16: `system: <the system message, or (none)>`.
+    System,
 }
 
 /// What the prompt asks for, resolved at the start of a call.
@@ -150,6 +163,7 @@ pub struct ScriptRun {
     turn_cost: Option<f64>,
     turn_usage: Option<(u64, u64)>,
     history: usize,
+    system: Option<String>,
 }
 
 impl ScriptedModel {
@@ -214,6 +228,7 @@ impl ScriptedModel {
             turn_cost: None,
             turn_usage: None,
             history,
+            system: request.system.clone(),
         };
         run.ready.push_back(ModelEvent::MessageStart {
             message_id: run.message_id.clone(),
@@ -375,6 +390,7 @@ fn parse_directive(line: &str) -> Option<Directive> {
         },
         "!history" if words(rest).is_empty() => Some(Directive::History),
         "!compact" if words(rest).is_empty() => Some(Directive::Compact),
+        "!system" if words(rest).is_empty() => Some(Directive::System),
         _ => None,
     }
 }
@@ -601,6 +617,10 @@ impl ScriptRun {
                     self.push_text(&format!("history: {n} messages"));
                 }
                 Directive::Compact => self.ready.push_back(ModelEvent::Compact),
+                Directive::System => {
+                    let text = format!("system: {}", self.system.as_deref().unwrap_or("(none)"));
+                    self.push_text(&text);
+                }
             }
         }
     }

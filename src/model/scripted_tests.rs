@@ -11,6 +11,7 @@ fn req(turn: u64, index: u32, messages: Vec<Message>) -> ModelRequest {
         effort: None,
         messages: messages.into(),
         tools: Vec::new(),
+        system: None,
     }
 }
 

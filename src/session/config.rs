@@ -79,6 +79,12 @@ impl Projection {
     }
 }
 
+/// The Claude Code CLI version whose SDK protocol the pinned SDKs were tested against
+/// (`@anthropic-ai/claude-agent-sdk` 0.3.333's `claudeCodeVersion`; Python
+/// `claude-agent-sdk` 0.2.189 bundles 2.1.332): system/init `claude_code_version` in the SDK
+/// profile (PROFILE §16; the Python SDK warns on every session without it).
+pub const CLAUDE_CODE_VERSION: &str = "2.1.333";
+
 /// Which profile the session speaks (PROFILE §15): the standalone one of §8–§14, or the Claude
 /// Agent SDK profile that `--verbose` selects. Nothing of §15 applies in `Standalone`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -145,6 +151,12 @@ pub struct SessionConfig {
     pub cwd: String,
     /// The profile (`--verbose` selects [`Profile::Sdk`], PROFILE §15).
     pub profile: Profile,
+    /// `--system-prompt` (or `--system-prompt-file`'s text), the SDK profile only; initialize
+    /// `systemPrompt` replaces it (PROFILE §15).
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt`, the SDK profile only; initialize `appendSystemPrompt`
+    /// replaces it.
+    pub append_system_prompt: Option<String>,
     /// `--permission-mode`.
     pub permission_mode: PermissionMode,
     /// `--replay-user-messages`.
@@ -181,9 +193,6 @@ pub struct SessionConfig {
     pub tool_rules: ToolRules,
     /// `--max-turns` / `--max-budget-usd` (PROFILE §15; none in the standalone profile).
     pub limits: TurnLimits,
-    /// The `stop_task` control is installed (the SDK profile, PROFILE §15); otherwise it is
-    /// an unsupported control request.
-    pub stop_task: bool,
     /// The longest output record, LF excluded (PROFILE §2a: 8,388,608 bytes). A record of
     /// the agent's that would be longer is not written: a per-turn error, never the end of the
     /// session. Smaller values exist for tests and fuzzing.
@@ -201,6 +210,8 @@ impl SessionConfig {
             uuid_seed: 0x5eed,
             cwd: cwd.into(),
             profile: Profile::Standalone,
+            system_prompt: None,
+            append_system_prompt: None,
             permission_mode: PermissionMode::Default,
             replay_user_messages: false,
             include_partial_messages: false,
@@ -217,7 +228,6 @@ impl SessionConfig {
             add_dirs: Vec::new(),
             tool_rules: ToolRules::default(),
             limits: TurnLimits::default(),
-            stop_task: false,
             max_record_len: crate::encode::DEFAULT_MAX_RECORD_LEN,
         }
     }

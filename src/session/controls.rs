@@ -76,7 +76,7 @@ impl Session {
             ControlRequestBody::GetSettings(_) if self.config.reference.is_some() => {
                 Ok(Some(self.settings()))
             }
-            ControlRequestBody::StopTask(st) if self.config.stop_task => {
+            ControlRequestBody::StopTask(st) if self.config.profile == super::Profile::Sdk => {
                 return self.stop_task(&id, st.task_id.as_ref(), now);
             }
             other => Err(unsupported(other.subtype_name())),
@@ -121,7 +121,7 @@ impl Session {
     }
 
     /// PROFILE §8: the `initialize` success payload.
-    fn initialize_payload(&self) -> RawJson<'static> {
+    pub(crate) fn initialize_payload(&self) -> RawJson<'static> {
         let p = &self.config.projection;
         let response = InitializeResponse {
             commands: Vec::new(),

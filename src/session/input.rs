@@ -44,6 +44,9 @@ impl Session {
         {
             return;
         }
+        if self.config.profile == super::Profile::Sdk {
+            return self.dispatch_sdk_line(line, line_no, now);
+        }
         let mut parser = std::mem::take(&mut self.parser);
         let decoded = InputRecord::decode_line(line, &mut parser).map(InputRecord::into_owned);
         self.parser = parser;
@@ -54,7 +57,13 @@ impl Session {
         self.after_step(now);
     }
 
-    fn dispatch(&mut self, record: InputRecord<'static>, bytes: usize, line_no: u64, now: Instant) {
+    pub(crate) fn dispatch(
+        &mut self,
+        record: InputRecord<'static>,
+        bytes: usize,
+        line_no: u64,
+        now: Instant,
+    ) {
         match record {
             InputRecord::User(user) => self.accept_user(user, bytes, line_no, now),
             InputRecord::ControlRequest(req) => self.control_request(req, now),
@@ -92,7 +101,7 @@ impl Session {
         }
     }
 
-    fn decode_error(&mut self, e: &Error, line: &[u8], line_no: u64, now: Instant) {
+    pub(crate) fn decode_error(&mut self, e: &Error, line: &[u8], line_no: u64, now: Instant) {
         let prefix = format!("agentx: input line {line_no}: ");
         let duplicate = e.kind() == ErrorKind::Json(crate::json::ErrorKind::DuplicateMember);
         if duplicate {

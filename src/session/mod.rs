@@ -60,6 +60,7 @@ mod prompts;
 mod queue;
 mod records;
 mod scan;
+mod sdk;
 pub mod tool_rules;
 mod turn;
 mod upload;
@@ -72,7 +73,7 @@ use bytes::Bytes;
 pub use action::{Action, ExitStatus, HookOutcome, ToolOutcome};
 pub use config::{
     default_tools, Budget, ConfigError, Profile, Projection, ReferenceProfile, SessionConfig,
-    SettingSource, TurnLimits,
+    SettingSource, TurnLimits, CLAUDE_CODE_VERSION,
 };
 pub use prompts::{Settlement, REQUEST_ID_PREFIX, RESOLVED_CAPACITY};
 pub use queue::{QUEUE_MAX_BYTES, QUEUE_MAX_RECORDS};
@@ -193,6 +194,9 @@ pub struct Session {
     /// The known cost of every model request since this process started (PROFILE §16:
     /// `--max-budget-usd` counts from here; unknown costs never count).
     pub(crate) spent_usd: f64,
+    /// The system prompt's parts and appended text (PROFILE §15, §16; the SDK profile only):
+    /// from the command line, replaced by an accepted initialize's members.
+    pub(crate) system_prompt: (Option<Vec<String>>, Option<String>),
 }
 
 impl Session {
@@ -205,6 +209,7 @@ impl Session {
         let stamp = Stamp {
             session_id: session_id.into_owned(),
             mint: UuidMint::new(config.uuid_seed),
+            sdk: config.profile == Profile::Sdk,
         };
         let out = Output::new(config.credentials.clone(), config.max_record_len);
         let context = std::sync::Arc::new(config.history.clone());
@@ -216,7 +221,12 @@ impl Session {
             },
             config.replay_user_messages,
         );
+        let system_prompt = (
+            config.system_prompt.clone().map(|s| vec![s]),
+            config.append_system_prompt.clone(),
+        );
         Ok(Session {
+            system_prompt,
             config,
             stamp,
             out,

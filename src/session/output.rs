@@ -234,6 +234,18 @@ impl Output {
         line_bytes.saturating_mul(2).saturating_add(STAMPED_BYTES) > self.encoder.max_record_len()
     }
 
+    /// The length of `record`'s line (LF excluded), by a plain encode into the scratch buffer.
+    pub(crate) fn encoded_len(&mut self, record: &OutputRecord<'_>) -> usize {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        crate::wire::Encode::encode(record, &mut scratch);
+        let len = scratch.len();
+        if scratch.capacity() <= 64 << 10 {
+            self.scratch = scratch;
+        }
+        len
+    }
+
     /// Whether `record` fits one output line. A plain encode into a scratch buffer, so a
     /// record that does not fit is refused by its caller as a record error instead of
     /// latching the encoder (which would end the whole output).

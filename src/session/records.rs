@@ -30,6 +30,8 @@ use super::output::UuidMint;
 pub(crate) struct Stamp {
     pub(crate) session_id: Uuid<'static>,
     pub(crate) mint: UuidMint,
+    /// The SDK profile (PROFILE §15): `session_state_changed` carries `sdk_host_only`.
+    pub(crate) sdk: bool,
 }
 
 impl Stamp {
@@ -45,6 +47,7 @@ impl Stamp {
     pub(crate) fn state(&mut self, state: SessionState) -> OutputRecord<'static> {
         OutputRecord::System(SystemEvent::SessionStateChanged(SessionStateChanged {
             state,
+            sdk_host_only: self.sdk.then_some(true),
             uuid: self.uuid(),
             session_id: self.sid(),
         }))

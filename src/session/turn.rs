@@ -345,7 +345,15 @@ impl Session {
         let p = &c.projection.init;
         let init = InitEvent {
             api_key_source: Some(p.api_key_source),
-            claude_code_version: Some(Cow::Owned(c.version.clone())),
+            // PROFILE §16: in the SDK profile, the Claude Code version the SDKs check, and
+            // agentx's own beside it.
+            claude_code_version: Some(if c.profile == super::Profile::Sdk {
+                Cow::Borrowed(super::CLAUDE_CODE_VERSION)
+            } else {
+                Cow::Owned(c.version.clone())
+            }),
+            agentx_version: (c.profile == super::Profile::Sdk)
+                .then(|| Cow::Owned(c.version.clone())),
             cwd: Cow::Owned(c.cwd.clone()),
             tools: c.tools.iter().map(|t| Cow::Owned(t.name.clone())).collect(),
             mcp_servers: Vec::new(),
@@ -389,6 +397,7 @@ impl Session {
             effort: self.config.projection.effort.clone(),
             messages,
             tools: self.config.tools.clone(),
+            system: self.system_message(),
         }));
     }
 
@@ -1234,7 +1243,36 @@ impl Session {
         is_error: bool,
     ) -> (String, bool) {
         let rec = self.stamp.tool_result(tool_use_id, content, is_error);
-        let written = match self.out.push(&rec, true) {
+        let mut pushed = self.out.push(&rec, true);
+        let mut cut_content = None;
+        if pushed == Pushed::TooLarge && self.config.profile == super::Profile::Sdk {
+            // PROFILE §15: in the SDK profile a tool output that would not fit the 1 MiB line
+            // is cut with a visible marker, and the turn goes on.
+            let mut keep = content.len();
+            for _ in 0..8 {
+                let over = self
+                    .out
+                    .encoded_len(&self.stamp.tool_result(
+                        tool_use_id,
+                        &cut_text(content, keep),
+                        is_error,
+                    ))
+                    .saturating_sub(self.config.max_record_len);
+                if over == 0 {
+                    break;
+                }
+                keep = keep.saturating_sub(over.max(keep / 8));
+            }
+            let text = cut_text(content, keep);
+            let rec = self.stamp.tool_result(tool_use_id, &text, is_error);
+            pushed = self.out.push(&rec, true);
+            cut_content = Some(text);
+        }
+        if let (Some(text), false) = (cut_content, pushed == Pushed::TooLarge) {
+            self.prompts.mark_resolved(tool_use_id);
+            return (text, is_error);
+        }
+        let written = match pushed {
             Pushed::TooLarge => {
                 self.out.refuse_turn_record();
                 let error = self.out.line_limit_error();
@@ -1251,6 +1289,24 @@ impl Session {
         self.prompts.mark_resolved(tool_use_id);
         written
     }
+}
+
+/// The first `keep` bytes of `content` (at a character boundary) and the marker saying how
+/// much was cut (PROFILE §15); `content` itself when it all fits.
+fn cut_text(content: &str, keep: usize) -> String {
+    if keep >= content.len() {
+        return content.to_string();
+    }
+    let mut end = keep;
+    while !content.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}\n[agentx: output cut: {} of {} bytes shown, to fit the 1,048,576-byte line limit]",
+        &content[..end],
+        end,
+        content.len()
+    )
 }
 
 fn add_usage(total: &mut Usage, u: &Usage) {

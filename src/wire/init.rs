@@ -262,6 +262,8 @@ wire_struct! {
         api_key_source: Option<ApiKeySource> = "apiKeySource" => opt,
         /// The product version.
         claude_code_version: Option<Text<'a>> = "claude_code_version" => opt,
+        /// agentx's own version (PROFILE §16, the SDK profile only).
+        agentx_version: Option<Text<'a>> = "agentx_version" => opt,
         cwd: Text<'a> = "cwd" => req,
         tools: Vec<Text<'a>> = "tools" => req,
         mcp_servers: Vec<McpServerStatus<'a>> = "mcp_servers" => req,

@@ -227,6 +227,9 @@ system_event!(
     /// `system/session_state_changed`.
     SessionStateChanged {
         state: SessionState = "state" => req,
+        /// PROFILE §15: `true` in the SDK profile, so the SDKs consume the record themselves
+        /// instead of handing it to their caller; absent in the standalone profile.
+        sdk_host_only: Option<bool> = "sdk_host_only" => opt,
     }
 );
 system_event!(

@@ -129,6 +129,26 @@ impl<'a> UserRecord<'a> {
         dir: Direction,
         at: &Path<'_>,
     ) -> Result<Self, Error> {
+        Self::decode_members_with(obj, dir, at, false)
+    }
+
+    /// As [`UserRecord::decode_members`], except that `session_id` may be any string and is
+    /// ignored (decoded as absent): the SDK profile (PROFILE §15; the SDKs send `""` and
+    /// `"default"`). The canonical-UUID rule of PROFILE §2b holds in the standalone profile.
+    pub(crate) fn decode_members_any_session_id(
+        obj: Object<'_, 'a>,
+        dir: Direction,
+        at: &Path<'_>,
+    ) -> Result<Self, Error> {
+        Self::decode_members_with(obj, dir, at, true)
+    }
+
+    fn decode_members_with(
+        obj: Object<'_, 'a>,
+        dir: Direction,
+        at: &Path<'_>,
+        any_session_id: bool,
+    ) -> Result<Self, Error> {
         const NAMES: &[&str] = &[
             "message",
             "parent_tool_use_id",
@@ -159,7 +179,12 @@ impl<'a> UserRecord<'a> {
             message,
             parent_tool_use_id: nul(parent, &parent_at)?,
             uuid: opt(uuid, &at.key("uuid"))?,
-            session_id: opt(session_id, &at.key("session_id"))?,
+            session_id: if any_session_id {
+                opt::<Text<'_>>(session_id, &at.key("session_id"))?;
+                None
+            } else {
+                opt(session_id, &at.key("session_id"))?
+            },
             is_synthetic: opt(synthetic, &at.key("isSynthetic"))?,
             tool_use_result: opt(tool_result, &at.key("tool_use_result"))?,
             priority: opt(priority, &at.key("priority"))?,

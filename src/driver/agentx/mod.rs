@@ -17,6 +17,7 @@ pub mod model;
 pub mod oneshot;
 pub mod persist;
 pub mod run;
+mod sdk_options;
 pub mod startup;
 pub mod workers;
 

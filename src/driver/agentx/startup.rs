@@ -11,7 +11,6 @@ use crate::cli::agentx_args::CommonArgs;
 use crate::cli::sdk_args::{PermissionPrompts, SdkArgs};
 use crate::hook::{PermissionHook, Settings, MAX_SETTINGS_LEN, SETTINGS_JSON};
 use crate::model::scripted::{Script, ScriptedModel};
-use crate::model::Message;
 use crate::provider::{
     agentx_home, load_registry, Route, Selection, AUTH_JSON, BUILT_IN_NOTICE, MAX_AUTH_JSON_LEN,
 };
@@ -19,6 +18,13 @@ use crate::session::{Profile, Projection, SessionConfig};
 use crate::store::{SessionMeta, SessionStore};
 
 use super::model::{ModelRunner, ScriptedRunner};
+use super::sdk_options;
+
+/// A `--system-prompt-file` larger than this is refused.
+const MAX_SYSTEM_PROMPT_FILE: u64 = 1024 * 1024;
+
+/// The longest output line of the SDK profile, LF excluded (PROFILE §15).
+pub const SDK_MAX_RECORD_LEN: usize = 1_048_576;
 
 /// A script file larger than this is refused.
 const MAX_SCRIPT_LEN: u64 = 16 * 1024 * 1024;
@@ -83,32 +89,25 @@ pub fn start(
     let env = |name: &str| std::env::var_os(name);
     let registry =
         load_registry(auth.as_deref(), &env).map_err(|e| fail(format!("agentx: {e}")))?;
-    let selection = Selection::select(registry, common.provider.as_deref())
-        .map_err(|e| fail(format!("agentx: {e}")))?;
-    // settings.json (PROFILE §10).
-    let settings = match read_capped(&home.join(SETTINGS_JSON), MAX_SETTINGS_LEN as u64) {
+    // PROFILE §15: `--model` selects or checks the provider.
+    let selection = sdk_options::select(registry, common, sdk)?;
+    // settings.json (PROFILE §10), unless `--setting-sources` leaves out `user` (§15).
+    let settings_path = home.join(SETTINGS_JSON);
+    let read = if sdk_options::reads_user_settings(sdk) {
+        read_capped(&settings_path, MAX_SETTINGS_LEN as u64)
+    } else {
+        Ok(None)
+    };
+    let settings = match read {
         Ok(None) => Settings::default(),
         Ok(Some(bytes)) => Settings::parse(&bytes).map_err(|e| fail(format!("agentx: {e}")))?,
         Err(_) => return Err(fail("agentx: settings.json cannot be read")),
     };
-    // Resume: the binding first (PROFILE §11, WIRE-025), before any output or provider I/O.
-    let mut store = None;
-    let mut history: Vec<Message> = Vec::new();
-    let session_id = match &common.resume {
-        Some(id) => {
-            let (s, _meta, transcript) = SessionStore::resume(&home, id, selection.binding())
-                .map_err(|e| fail(e.to_string()))?;
-            history = crate::store::context::prior_context(&transcript.lines).map_err(|e| {
-                fail(format!(
-                    "agentx: cannot resume {id}: transcript line {}: {}",
-                    e.line, e.what
-                ))
-            })?;
-            store = Some(s);
-            id.clone()
-        }
-        None => random_uuid(),
-    };
+    // Resume: the binding first (PROFILE §11, WIRE-025), before any output or provider I/O;
+    // in the SDK profile also --continue, --fork-session and --session-id (PROFILE §15).
+    let persist = !sdk.is_some_and(|s| s.no_session_persistence);
+    let opened = sdk_options::open_session(&home, common, sdk, &selection, persist)?;
+    let (session_id, store, history) = (opened.session_id, opened.store, opened.history);
     let cwd = match &common.cwd {
         Some(dir) => dir.clone(),
         None => std::env::current_dir()
@@ -120,7 +119,26 @@ pub fn start(
         .filter(|p| p.is_dir())
         .ok_or_else(|| fail("agentx: --cwd is not a directory"))?;
     let model = model_runner(&selection, &home)?;
-    let config = SessionConfig {
+    // PROFILE §15: `--system-prompt-file` is read once, here (UTF-8, at most 1 MiB).
+    let system_prompt = match sdk {
+        Some(SdkArgs {
+            system_prompt_file: Some(path),
+            ..
+        }) => {
+            let unreadable = || fail("agentx: --system-prompt-file cannot be read as UTF-8 text");
+            let bytes = read_capped(path, MAX_SYSTEM_PROMPT_FILE)
+                .ok()
+                .flatten()
+                .ok_or_else(unreadable)?;
+            if bytes.len() as u64 > MAX_SYSTEM_PROMPT_FILE {
+                return Err(fail("agentx: --system-prompt-file is larger than 1 MiB"));
+            }
+            Some(String::from_utf8(bytes).map_err(|_| unreadable())?)
+        }
+        Some(sdk) => sdk.system_prompt.clone(),
+        None => None,
+    };
+    let mut config = SessionConfig {
         session_id,
         uuid_seed: random_u64(),
         cwd: cwd.to_string_lossy().into_owned(),
@@ -129,6 +147,8 @@ pub fn start(
         } else {
             Profile::Standalone
         },
+        system_prompt,
+        append_system_prompt: sdk.and_then(|s| s.append_system_prompt.clone()),
         permission_mode: common.permission_mode(),
         replay_user_messages,
         include_partial_messages: common.include_partial_messages,
@@ -146,9 +166,17 @@ pub fn start(
         add_dirs: Vec::new(),
         tool_rules: Default::default(),
         limits: Default::default(),
-        stop_task: false,
-        max_record_len: crate::encode::DEFAULT_MAX_RECORD_LEN,
+        // PROFILE §15: no output line over 1,048,576 bytes in the SDK profile (the Python
+        // SDK's default buffer).
+        max_record_len: if sdk.is_some() {
+            SDK_MAX_RECORD_LEN
+        } else {
+            crate::encode::DEFAULT_MAX_RECORD_LEN
+        },
     };
+    if let Some(sdk) = sdk {
+        sdk_options::apply(&mut config, sdk, &selection, &cwd)?;
+    }
     Ok(Startup {
         config,
         home,
@@ -157,7 +185,7 @@ pub fn start(
         hook: settings.permission_hook,
         model,
         store,
-        persist: !sdk.is_some_and(|s| s.no_session_persistence),
+        persist,
     })
 }
 

@@ -267,6 +267,7 @@ mod tests {
             effort: None,
             messages: vec![Message::user("x")].into(),
             tools: vec![],
+            system: None,
         };
         client
             .spawn(request, interrupt.clone(), move |r| tx.send(r).unwrap())

@@ -246,6 +246,15 @@ fn write_body(
         json::write_str(out, effort);
     }
     out.extend_from_slice(b",\"messages\":[");
+    // PROFILE §15: the system message of every request comes first.
+    if let Some(system) = &request.system {
+        out.extend_from_slice(b"{\"role\":\"system\",\"content\":");
+        json::write_str(out, system);
+        out.push(b'}');
+        if !request.messages.is_empty() {
+            out.push(b',');
+        }
+    }
     write_messages(out, &request.messages, attachment)?;
     out.push(b']');
     if !request.tools.is_empty() {
@@ -445,6 +454,7 @@ mod tests {
             effort: effort.map(Into::into),
             messages: messages.into(),
             tools,
+            system: None,
         }
     }
 

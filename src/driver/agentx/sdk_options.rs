@@ -1,0 +1,235 @@
+//! Startup of the Claude Agent SDK profile's options (PROFILE §15), between the typed command
+//! line (`cli::sdk_args`) and the session core's configuration: `--model`/`--effort` through
+//! the provider selection, `--setting-sources`, the session options (`--resume`,
+//! `--continue`, `--fork-session`, `--session-id`) through the store, and the tool options,
+//! `--add-dir` and the turn limits into [`SessionConfig`]. Every failure is one stderr line,
+//! status 1, before any output.
+//!
+//! Must never: hold a protocol rule (the session, policy, store and provider layers do), or
+//! print more than 64 bytes of a command-line value.
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::agentx_args::CommonArgs;
+use crate::cli::sdk_args::{SdkArgs, ToolSelection};
+use crate::model::Message;
+use crate::provider::{Registry, Selection};
+use crate::session::tool_rules::{self, ToolRules};
+use crate::session::{SessionConfig, SettingSource, TurnLimits};
+use crate::store::{self, SessionStore};
+
+use super::startup::{meta, random_uuid, StartupError};
+
+fn fail(s: impl Into<String>) -> StartupError {
+    StartupError(s.into())
+}
+
+/// PROFILE §3 selection, with `--model` in the SDK profile (PROFILE §15).
+pub(super) fn select(
+    registry: Registry,
+    common: &CommonArgs,
+    sdk: Option<&SdkArgs>,
+) -> Result<Selection, StartupError> {
+    let model = sdk.and_then(|s| s.model.as_deref());
+    Selection::select_with_model(registry, common.provider.as_deref(), model)
+        .map_err(|e| fail(e.to_string()))
+}
+
+/// `--setting-sources LIST`: `settings.json` is read only when LIST names `user` (empty: not
+/// read); without the option (and in the standalone profile) it is read.
+pub(super) fn reads_user_settings(sdk: Option<&SdkArgs>) -> bool {
+    match sdk.and_then(|s| s.setting_sources.as_ref()) {
+        None => true,
+        Some(list) => list.contains(&SettingSource::User),
+    }
+}
+
+/// The session this process speaks for: its id, its store when one is open already, and the
+/// prior context.
+pub(super) struct Opened {
+    pub(super) session_id: String,
+    pub(super) store: Option<SessionStore>,
+    pub(super) history: Vec<Message>,
+}
+
+fn context_of(id: &str, lines: &[Vec<u8>]) -> Result<Vec<Message>, StartupError> {
+    store::context::prior_context(lines).map_err(|e| {
+        fail(format!(
+            "agentx: cannot resume {id}: transcript line {}: {}",
+            e.line, e.what
+        ))
+    })
+}
+
+/// `--resume ID` (both profiles), and in the SDK profile `--continue` (the session updated
+/// last), `--fork-session` (a new id over a copy; the original untouched) and `--session-id
+/// UUID` (a new session with that id; an existing one exits 1). `persist` false
+/// (`--no-session-persistence`) writes nothing: a fork then only reads its original.
+pub(super) fn open_session(
+    home: &Path,
+    common: &CommonArgs,
+    sdk: Option<&SdkArgs>,
+    selection: &Selection,
+    persist: bool,
+) -> Result<Opened, StartupError> {
+    let (continue_session, fork, new_id) = match sdk {
+        Some(s) => (s.continue_session, s.fork_session, s.session_id.as_deref()),
+        None => (false, false, None),
+    };
+    let resume = match (&common.resume, continue_session) {
+        (Some(_), true) => {
+            return Err(fail(
+                "agentx: --resume and --continue name two sessions; give one",
+            ))
+        }
+        (Some(id), false) => Some(id.clone()),
+        (None, true) => match store::most_recent(home).map_err(|e| fail(e.to_string()))? {
+            Some(id) => Some(id),
+            None => return Err(fail("agentx: no session to continue in this home")),
+        },
+        (None, false) => None,
+    };
+    if let Some(id) = new_id {
+        if !crate::wire::grammar::is_canonical_uuid(id) {
+            return Err(fail("agentx: --session-id is not a canonical UUID"));
+        }
+    }
+    match (resume, fork) {
+        (None, true) => Err(fail("agentx: --fork-session needs --resume or --continue")),
+        (Some(from), true) => {
+            let session_id = new_id.map_or_else(random_uuid, str::to_string);
+            if persist {
+                let (s, transcript) =
+                    SessionStore::fork(home, &from, &meta(&session_id, selection))
+                        .map_err(|e| fail(e.to_string()))?;
+                Ok(Opened {
+                    history: context_of(&from, &transcript.lines)?,
+                    store: Some(s),
+                    session_id,
+                })
+            } else {
+                if store::exists(home, &session_id) {
+                    return Err(fail(
+                        store::StoreError::Exists { id: session_id }.to_string(),
+                    ));
+                }
+                let (_, transcript) = store::load(home, &from, selection.binding())
+                    .map_err(|e| fail(e.to_string()))?;
+                Ok(Opened {
+                    history: context_of(&from, &transcript.lines)?,
+                    store: None,
+                    session_id,
+                })
+            }
+        }
+        (Some(id), false) => {
+            if new_id.is_some() {
+                return Err(fail(
+                    "agentx: --session-id with --resume or --continue needs --fork-session",
+                ));
+            }
+            // PROFILE §11, WIRE-025: the binding first, before any output or provider I/O.
+            let (s, _meta, transcript) = SessionStore::resume(home, &id, selection.binding())
+                .map_err(|e| fail(e.to_string()))?;
+            Ok(Opened {
+                history: context_of(&id, &transcript.lines)?,
+                store: Some(s),
+                session_id: id,
+            })
+        }
+        (None, false) => match new_id {
+            None => Ok(Opened {
+                session_id: random_uuid(),
+                store: None,
+                history: Vec::new(),
+            }),
+            Some(id) => {
+                // PROFILE §15: an existing id exits 1; the directory is claimed now.
+                let store = if persist {
+                    Some(
+                        SessionStore::create_new(home, &meta(id, selection))
+                            .map_err(|e| fail(e.to_string()))?,
+                    )
+                } else if store::exists(home, id) {
+                    return Err(fail(
+                        store::StoreError::Exists { id: id.to_string() }.to_string(),
+                    ));
+                } else {
+                    None
+                };
+                Ok(Opened {
+                    session_id: id.to_string(),
+                    store,
+                    history: Vec::new(),
+                })
+            }
+        },
+    }
+}
+
+/// At most 64 bytes of a value, on one line.
+fn shown(s: &str) -> String {
+    crate::session::policy::cut(s, 64)
+        .escape_debug()
+        .to_string()
+}
+
+/// The SDK profile's options of the session core: `--effort` (a declared effort replaces the
+/// default one), `--tools`/`--allowedTools`/`--disallowedTools` (a `--tools` name that names
+/// no tool gets one WARN line), `--add-dir` (each an existing directory, relative ones
+/// against `cwd`), `--max-turns` and `--max-budget-usd`.
+pub(super) fn apply(
+    config: &mut SessionConfig,
+    sdk: &SdkArgs,
+    selection: &Selection,
+    cwd: &Path,
+) -> Result<(), StartupError> {
+    if let Some(e) = &sdk.effort {
+        config.projection.effort = Some(
+            selection
+                .declared_effort(e)
+                .map_err(|e| fail(e.to_string()))?,
+        );
+    }
+    let tool_rules = ToolRules {
+        allowed: sdk.allowed_tools.clone().unwrap_or_default(),
+        disallowed: sdk.disallowed_tools.clone().unwrap_or_default(),
+    };
+    let listed = match &sdk.tools {
+        None | Some(ToolSelection::Default) => None,
+        Some(ToolSelection::Listed(names)) => Some(names.as_slice()),
+    };
+    let (tools, unknown) = tool_rules::offered(
+        std::mem::take(&mut config.tools),
+        listed,
+        &tool_rules.disallowed,
+    );
+    for name in unknown {
+        eprintln!(
+            "agentx: WARN --tools names no tool \"{}\"; it is not offered",
+            shown(&name)
+        );
+    }
+    config.tools = tools;
+    config.tool_rules = tool_rules;
+    let mut dirs = Vec::with_capacity(sdk.add_dirs.len());
+    for d in &sdk.add_dirs {
+        let joined: PathBuf = if d.is_absolute() {
+            d.clone()
+        } else {
+            cwd.join(d)
+        };
+        let dir = joined
+            .canonicalize()
+            .ok()
+            .filter(|p| p.is_dir())
+            .ok_or_else(|| fail("agentx: --add-dir is not a directory"))?;
+        dirs.push(dir.to_string_lossy().into_owned());
+    }
+    config.add_dirs = dirs;
+    config.limits = TurnLimits {
+        max_turns: sdk.max_turns,
+        max_budget: sdk.max_budget_usd.clone(),
+    };
+    Ok(())
+}

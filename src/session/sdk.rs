@@ -1,0 +1,88 @@
+//! The session side of the Claude Agent SDK profile (PROFILE §15, §16; `--verbose`): its
+//! input dialect (`wire::sdk_input`), its `initialize` (the SDKs' members, typed; a member
+//! the profile cannot honour yet gets a correlated error naming it; the response is §8's
+//! payload plus what the SDKs read from it), and the system message of every model request.
+//!
+//! Must never: run in the standalone profile (the dispatcher calls it only for
+//! [`Profile::Sdk`](super::Profile::Sdk)), or accept a member that changes what the agent may
+//! do without honouring it.
+
+use std::time::Instant;
+
+use crate::wire::sdk_input::{decode_sdk_line, SdkInitialize, SdkInput};
+
+use super::controls::ALREADY_INITIALIZED;
+use super::records::{control_error, control_success};
+use super::Session;
+
+impl Session {
+    /// One input line of the SDK profile: the SDKs' dialect, then the common dispatch.
+    pub(crate) fn dispatch_sdk_line(&mut self, line: &[u8], line_no: u64, now: Instant) {
+        let mut parser = std::mem::take(&mut self.parser);
+        let decoded = decode_sdk_line(line, &mut parser).map(SdkInput::into_owned);
+        self.parser = parser;
+        match decoded {
+            Ok(SdkInput::Record(record)) => self.dispatch(record, line.len(), line_no, now),
+            Ok(SdkInput::Initialize { request_id, init }) => {
+                self.sdk_initialize(request_id.as_str(), &init)
+            }
+            Err(e) => self.decode_error(&e, line, line_no, now),
+        }
+        self.after_step(now);
+    }
+
+    /// `initialize` in the SDK profile (PROFILE §15): at most once, like §8's; a request
+    /// naming what the profile cannot honour yet is refused with a correlated error and does
+    /// not count. Ignored members get one WARN line each.
+    fn sdk_initialize(&mut self, id: &str, init: &SdkInitialize<'static>) {
+        let rec = if self.initialized {
+            control_error(id, ALREADY_INITIALIZED)
+        } else if let Some(why) = init.refusal() {
+            control_error(id, &why)
+        } else {
+            for name in &init.ignored {
+                self.out.diagnostic(format!(
+                    "agentx: WARN initialize.{name} is not supported; ignored"
+                ));
+            }
+            // PROFILE §15: `systemPrompt`, when present, replaces `--system-prompt`;
+            // `appendSystemPrompt` likewise replaces `--append-system-prompt`.
+            if let Some(parts) = &init.system_prompt {
+                self.system_prompt.0 = Some(parts.iter().map(|p| p.to_string()).collect());
+            }
+            if let Some(append) = &init.append_system_prompt {
+                self.system_prompt.1 = Some(append.to_string());
+            }
+            self.initialized = true;
+            let mut payload = self.initialize_payload().as_bytes().to_vec();
+            // What the SDKs read from the response (PROFILE §15): TypeScript ends the
+            // session unless `mcp_servers_applied` is a boolean when it sent `mcpServers`.
+            if (init.mcp_servers.is_some() || init.sdk_mcp_servers.is_some())
+                && payload.last() == Some(&b'}')
+            {
+                payload.pop();
+                payload.extend_from_slice(b",\"mcp_servers_applied\":true}");
+            }
+            control_success(id, Some(crate::wire::RawJson::from_encoded(payload)))
+        };
+        super::respond(&mut self.out, id, &rec);
+    }
+
+    /// The system message of every model request (PROFILE §15, §16): the prompt's non-empty
+    /// parts, then the appended text, joined by a blank line; `None` when nothing is left (and
+    /// always in the standalone profile).
+    pub(crate) fn system_message(&self) -> Option<String> {
+        if self.config.profile != super::Profile::Sdk {
+            return None;
+        }
+        let (parts, append) = &self.system_prompt;
+        let text: Vec<&str> = parts
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .chain(append.as_deref())
+            .filter(|p| !p.is_empty())
+            .collect();
+        (!text.is_empty()).then(|| text.join("\n\n"))
+    }
+}

@@ -1,0 +1,187 @@
+// Runs one named flow of the TypeScript Claude Agent SDK against agentx (PROFILE §15).
+//
+// Usage: node driver.mjs FLOW. Environment: AGENTX_BIN (the built agentx), AGENTX_HOME (a
+// temporary AgentX home), FLOW_CWD (the session's working directory), SDK_TS_MODULE (the
+// installed sdk.mjs). Prints what the SDK handed to its caller as JSON lines, in the same
+// normalized shape as driver.py, so tests/sdk_typescript.rs asserts what tests/sdk_python.rs
+// does. One flow is one function in FLOWS below.
+
+import { pathToFileURL } from "node:url";
+
+const { query } = await import(pathToFileURL(process.env.SDK_TS_MODULE).href);
+
+function emit(event) {
+  const sorted = Object.fromEntries(Object.entries(event).sort(([a], [b]) => (a < b ? -1 : 1)));
+  process.stdout.write(JSON.stringify(sorted) + "\n");
+}
+
+function options(extra = {}) {
+  return {
+    pathToClaudeCodeExecutable: process.env.AGENTX_BIN,
+    cwd: process.env.FLOW_CWD,
+    env: { ...process.env, AGENTX_HOME: process.env.AGENTX_HOME },
+    stderr: (data) => {
+      for (const line of String(data).split("\n")) if (line) emit({ event: "stderr", line });
+    },
+    ...extra,
+  };
+}
+
+function blocks(content) {
+  if (typeof content === "string") return [{ type: "text", text: content }];
+  return content.map((b) => {
+    if (b.type === "text") return { type: "text", text: b.text };
+    if (b.type === "tool_use") return { type: "tool_use", name: b.name, input: b.input };
+    if (b.type === "tool_result") {
+      const text = typeof b.content === "string" ? b.content : b.content;
+      return { type: "tool_result", content: text, is_error: b.is_error ?? null };
+    }
+    return { type: b.type };
+  });
+}
+
+function record(m) {
+  if (m.type === "assistant") emit({ event: "message", type: "assistant", blocks: blocks(m.message.content) });
+  else if (m.type === "user") emit({ event: "message", type: "user", blocks: blocks(m.message.content) });
+  else if (m.type === "result")
+    emit({
+      event: "message",
+      type: "result",
+      subtype: m.subtype,
+      is_error: m.is_error,
+      num_turns: m.num_turns,
+      result: m.result ?? null,
+      errors: m.errors ?? null,
+      denials: (m.permission_denials ?? []).map((d) => d.tool_name),
+      session_id: m.session_id,
+    });
+  else if (m.type === "stream_event") emit({ event: "message", type: "stream_event", kind: m.event.type });
+  else if (m.type === "system") emit({ event: "message", type: "system", subtype: m.subtype, data: m });
+  else emit({ event: "message", type: m.type });
+}
+
+// A streaming-input session: prompts are pushed one at a time, each after the previous
+// turn's result, as a multi-turn SDK host does.
+function session(extra = {}) {
+  const waiting = [];
+  let push;
+  async function* input() {
+    while (true) {
+      const text = await new Promise((resolve) => (push = resolve));
+      if (text === null) return;
+      yield { type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: "" };
+    }
+  }
+  const q = query({ prompt: input(), options: options(extra) });
+  const it = q[Symbol.asyncIterator]();
+  return {
+    q,
+    async turn(text, onMessage = () => {}) {
+      push(text);
+      while (true) {
+        const { value, done } = await it.next();
+        if (done) return;
+        record(value);
+        await onMessage(value);
+        if (value.type === "result") return;
+      }
+    },
+    async close() {
+      push(null);
+      while (!(await it.next()).done) {}
+    },
+  };
+}
+
+const TOOLS =
+  '!tool Write {"file_path":"a.txt","content":"x"}\n!tool Bash {"command":"echo hi"}\n!say done';
+
+const FLOWS = {
+  async prompt() {
+    for await (const m of query({ prompt: "hello agentx", options: options() })) record(m);
+  },
+  async can_use_tool() {
+    const s = session({
+      canUseTool: async (tool, input) => {
+        emit({ event: "callback", tool, input });
+        return tool === "Write"
+          ? { behavior: "allow", updatedInput: input }
+          : { behavior: "deny", message: "no shell" };
+      },
+    });
+    await s.turn(TOOLS);
+    await s.close();
+  },
+  async no_callback() {
+    const s = session();
+    await s.turn('!tool Bash {"command":"echo hi"}\n!say done');
+    await s.close();
+  },
+  async bypass() {
+    const s = session({
+      permissionMode: "bypassPermissions",
+      allowDangerouslySkipPermissions: true,
+      canUseTool: async (tool, input) => {
+        emit({ event: "callback", tool, input });
+        return { behavior: "deny", message: "never asked" };
+      },
+    });
+    await s.turn('!tool Bash {"command":"echo bypassed"}\n!say done');
+    await s.close();
+  },
+  async interrupt() {
+    const s = session();
+    await s.turn("!sleep 600000", async (m) => {
+      if (m.type === "system" && m.subtype === "init") {
+        await s.q.interrupt();
+        emit({ event: "interrupted" });
+      }
+    });
+    await s.turn("after the interrupt");
+    await s.close();
+  },
+  async tasks() {
+    const s = session();
+    await s.turn("!task t1 2 1\n!say started");
+    await s.close();
+  },
+  async partial() {
+    const s = session({ includePartialMessages: true });
+    await s.turn("stream me");
+    await s.close();
+  },
+  async system_prompt() {
+    let s = session({ systemPrompt: "You are terse." });
+    await s.turn("!system");
+    await s.close();
+    s = session();
+    await s.turn("!system");
+    await s.close();
+  },
+  async controls() {
+    const s = session();
+    await s.turn("hi");
+    emit({ event: "mcp_status", value: { mcpServers: await s.q.mcpServerStatus() } });
+    const usage = await s.q.getContextUsage();
+    emit({ event: "context_usage", keys: Object.keys(usage).sort(), model: usage.model ?? null });
+    for (const call of [() => s.q.setModel("other"), () => s.q.setPermissionMode("plan")]) {
+      try {
+        await call();
+        emit({ event: "returned" });
+      } catch (e) {
+        emit({ event: "raised", error: String(e.message ?? e) });
+      }
+    }
+    await s.close();
+  },
+  async close_persists() {
+    const s = session();
+    await s.turn("remember me");
+    await s.close();
+    emit({ event: "disconnected" });
+  },
+};
+
+await FLOWS[process.argv[2]]();
+emit({ event: "done" });
+process.exit(0);
