@@ -412,17 +412,23 @@ fn scenario_12_interrupt_with_two_pending_permissions() {
     for i in [before + 3, before + 4] {
         assert_eq!(sim.out[i]["message"]["content"][0]["is_error"], true);
     }
-    // The internal flush comes after the result and before idle.
-    let idle_index = (sim.out.len() - 1) as u64;
-    let after = sim
+    // The internal flush comes before idle: PROFILE §11 "durable before idle" holds the
+    // result and everything after it back until the persist was taken.
+    let result_index = sim.out.len() - 2;
+    let (at, before) = sim
         .actions
         .iter()
-        .find_map(|a| match a {
-            Action::Persist { after_frames, .. } => Some(*after_frames),
+        .enumerate()
+        .find_map(|(i, a)| match a {
+            Action::Persist { before_frame, .. } => Some((i, *before_frame)),
             _ => None,
         })
         .unwrap();
-    assert_eq!(after, idle_index);
+    assert_eq!(before, result_index as u64);
+    assert_eq!(
+        sim.action_frames[at], result_index,
+        "the persist was taken before the result was transmitted"
+    );
     assert!(sim.s.pending_requests().is_empty());
     assert_eq!(sim.s.state(), Some("idle"));
     // Known-late responses to the cancelled requests are ignored.

@@ -82,9 +82,11 @@ fn continue_picks_the_session_updated_last() {
 
 #[test]
 fn fork_copies_and_leaves_the_original_untouched() {
+    // Stored turns end with their result line (PROFILE §11); these stand for whole turns.
     let home = home("fork");
     let mut s = SessionStore::create(&home, &meta(A, "one")).unwrap();
-    s.append(b"{\"a\":1}\n{\"b\":2}\n").unwrap();
+    s.append(b"{\"type\":\"result\",\"a\":1}\n{\"type\":\"result\",\"b\":2}\n")
+        .unwrap();
     drop(s);
     // A torn last line in the original: the fork ignores it and does not cut it.
     let original = home.join("sessions").join(A).join("transcript.ndjson");
@@ -92,8 +94,14 @@ fn fork_copies_and_leaves_the_original_untouched() {
     bytes.extend_from_slice(b"{\"torn\":");
     fs::write(&original, &bytes).unwrap();
     let (mut fork, t) = SessionStore::fork(&home, A, &meta(B, "one")).unwrap();
-    assert_eq!(t.lines, vec![b"{\"a\":1}".to_vec(), b"{\"b\":2}".to_vec()]);
-    fork.append(b"{\"c\":3}\n").unwrap();
+    assert_eq!(
+        t.lines,
+        vec![
+            b"{\"type\":\"result\",\"a\":1}".to_vec(),
+            b"{\"type\":\"result\",\"b\":2}".to_vec()
+        ]
+    );
+    fork.append(b"{\"type\":\"result\",\"c\":3}\n").unwrap();
     assert_eq!(
         fs::read(&original).unwrap(),
         bytes,
@@ -101,8 +109,10 @@ fn fork_copies_and_leaves_the_original_untouched() {
     );
     assert_eq!(
         fs::read(home.join("sessions").join(B).join("transcript.ndjson")).unwrap(),
-        b"{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n"
+        b"{\"type\":\"result\",\"a\":1}\n{\"type\":\"result\",\"b\":2}\n{\"type\":\"result\",\"c\":3}\n"
     );
+    // The fork's store holds B (PROFILE §11 "One writer") until it is dropped.
+    drop(fork);
     let (_, m, _) = SessionStore::resume(&home, B, &binding("one")).unwrap();
     assert_eq!(m.session_id, B);
     // The original resumes as before.

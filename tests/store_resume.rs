@@ -44,22 +44,32 @@ fn meta(id: &str) -> SessionMeta {
     }
 }
 
+/// A stored turn ends with its `result` line (PROFILE §11); these stand for whole turns.
+const R1: &[u8] = b"{\"type\":\"result\",\"n\":1}";
+const R2: &[u8] = b"{\"type\":\"result\",\"n\":2}";
+const R3: &[u8] = b"{\"type\":\"result\",\"n\":3}";
+
+fn lines(ls: &[&[u8]]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for l in ls {
+        out.extend_from_slice(l);
+        out.push(b'\n');
+    }
+    out
+}
+
 #[test]
 fn create_append_resume_round_trip() {
     let home = home("rt");
     let mut s = SessionStore::create(&home, &meta("local")).unwrap();
-    s.append(b"{\"a\":1}\n{\"b\":2}\n").unwrap();
-    s.append(b"{\"c\":3}\n").unwrap();
+    s.append(&lines(&[b"{\"a\":1}", R1])).unwrap();
+    s.append(&lines(&[R2])).unwrap();
     drop(s);
     let (_, m, t) = SessionStore::resume(&home, SID, &binding("local")).unwrap();
     assert_eq!(m, meta("local"));
     assert_eq!(
         t.lines,
-        vec![
-            b"{\"a\":1}".to_vec(),
-            b"{\"b\":2}".to_vec(),
-            b"{\"c\":3}".to_vec()
-        ]
+        vec![b"{\"a\":1}".to_vec(), R1.to_vec(), R2.to_vec()]
     );
     assert_eq!(t.torn_bytes, 0);
 }
@@ -68,17 +78,81 @@ fn create_append_resume_round_trip() {
 fn torn_last_line_is_ignored_and_cut_before_the_next_append() {
     let home = home("torn");
     let mut s = SessionStore::create(&home, &meta("local")).unwrap();
-    s.append(b"{\"a\":1}\n").unwrap();
+    s.append(&lines(&[R1])).unwrap();
     drop(s);
     let path = home.join("sessions").join(SID).join("transcript.ndjson");
     let mut bytes = fs::read(&path).unwrap();
     bytes.extend_from_slice(b"{\"torn\":");
     fs::write(&path, &bytes).unwrap();
     let (mut s, _, t) = SessionStore::resume(&home, SID, &binding("local")).unwrap();
-    assert_eq!(t.lines, vec![b"{\"a\":1}".to_vec()]);
+    assert_eq!(t.lines, vec![R1.to_vec()]);
     assert_eq!(t.torn_bytes, 8);
-    s.append(b"{\"b\":2}\n").unwrap();
-    assert_eq!(fs::read(&path).unwrap(), b"{\"a\":1}\n{\"b\":2}\n");
+    s.append(&lines(&[R2])).unwrap();
+    assert_eq!(fs::read(&path).unwrap(), lines(&[R1, R2]));
+}
+
+/// PROFILE §11 / issue 19 item 11: a crash in the middle of a turn's append can leave whole
+/// lines of that turn (a `tool_use` whose `tool_result` never made it) before the torn one.
+/// Every stored turn ends with its result, so those lines are a cut turn: ignored on load and
+/// cut off, and resume never sees the `tool_use` without its result.
+#[test]
+fn a_cut_turn_after_the_last_result_is_absent_and_cut_off() {
+    let home = home("cut");
+    let mut s = SessionStore::create(&home, &meta("local")).unwrap();
+    s.append(&lines(&[R1])).unwrap();
+    drop(s);
+    let path = home.join("sessions").join(SID).join("transcript.ndjson");
+    let mut bytes = fs::read(&path).unwrap();
+    let cut = format!(
+        "{}\n{}\n{{\"type\":\"user\",\"mess",
+        String::from_utf8(user(U2, "run")).unwrap(),
+        String::from_utf8(assistant(
+            A2B,
+            "msg_2",
+            r#"{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}"#
+        ))
+        .unwrap()
+    );
+    bytes.extend_from_slice(cut.as_bytes());
+    fs::write(&path, &bytes).unwrap();
+    let (mut s, _, t) = SessionStore::resume(&home, SID, &binding("local")).unwrap();
+    assert_eq!(t.lines, vec![R1.to_vec()]);
+    assert_eq!(t.torn_bytes, cut.len());
+    assert_eq!(
+        fs::read(&path).unwrap(),
+        lines(&[R1]),
+        "cut off on disk too"
+    );
+    s.append(&lines(&[R3])).unwrap();
+    assert_eq!(fs::read(&path).unwrap(), lines(&[R1, R3]));
+}
+
+/// PROFILE §11 "One writer": a held session refuses a second store with the exact text,
+/// before anything is read or cut; once the holder is gone (its lock file stays behind),
+/// the session opens again.
+#[test]
+fn a_held_session_is_in_use_and_a_stale_lock_file_does_not_block() {
+    let home = home("lock");
+    let mut s = SessionStore::create(&home, &meta("local")).unwrap();
+    s.append(&lines(&[R1])).unwrap();
+    // A torn tail the second opener must not cut while the first holds the session.
+    let path = home.join("sessions").join(SID).join("transcript.ndjson");
+    let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
+    std::io::Write::write_all(&mut f, b"{\"torn").unwrap();
+    let e = SessionStore::resume(&home, SID, &binding("local")).unwrap_err();
+    assert!(matches!(e, StoreError::InUse { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        format!("agentx: session {SID} is in use by another process")
+    );
+    assert!(
+        fs::read(&path).unwrap().ends_with(b"{\"torn"),
+        "nothing was cut"
+    );
+    drop(s);
+    assert!(home.join("sessions").join(SID).join("lock").exists());
+    let (_, _, t) = SessionStore::resume(&home, SID, &binding("local")).unwrap();
+    assert_eq!(t.lines, vec![R1.to_vec()]);
 }
 
 #[test]
@@ -89,6 +163,18 @@ fn append_refuses_an_unterminated_frame() {
     s.append(b"").unwrap();
     let path = home.join("sessions").join(SID).join("transcript.ndjson");
     assert_eq!(fs::read(&path).unwrap(), b"");
+}
+
+/// PROFILE §11 "Disk errors": the diagnostic is the errno text, never a path or an operation.
+#[test]
+fn a_store_io_error_reads_as_its_errno_text() {
+    let e = std::io::Error::from_raw_os_error(28);
+    assert_eq!(
+        agentx_wire::store::errno_text(&e),
+        "No space left on device"
+    );
+    let e = std::io::Error::from(std::io::ErrorKind::StorageFull);
+    assert_eq!(agentx_wire::store::errno_text(&e), "no storage space");
 }
 
 #[test]
@@ -144,10 +230,20 @@ fn meta_json_holds_no_private_value() {
 
 #[test]
 fn split_transcript_tolerates_only_a_torn_last_line() {
-    let t = split_transcript(b"{\"a\":1}\n\n{\"b\":2}\n{\"c\"");
+    let t = split_transcript(b"{\"a\":1}\n\n{\"type\":\"result\",\"b\":2}\n{\"c\"");
     assert_eq!(t.lines.len(), 2);
     assert_eq!(t.torn_bytes, 4);
     assert_eq!(split_transcript(b"").lines.len(), 0);
+    // Whole lines after the last result are a cut turn: ignored with the torn tail.
+    let t = split_transcript(b"{\"type\":\"result\"}\n{\"a\":1}\n{\"c\"");
+    assert_eq!(
+        t.lines.len(),
+        0,
+        "a result line needs the comma of a real record"
+    );
+    let t = split_transcript(b"{\"type\":\"result\",\"x\":0}\n{\"a\":1}\n{\"c\"");
+    assert_eq!(t.lines.len(), 1);
+    assert_eq!(t.torn_bytes, 8 + 4);
 }
 
 const U1: &str = "11111111-1111-4111-8111-111111111111";

@@ -97,6 +97,14 @@ pub enum Message {
     },
 }
 
+impl Message {
+    /// The summary that stands for the `removed` messages a compaction removed (WIRE-005):
+    /// the live session and the store's rebuilt context (`store::context`) use this one text.
+    pub fn compaction_summary(removed: usize) -> Message {
+        Message::user(format!("[compacted summary of {removed} earlier messages]"))
+    }
+}
+
 /// A content block of an assistant message.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Block {

@@ -77,15 +77,22 @@ pub enum Action {
         config_json: String,
     },
     /// Append these transcript lines (complete frames, `\n` included) to the session store
-    /// and fsync (PROFILE §11). Queued once per finished turn, after the turn's result frame
-    /// and before its `idle`: it is the "remote internal/resume-event flush" of the
-    /// hard-interrupt order. It acknowledges nothing to the host (scenario 15).
+    /// and fsync (PROFILE §11). Queued once per finished turn: it is the "remote
+    /// internal/resume-event flush" of the hard-interrupt order, which comes before `idle`.
+    /// It acknowledges nothing to the host (scenario 15).
+    ///
+    /// PROFILE §11 "durable before idle": the frames from `before_frame` on (the turn's
+    /// result, its suggestion, its `idle`, and everything later) are held back by
+    /// [`Session::poll_transmit`](super::Session::poll_transmit) until this action is taken;
+    /// the driver must finish the append and fsync before it writes any of them. So a host
+    /// that saw the result (or `idle`) finds the turn stored, even after a SIGKILL. A failed
+    /// append does not hold anything back for longer (PROFILE §11 "Disk errors").
     Persist {
-        /// The transcript lines of the finished turn.
+        /// The transcript lines of the finished turn (its result last).
         lines: Vec<Bytes>,
-        /// How many frames the session had queued when it asked for the flush: the flush
-        /// comes after those and before the next (the turn's `idle`).
-        after_frames: u64,
+        /// The index (from 0, over the session's life) of the first frame that waits for this
+        /// persist: the turn's result.
+        before_frame: u64,
     },
     /// The session is over: flush every frame from `poll_transmit`, then exit with `code`
     /// (0 after EOF when all work finished, 1 after a fatal input or output error).

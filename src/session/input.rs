@@ -230,19 +230,23 @@ impl Session {
                 .diagnostic(format!("agentx: input line {line_no}: {reason}"));
             return self.input_error(&reason, prompt_uuid, now);
         }
-        // PROFILE §8 Replay: echoed before anything it causes.
+        // PROFILE §8 Replay: echoed before anything it causes. PROFILE §11: stored where it
+        // enters the model's context, when its own turn starts (not here, where it may fall
+        // between a running tool's `tool_use` and its `tool_result`).
         let replay = self.stamp.replay(user.clone());
-        if self.config.replay_user_messages {
-            self.out.push(&replay, true);
-        } else {
-            self.out.persist_only(&replay);
-        }
+        let line = self
+            .out
+            .encode_prompt(&replay, self.config.replay_user_messages);
         let is_now = user.priority == Some(crate::wire::Priority::Now);
         let record = match replay {
             OutputRecord::User(r) => r,
             _ => user,
         };
-        self.queue.push(Queued { record, bytes });
+        self.queue.push(Queued {
+            record,
+            bytes,
+            line,
+        });
         if is_now && self.turn.is_some() {
             // PROFILE §8: `now` interrupts the active turn like an interrupt, without an
             // acknowledgement.

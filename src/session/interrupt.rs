@@ -87,7 +87,10 @@ impl Session {
                 }
                 _ => (reason.clone(), true),
             };
-            self.push_tool_result(&u.id, &content, is_error);
+            // The model's context gets exactly the result written (PROFILE §11: resumed
+            // context = live context; no `tool_use` without its `tool_result`).
+            let (content, is_error) = self.push_tool_result(&u.id, &content, is_error);
+            t.record_tool_result(u.id, content, is_error);
         }
         // 5. terminal task events for finite work.
         for task in t.tasks.iter_mut().filter(|k| !k.done) {

@@ -37,8 +37,14 @@
 //! ] {
 //!     s.handle_model(req.turn, ev, now);
 //! }
-//! let frames: Vec<_> = std::iter::from_fn(|| s.poll_transmit()).collect();
-//! // system/init, running, assistant, result, idle
+//! let mut frames: Vec<_> = std::iter::from_fn(|| s.poll_transmit()).collect();
+//! // system/init, running, assistant; the result waits for the turn's persist (PROFILE §11)
+//! assert_eq!(frames.len(), 3);
+//! let Some(Action::Persist { lines, before_frame }) = s.poll_action() else { panic!() };
+//! assert_eq!(before_frame, 3);
+//! assert!(lines.iter().any(|l| l.starts_with(br#"{"type":"result""#)));
+//! frames.extend(std::iter::from_fn(|| s.poll_transmit()));
+//! // … then the result and idle
 //! assert_eq!(frames.len(), 5);
 //! ```
 
@@ -182,8 +188,9 @@ pub struct Session {
     pub(crate) done: Option<ExitStatus>,
     /// Inbound responses with no pending request and no known tool identity (PERM-050).
     pub(crate) orphans: u64,
-    /// UUIDs of the last user prompt and assistant record (compaction's preserved segment).
-    pub(crate) last_exchange: (Option<String>, Option<String>),
+    /// The last user/assistant exchange of the finished turns (compaction's preserved
+    /// segment, WIRE-005).
+    pub(crate) last_exchange: Option<turn::Exchange>,
     /// The known cost of every model request since this process started (PROFILE §16:
     /// `--max-budget-usd` counts from here; unknown costs never count).
     pub(crate) spent_usd: f64,
@@ -240,7 +247,7 @@ impl Session {
             eof: false,
             done: None,
             orphans: 0,
-            last_exchange: (None, None),
+            last_exchange: None,
             spent_usd: 0.0,
         })
     }
@@ -329,13 +336,25 @@ impl Session {
         self.after_step(now);
     }
 
-    /// The next thing the driver must do.
+    /// The next thing the driver must do. Taking an [`Action::Persist`] releases the frames
+    /// it held back (see [`Session::poll_transmit`]): the driver carries it out (append and
+    /// fsync) before it writes any frame it polls afterwards.
     pub fn poll_action(&mut self) -> Option<Action> {
-        self.actions.pop_front()
+        let action = self.actions.pop_front()?;
+        if matches!(action, Action::Persist { .. }) {
+            self.out.release_hold();
+        }
+        Some(action)
     }
 
     /// The next validated frame (one complete record and its `\n`), in push order
     /// (WIRE-003). The driver writes each with one write.
+    ///
+    /// PROFILE §11 "durable before idle": a finished turn's result and every frame after it
+    /// (its `idle` included) are not handed out until the turn's [`Action::Persist`] was
+    /// taken from [`Session::poll_action`], so a driver that writes frames as they come and
+    /// carries out actions in order cannot show the host a result, or `idle`, before the
+    /// turn is stored. `None` here with frames still queued means: poll the actions.
     pub fn poll_transmit(&mut self) -> Option<Bytes> {
         self.out.pop_frame()
     }
@@ -369,6 +388,13 @@ impl Session {
     /// The published session state (`None` before the first turn).
     pub fn state(&self) -> Option<&'static str> {
         self.state.map(|s| s.as_str())
+    }
+
+    /// The model's context of the finished turns, oldest first: the prior context a later
+    /// `--resume` rebuilds from the stored transcript (PROFILE §11, `store::context`) equals
+    /// it.
+    pub fn history(&self) -> &[Message] {
+        &self.context[..self.history_len]
     }
 
     /// True while a turn is active.

@@ -94,6 +94,12 @@ pub(crate) struct Output {
     /// error (not latched).
     turn_refused: Option<Refusal>,
     pushed: u64,
+    /// Frames handed to the driver so far.
+    popped: u64,
+    /// PROFILE §11 "durable before idle": frame indexes from which nothing is handed out
+    /// until the matching [`Action::Persist`](super::Action::Persist) was taken (oldest
+    /// first; one per finished turn whose persist is still queued).
+    holds: VecDeque<u64>,
     /// Reused by [`Output::fits`].
     scratch: Vec<u8>,
 }
@@ -116,6 +122,8 @@ impl Output {
             failed: false,
             turn_refused: None,
             pushed: 0,
+            popped: 0,
+            holds: VecDeque::new(),
             scratch: Vec::new(),
         }
     }
@@ -261,18 +269,40 @@ impl Output {
         self.encoder.spells_credential(text)
     }
 
-    /// Encodes `record` for the transcript only (the replay form of a prompt when replay is
-    /// off, PROFILE §11).
-    pub(crate) fn persist_only(&mut self, record: &OutputRecord<'_>) {
+    /// Encodes `record` (the replay form of an accepted prompt), queues its frame when
+    /// `write` (replay on), and returns the frame for the transcript without keeping it: the
+    /// prompt is kept with [`Output::keep`] when its turn starts (PROFILE §11 "Order is
+    /// context order"). `None` when nothing was encoded (the caller measured the record
+    /// first, `accept_user`; or the output had failed).
+    pub(crate) fn encode_prompt(
+        &mut self,
+        record: &OutputRecord<'_>,
+        write: bool,
+    ) -> Option<Bytes> {
         if self.failed {
-            return;
+            return None;
         }
         match self.encoder.encode_bounded(record) {
-            Ok(frame) => self.transcript.push(Bytes::copy_from_slice(frame)),
-            // The caller measured it first (`accept_user`); nothing is kept if it still did
-            // not fit.
-            Err(failure) if failure.kind() == FailureKind::Record(RecordFault::TooLarge) => {}
-            Err(failure) => self.fail(failure.message()),
+            Ok(frame) => {
+                let line = Bytes::copy_from_slice(frame);
+                if write {
+                    let _ = self.outbox.push(frame);
+                    self.pushed += 1;
+                }
+                Some(line)
+            }
+            Err(failure) if failure.kind() == FailureKind::Record(RecordFault::TooLarge) => None,
+            Err(failure) => {
+                self.fail(failure.message());
+                None
+            }
+        }
+    }
+
+    /// Keeps a frame from [`Output::encode_prompt`] in the current turn's transcript.
+    pub(crate) fn keep(&mut self, line: Bytes) {
+        if !self.failed {
+            self.transcript.push(line);
         }
     }
 
@@ -292,8 +322,25 @@ impl Output {
         self.pushed
     }
 
+    /// The next frame, unless it lies at or past the oldest hold (see [`Output::hold_from`]).
     pub(crate) fn pop_frame(&mut self) -> Option<Bytes> {
-        self.outbox.pop()
+        if self.holds.front().is_some_and(|&h| self.popped >= h) {
+            return None;
+        }
+        let frame = self.outbox.pop()?;
+        self.popped += 1;
+        Some(frame)
+    }
+
+    /// Holds back the frame numbered `index` (counted from 0 over the session's life, as
+    /// [`Output::pushed`] counts) and every later one until [`Output::release_hold`].
+    pub(crate) fn hold_from(&mut self, index: u64) {
+        self.holds.push_back(index);
+    }
+
+    /// Releases the oldest hold (its persist was taken by the driver).
+    pub(crate) fn release_hold(&mut self) {
+        self.holds.pop_front();
     }
 
     /// Frames waiting for the driver.

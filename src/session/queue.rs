@@ -19,6 +19,8 @@ pub(crate) struct Queued {
     pub(crate) record: UserRecord<'static>,
     /// Its accounted size (the input line's length).
     pub(crate) bytes: usize,
+    /// Its replay form as a transcript line, kept when its turn starts (PROFILE §11).
+    pub(crate) line: Option<bytes::Bytes>,
 }
 
 /// The queue, one lane per priority.
@@ -72,7 +74,11 @@ mod tests {
     fn rec(p: Option<Priority>, text: &'static str) -> Queued {
         let mut record = UserRecord::text(text);
         record.priority = p;
-        Queued { record, bytes: 10 }
+        Queued {
+            record,
+            bytes: 10,
+            line: None,
+        }
     }
 
     fn text(q: &Queued) -> String {
@@ -110,6 +116,7 @@ mod tests {
         q.push(Queued {
             record: UserRecord::text("a"),
             bytes: QUEUE_MAX_BYTES - 5,
+            line: None,
         });
         assert!(q.has_room(5));
         assert!(!q.has_room(6));

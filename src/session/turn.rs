@@ -94,7 +94,6 @@ pub(crate) struct Turn {
     /// The model gave its final answer (no tool uses), failed or was cancelled.
     model_done: bool,
     message_id: Option<String>,
-    blocks: Vec<Block>,
     /// Streamed blocks, each with its delta stream (PROFILE §8: held-back tails).
     open_blocks: Vec<(u32, OpenBlock, DeltaGuard)>,
     pub(crate) uses: Vec<ToolUse>,
@@ -111,10 +110,33 @@ pub(crate) struct Turn {
     /// The open sandbox-network prompt's tool-use ID and input (WIRE-PERM-004).
     network: Option<(String, String)>,
     network_count: u32,
-    /// This turn's messages, the prompt first.
+    /// This turn's messages, the prompt first, exactly as the store will rebuild them from
+    /// the records written (PROFILE §11: a resumed context is exactly the live one): each
+    /// written `assistant` record's block joins the last message when that is an assistant
+    /// message with the same `message.id` (else it starts one), each written `tool_result`
+    /// is one message. Emptied by a compaction (its messages are summarized).
     messages: Vec<Message>,
+    /// The `uuid` of the prompt's record (its replay form), the head of the exchange a later
+    /// compaction preserves.
+    prompt_record: Option<String>,
+    /// The `uuid` of the last `assistant` record written, the exchange's tail.
+    last_assistant: Option<String>,
+    /// A compaction ran in this turn (its prompt is summarized: it is no exchange to keep).
+    compacted: bool,
     /// The limit of PROFILE §15 that ended the turn's model work, if one did.
     limit: Option<Limit>,
+}
+
+/// The last user/assistant exchange of the finished turns that a compaction preserves
+/// (PROFILE §9 `!compact`, WIRE-005): its head and tail record UUIDs and where its messages are
+/// in the context.
+#[derive(Clone, Debug)]
+pub(crate) struct Exchange {
+    head: String,
+    tail: String,
+    /// The context indexes of its first and last message (inclusive).
+    first: usize,
+    last: usize,
 }
 
 /// A limit of PROFILE §15 that stops a turn's next model request.
@@ -168,6 +190,39 @@ impl Turn {
         self.stop_reason
     }
 
+    /// Records a written `assistant` record's block in the turn's messages (the store's
+    /// merge rule: consecutive records sharing a non-empty `message.id` are one message).
+    fn record_assistant(&mut self, message_id: &str, block: Block) {
+        if let Some(Message::Assistant {
+            message_id: m,
+            blocks,
+        }) = self.messages.last_mut()
+        {
+            if !message_id.is_empty() && m == message_id {
+                blocks.push(block);
+                return;
+            }
+        }
+        self.messages.push(Message::Assistant {
+            message_id: message_id.to_string(),
+            blocks: vec![block],
+        });
+    }
+
+    /// Records a written `tool_result` in the turn's messages.
+    pub(crate) fn record_tool_result(
+        &mut self,
+        tool_use_id: String,
+        content: String,
+        is_error: bool,
+    ) {
+        self.messages.push(Message::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+        });
+    }
+
     /// Tool uses whose tool runs.
     pub(crate) fn running_tools(&self) -> Vec<String> {
         self.uses
@@ -208,11 +263,15 @@ impl Session {
         }
         let id = self.next_turn;
         self.next_turn += 1;
+        // PROFILE §11 "Order is context order": the prompt is stored where it enters the
+        // model's context, at the start of its own turn.
+        if let Some(line) = q.line {
+            self.out.keep(line);
+        }
         let prompt = prompt_of(&q.record);
         let has_attachments =
             matches!(&prompt, Message::User { attachments, .. } if !attachments.is_empty());
         let prompt_uuid = has_attachments.then(|| q.record.uuid.clone()).flatten();
-        self.last_exchange.0 = q.record.uuid.as_ref().map(|u| u.as_str().to_string());
         self.turn = Some(Turn {
             id,
             started: now,
@@ -222,7 +281,6 @@ impl Session {
             api_ms: 0,
             model_done: false,
             message_id: None,
-            blocks: Vec::new(),
             open_blocks: Vec::new(),
             uses: Vec::new(),
             usage: Usage::default(),
@@ -238,6 +296,9 @@ impl Session {
             network: None,
             network_count: 0,
             messages: vec![prompt],
+            prompt_record: q.record.uuid.as_ref().map(|u| u.as_str().to_string()),
+            last_assistant: None,
+            compacted: false,
             limit: None,
         });
         self.publish(SessionState::Running);
@@ -320,7 +381,6 @@ impl Session {
         let Some(t) = self.turn.as_mut() else { return };
         t.request_started = Some(now);
         t.message_id = None;
-        t.blocks.clear();
         t.open_blocks.clear();
         let index = t.requests;
         t.requests += 1;
@@ -500,11 +560,7 @@ impl Session {
                     }
                     None => t.cost_unknown = true,
                 }
-                let message_id = t.message_id.clone().unwrap_or_default();
-                t.messages.push(Message::Assistant {
-                    message_id,
-                    blocks: std::mem::take(&mut t.blocks),
-                });
+                // The message's blocks are in `t.messages` already (one per written record).
                 t.stop_reason = Some(stop_reason.as_str());
                 if t.uses.is_empty() {
                     t.model_done = true;
@@ -536,7 +592,8 @@ impl Session {
                         .assistant(&model, &message_id, &block, Some(category))
                 };
                 let (mut uuid, rec) = failure(self, &text);
-                if self.out.push(&rec, true) == Pushed::TooLarge {
+                let mut pushed = self.out.push(&rec, true);
+                if pushed == Pushed::TooLarge {
                     // The provider's message made the record too long for one line: it is
                     // written without the message (the category stays visible), and the turn
                     // ends with the output error.
@@ -544,9 +601,12 @@ impl Session {
                     text = plain;
                     let (u, rec) = failure(self, &text);
                     uuid = u;
-                    self.out.push(&rec, true);
+                    pushed = self.out.push(&rec, true);
                 }
-                self.last_exchange.1 = Some(uuid.as_str().to_string());
+                if pushed == Pushed::Written {
+                    t.last_assistant = Some(uuid.as_str().to_string());
+                    t.record_assistant(&message_id, Block::Text(text.clone()));
+                }
                 self.end_request(&mut t, now);
                 self.abandon_uses(&mut t, "model call failed");
                 t.errors.push(text);
@@ -598,7 +658,7 @@ impl Session {
             ModelEvent::NetworkAccess { host, port } if streaming => {
                 self.network_access(&mut t, &host, port, now);
             }
-            ModelEvent::Compact => self.compact(),
+            ModelEvent::Compact => self.compact(&mut t),
             // An event of a call that is not open (after its stop): ignored.
             _ => {}
         }
@@ -649,7 +709,7 @@ impl Session {
             // after this step with its output error.
             return;
         }
-        self.last_exchange.1 = Some(uuid.as_str().to_string());
+        t.last_assistant = Some(uuid.as_str().to_string());
         if let (Block::ToolUse { id, name, input }, Some(state)) = (&block, state) {
             t.uses.push(ToolUse {
                 id: id.clone(),
@@ -658,7 +718,7 @@ impl Session {
                 state,
             });
         }
-        t.blocks.push(block);
+        t.record_assistant(&message_id, block);
     }
 
     /// Settles every unfinished use of a message that will never run (model failure).
@@ -910,8 +970,13 @@ impl Session {
     }
 
     /// `!compact` (WIRE-005): `status` compacting, `compact_boundary` with the preserved
-    /// segment (the last user/assistant exchange), `status` null.
-    fn compact(&mut self) {
+    /// segment, `status` null. The segment is the last user/assistant exchange of the finished
+    /// turns (head: that turn's prompt, tail: its last assistant record; both written before
+    /// this turn, so the head comes before the tail, PROFILE §11 "Compaction at any turn"),
+    /// anchored at the boundary itself. The live context becomes what resume rebuilds from the
+    /// transcript (`store::context`): everything before the boundary (this turn's prompt and
+    /// records so far included) collapses into one summary message, the segment follows it.
+    fn compact(&mut self, t: &mut Turn) {
         let pre_tokens: u64 = self.context[..self.history_len]
             .iter()
             .map(|m| match m {
@@ -929,16 +994,36 @@ impl Session {
         let rec = self.stamp.status(Some("compacting"));
         self.out.push_turn(&rec, false);
         let uuid = self.stamp.uuid();
-        let segment = match &self.last_exchange {
-            (Some(head), Some(tail)) => {
-                Some((head.clone(), uuid.as_str().to_string(), tail.clone()))
-            }
-            _ => None,
-        };
+        let segment = self
+            .last_exchange
+            .as_ref()
+            .map(|e| (e.head.clone(), uuid.as_str().to_string(), e.tail.clone()));
         let rec = self.stamp.compact_boundary(uuid, pre_tokens, segment);
-        self.out.push_turn(&rec, true);
+        let written = self.out.push_turn(&rec, true);
         let rec = self.stamp.status(None);
         self.out.push_turn(&rec, false);
+        if !written {
+            // No boundary in the transcript: the context stays as it is (the turn ends with
+            // the output error after this step).
+            return;
+        }
+        t.compacted = true;
+        let removed = self.history_len + t.messages.len();
+        let kept: Vec<Message> = match &self.last_exchange {
+            Some(e) => self.context[e.first..=e.last].to_vec(),
+            None => Vec::new(),
+        };
+        let mut context = Vec::with_capacity(1 + kept.len());
+        context.push(Message::compaction_summary(removed - kept.len()));
+        if let Some(e) = self.last_exchange.as_mut() {
+            e.first = 1;
+            e.last = kept.len();
+        }
+        context.extend(kept);
+        self.history_len = context.len();
+        self.context = Arc::new(context);
+        self.context_turn = 0;
+        t.messages.clear();
     }
 
     /// Moves the turn on: all tool results in → `tool_result` records in block order and the
@@ -960,11 +1045,7 @@ impl Session {
             for u in std::mem::take(&mut t.uses) {
                 if let UseState::Done { content, is_error } = u.state {
                     let (content, is_error) = self.push_tool_result(&u.id, &content, is_error);
-                    t.messages.push(Message::ToolResult {
-                        tool_use_id: u.id,
-                        content,
-                        is_error,
-                    });
+                    t.record_tool_result(u.id, content, is_error);
                 }
             }
             if self.out.turn_refused() {
@@ -1062,6 +1143,9 @@ impl Session {
                 fields.errors.push(error);
             }
         }
+        // PROFILE §11: the result and everything after it wait for the turn's persist.
+        let before_frame = self.out.pushed();
+        self.out.hold_from(before_frame);
         self.push_result(fields);
         if let Some(s) = suggestion {
             let rec = self.stamp.suggestion(s);
@@ -1069,14 +1153,30 @@ impl Session {
         }
         let context = Arc::make_mut(&mut self.context);
         context.truncate(self.history_len + self.context_turn);
+        let first = self.history_len;
+        // The turn's last assistant message, for the exchange a later compaction keeps.
+        let tail_at = t
+            .messages
+            .iter()
+            .rposition(|m| matches!(m, Message::Assistant { .. }));
         context.extend(t.messages.into_iter().skip(self.context_turn));
         self.history_len = context.len();
         self.context_turn = 0;
+        if let (false, Some(head), Some(tail), Some(at)) =
+            (t.compacted, t.prompt_record, t.last_assistant, tail_at)
+        {
+            self.last_exchange = Some(Exchange {
+                head,
+                tail,
+                first,
+                last: first + at,
+            });
+        }
         // The internal flush: the session store's append + fsync (PROFILE §11).
         let lines = self.out.take_transcript();
         self.actions.push_back(Action::Persist {
             lines,
-            after_frames: self.out.pushed(),
+            before_frame,
         });
         self.publish(SessionState::Idle);
     }

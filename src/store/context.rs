@@ -21,7 +21,7 @@ use crate::wire::{OutputRecord, UserRecord};
 
 /// The summary that stands for the messages a compaction removed.
 pub fn compaction_summary(removed: usize) -> Message {
-    Message::user(format!("[compacted summary of {removed} earlier messages]"))
+    Message::compaction_summary(removed)
 }
 
 /// A message with the record UUIDs it came from (several for a merged assistant message).
@@ -166,7 +166,9 @@ fn push_user(entries: &mut Vec<Entry>, u: &UserRecord<'_>, uuid: Option<String>)
             }
         }
     }
-    if !prompt.is_empty() {
+    // A prompt is one user message even when it holds no text (the live session's prompt
+    // message is then empty too): only a record of tool results alone adds none.
+    if !prompt.is_empty() || results.is_empty() {
         entries.push(Entry {
             uuids: uuids.clone(),
             message: Message::user_blocks(prompt),

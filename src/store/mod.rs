@@ -2,10 +2,25 @@
 //!
 //! Owns: the directory layout, `meta.json` (session id, the provider binding of WIRE-025,
 //! creation time), `transcript.ndjson` appended and fsynced at the end of every turn, loading
-//! with a torn last line ignored (and cut off before the next append), and the two resume
-//! checks that must pass before any output or provider I/O: the session exists, and its
-//! recorded provider binding equals this process's frozen selection (WIRE-025). The prior
-//! context a resumed model sees, with compaction relinking (WIRE-005), is [`context`].
+//! with a torn last line ignored (and cut off before the next append), and the resume checks
+//! that must pass before any output or provider I/O: the session exists, no other process
+//! holds it, and its recorded provider binding equals this process's frozen selection
+//! (WIRE-025). The prior context a resumed model sees, with compaction relinking (WIRE-005),
+//! is [`context`].
+//!
+//! PROFILE §11 guarantees kept here:
+//! - **One writer.** A store holds an exclusive advisory lock (`flock`, through
+//!   `std::fs::File::try_lock`) on `sessions/<id>/lock` for as long as it lives (the driver
+//!   keeps it for the process's life); a second process gets [`StoreError::InUse`] before it
+//!   reads or cuts anything. The kernel drops the lock of a dead process, so a stale lock file
+//!   never blocks.
+//! - **A cut turn is absent or whole.** Every persisted turn ends with its `result` line, so
+//!   complete lines after the last `result` are a turn cut by a crash in the middle of its
+//!   append: they are ignored on load and cut off with the torn tail. The store therefore never
+//!   hands resume a `tool_use` whose `tool_result` was lost.
+//! - **Disk errors.** A failed append or fsync cuts the file back to its last committed length
+//!   (the transcript ends on a whole line); the caller keeps the bytes and retries them.
+//!   `meta.json` is written to `meta.json.tmp` and renamed; a failure removes the temporary.
 //!
 //! This is a driver-side module: it reads and writes files (the session core never does; it
 //! hands the records to persist to its driver). It must never write outside AgentX home, store
@@ -54,6 +69,11 @@ pub enum StoreError {
         /// What is wrong.
         what: &'static str,
     },
+    /// PROFILE §11 "One writer": another live process holds the session's lock.
+    InUse {
+        /// The session ID.
+        id: String,
+    },
     /// `--session-id` (or a fork) names a session that exists already (PROFILE §15).
     Exists {
         /// The session ID.
@@ -61,10 +81,12 @@ pub enum StoreError {
     },
     /// A file operation failed.
     Io {
-        /// The operation (`open`, `write`, `fsync`, …).
+        /// The operation (`open`, `write`, `fsync`, …); not part of the diagnostic.
         op: &'static str,
-        /// The I/O error's kind (never a path or message).
+        /// The I/O error's kind.
         kind: io::ErrorKind,
+        /// The errno text (`No space left on device`): never a path.
+        text: String,
     },
 }
 
@@ -79,8 +101,11 @@ impl std::fmt::Display for StoreError {
             StoreError::Corrupt { id, what } => {
                 write!(f, "agentx: cannot resume {id}: {what}")
             }
+            StoreError::InUse { id } => {
+                write!(f, "agentx: session {id} is in use by another process")
+            }
             StoreError::Exists { id } => write!(f, "agentx: session {id} already exists"),
-            StoreError::Io { op, kind } => write!(f, "agentx: session store: {op} failed: {kind}"),
+            StoreError::Io { text, .. } => write!(f, "agentx: session store: {text}"),
         }
     }
 }
@@ -96,15 +121,58 @@ fn shown(id: &str) -> String {
     id[..end].escape_debug().to_string()
 }
 
-fn io_err(op: &'static str) -> impl Fn(io::Error) -> StoreError {
-    move |e| StoreError::Io { op, kind: e.kind() }
+/// The errno text of an I/O error (`No space left on device`), without Rust's
+/// ` (os error N)` suffix; an error without an errno gives its kind's text. `io::Error`'s
+/// `Display` of an OS error is the C library's message only, never a path.
+pub fn errno_text(e: &io::Error) -> String {
+    if e.raw_os_error().is_some() {
+        let full = e.to_string();
+        match full.rsplit_once(" (os error ") {
+            Some((text, _)) => text.to_string(),
+            None => full,
+        }
+    } else {
+        e.kind().to_string()
+    }
 }
 
-/// One session's directory with its transcript open for appending.
+fn io_err(op: &'static str) -> impl Fn(io::Error) -> StoreError {
+    move |e| StoreError::Io {
+        op,
+        kind: e.kind(),
+        text: errno_text(&e),
+    }
+}
+
+/// The lock file of a session directory (PROFILE §11 "One writer").
+pub const LOCK_FILE: &str = "lock";
+
+/// Opens `dir/lock` and takes its exclusive advisory lock without waiting.
+fn lock_session(dir: &Path, id: &str) -> Result<File, StoreError> {
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(LOCK_FILE))
+        .map_err(io_err("open lock"))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(fs::TryLockError::WouldBlock) => Err(StoreError::InUse { id: shown(id) }),
+        Err(fs::TryLockError::Error(e)) => Err(io_err("lock")(e)),
+    }
+}
+
+/// One session's directory with its transcript open for appending, held exclusively.
 #[derive(Debug)]
 pub struct SessionStore {
     dir: PathBuf,
     transcript: File,
+    /// The length of the transcript up to its last committed (written and fsynced) append.
+    committed: u64,
+    /// A failed append may have left bytes past `committed` that could not be cut off yet.
+    dirty: bool,
+    /// Holds the advisory lock on `lock` while the store lives (PROFILE §11).
+    _lock: File,
 }
 
 /// The complete lines of a stored transcript, in order, without their LF.
@@ -127,21 +195,36 @@ impl SessionStore {
         }
         let dir = home.join(SESSIONS_DIR).join(&meta.session_id);
         fs::create_dir_all(&dir).map_err(io_err("create session directory"))?;
+        let lock = lock_session(&dir, &meta.session_id)?;
         let tmp = dir.join("meta.json.tmp");
-        {
-            let mut f = File::create(&tmp).map_err(io_err("write meta.json"))?;
-            f.write_all(&meta.encode())
-                .map_err(io_err("write meta.json"))?;
-            f.sync_all().map_err(io_err("sync meta.json"))?;
+        let written = (|| {
+            let mut f = File::create(&tmp)?;
+            f.write_all(&meta.encode())?;
+            f.sync_all()?;
+            fs::rename(&tmp, dir.join(META_FILE))
+        })();
+        if let Err(e) = written {
+            // PROFILE §11: no `meta.json.tmp` is left behind; the next turn retries.
+            let _ = fs::remove_file(&tmp);
+            return Err(io_err("write meta.json")(e));
         }
-        fs::rename(&tmp, dir.join(META_FILE)).map_err(io_err("write meta.json"))?;
         let transcript = OpenOptions::new()
             .create(true)
             .append(true)
             .open(dir.join(TRANSCRIPT_FILE))
             .map_err(io_err("open transcript"))?;
+        let committed = transcript
+            .metadata()
+            .map_err(io_err("open transcript"))?
+            .len();
         sync_dir(&dir);
-        Ok(SessionStore { dir, transcript })
+        Ok(SessionStore {
+            dir,
+            transcript,
+            committed,
+            dirty: false,
+            _lock: lock,
+        })
     }
 
     /// Opens a stored session for `--resume`: the id must name a stored session, and its
@@ -166,6 +249,8 @@ impl SessionStore {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(unknown()),
             Err(e) => return Err(io_err("read meta.json")(e)),
         };
+        // PROFILE §11 "One writer": before anything is compared, read or cut.
+        let lock = lock_session(&dir, session_id)?;
         let meta = SessionMeta::decode(&meta_bytes).map_err(|what| StoreError::Corrupt {
             id: shown(session_id),
             what,
@@ -191,9 +276,10 @@ impl SessionStore {
         file.read_to_end(&mut bytes)
             .map_err(io_err("read transcript"))?;
         let transcript = split_transcript(&bytes);
-        if transcript.torn_bytes > 0 {
-            // Cut the torn tail so the next append starts a fresh line.
-            let keep = (bytes.len() - transcript.torn_bytes) as u64;
+        let keep = (bytes.len() - transcript.torn_bytes) as u64;
+        if keep < bytes.len() as u64 {
+            // Cut the torn tail (and a cut turn's lines) so the next append starts a fresh
+            // line after the last whole turn.
             file.set_len(keep).map_err(io_err("truncate torn line"))?;
             file.seek(SeekFrom::End(0))
                 .map_err(io_err("truncate torn line"))?;
@@ -203,6 +289,9 @@ impl SessionStore {
             SessionStore {
                 dir,
                 transcript: file,
+                committed: keep,
+                dirty: false,
+                _lock: lock,
             },
             meta,
             transcript,
@@ -211,7 +300,9 @@ impl SessionStore {
 
     /// Appends complete frames (each ending in `\n`) and fsyncs: call once at the end of every
     /// turn (PROFILE §11). A frame without its LF is refused, so the store never tears a line
-    /// itself.
+    /// itself. A failed write or fsync cuts the file back to its last committed length (or,
+    /// if even that fails, at the start of the next append), so the transcript always ends on
+    /// a whole line; the caller keeps `frames` and hands them in again with the next turn's.
     pub fn append(&mut self, frames: &[u8]) -> Result<(), StoreError> {
         if frames.is_empty() {
             return Ok(());
@@ -220,14 +311,36 @@ impl SessionStore {
             return Err(StoreError::Io {
                 op: "append an unterminated record",
                 kind: io::ErrorKind::InvalidInput,
+                text: "an unterminated record".into(),
             });
         }
-        self.transcript
+        if self.dirty {
+            self.cut_back()
+                .map_err(io_err("truncate a failed append"))?;
+        }
+        let written = self
+            .transcript
             .write_all(frames)
-            .map_err(io_err("append transcript"))?;
-        self.transcript
-            .sync_data()
-            .map_err(io_err("sync transcript"))
+            .and_then(|()| self.transcript.sync_data());
+        match written {
+            Ok(()) => {
+                self.committed += frames.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                self.dirty = true;
+                let _ = self.cut_back();
+                Err(io_err("append transcript")(e))
+            }
+        }
+    }
+
+    /// Cuts the transcript back to its committed length.
+    fn cut_back(&mut self) -> io::Result<()> {
+        self.transcript.set_len(self.committed)?;
+        self.transcript.seek(SeekFrom::End(0))?;
+        self.dirty = false;
+        Ok(())
     }
 
     /// The session's directory.
@@ -236,20 +349,34 @@ impl SessionStore {
     }
 }
 
-/// Splits stored bytes into complete lines; a last line without its LF is torn and ignored.
+/// The first bytes of every `result` line this store writes (the session's encoder writes
+/// `type` first).
+const RESULT_PREFIX: &[u8] = b"{\"type\":\"result\",";
+
+/// Splits stored bytes into complete lines. A last line without its LF is torn and ignored;
+/// so are the complete lines after the last `result` line (PROFILE §11: every stored turn ends
+/// with its result, so they are a turn a crash cut in the middle of its append, which must be
+/// absent or whole). `torn_bytes` counts everything ignored.
 pub fn split_transcript(bytes: &[u8]) -> Transcript {
-    let complete = match memchr::memrchr(b'\n', bytes) {
-        Some(i) => i + 1,
-        None => 0,
-    };
-    let lines = bytes[..complete]
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(<[u8]>::to_vec)
-        .collect();
+    let mut lines = Vec::new();
+    // The end (after its LF) of the last `result` line, and the number of lines up to it.
+    let (mut whole_end, mut whole_lines) = (0, 0);
+    let mut start = 0;
+    for nl in memchr::memchr_iter(b'\n', bytes) {
+        let line = &bytes[start..nl];
+        if !line.is_empty() {
+            lines.push(line.to_vec());
+            if line.starts_with(RESULT_PREFIX) {
+                whole_end = nl + 1;
+                whole_lines = lines.len();
+            }
+        }
+        start = nl + 1;
+    }
+    lines.truncate(whole_lines);
     Transcript {
         lines,
-        torn_bytes: bytes.len() - complete,
+        torn_bytes: bytes.len() - whole_end,
     }
 }
 

@@ -39,6 +39,9 @@ pub struct Sim {
     pub lens: Vec<usize>,
     /// Every action polled, in order.
     pub actions: Vec<Action>,
+    /// For each action of `actions`, how many frames had been transmitted when it was
+    /// polled (PROFILE §11: a persist is taken before its turn's result is transmitted).
+    pub action_frames: Vec<usize>,
     pub diagnostics: Vec<String>,
     /// Scripts for the next model calls, in order.
     pub scripts: VecDeque<Script>,
@@ -67,6 +70,7 @@ impl Sim {
             out: Vec::new(),
             lens: Vec::new(),
             actions: Vec::new(),
+            action_frames: Vec::new(),
             diagnostics: Vec::new(),
             scripts: VecDeque::new(),
             requests: Vec::new(),
@@ -154,6 +158,7 @@ impl Sim {
             while let Some(a) = self.s.poll_action() {
                 moved = true;
                 self.actions.push(a.clone());
+                self.action_frames.push(self.out.len());
                 self.act(a);
             }
             if !moved {

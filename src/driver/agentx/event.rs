@@ -28,7 +28,7 @@ pub enum Event {
     StdinFailed,
     /// SIGINT: an interrupt (PROFILE §8).
     Interrupt,
-    /// SIGTERM: input EOF (PROFILE §8).
+    /// SIGTERM or SIGHUP: input EOF (PROFILE §8).
     Terminate,
     /// One event of the model call of a turn.
     Model(TurnId, ModelEvent),
@@ -116,10 +116,11 @@ fn drain(reader: &mut Reader, tx: &Sender<Event>, budget: &LineBudget) -> bool {
     true
 }
 
-/// SIGINT → [`Event::Interrupt`], SIGTERM → [`Event::Terminate`], for the process's life.
+/// SIGINT → [`Event::Interrupt`]; SIGTERM and SIGHUP (a closed terminal, a dying parent) →
+/// [`Event::Terminate`], handled as input EOF (PROFILE §8 Signals), for the process's life.
 pub fn spawn_signals(tx: Sender<Event>) {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
         return;
     };
     let _ = std::thread::Builder::new()

@@ -3,10 +3,11 @@
 //!
 //! Owns: startup in PROFILE §8 order ([`startup`]); the stdin thread (`frame::Reader`, any
 //! chunking, the EOF tail, the 8 MiB line limit) and the signal thread (SIGINT → interrupt,
-//! SIGTERM → input EOF) ([`event`]); the loop that feeds the session with the clock and writes
+//! SIGTERM and SIGHUP → input EOF) ([`event`]); the loop that feeds the session with the clock and writes
 //! only its validated frames ([`run`]); model calls behind [`model::ModelRunner`] (the
 //! scripted model on its own thread; the HTTP providers with their runtime inside); tool and
-//! hook processes ([`workers`]); the session store calls; one-shot `-p` ([`oneshot`]).
+//! hook processes ([`workers`]); the session store, its lock and its disk-error retries
+//! ([`persist`]); one-shot `-p` ([`oneshot`]).
 //!
 //! Must never: write to stdout anything but the session's validated frames (or, in one-shot
 //! `text`/`json`, the result projected from them); decide a protocol question itself.
@@ -14,6 +15,7 @@
 pub mod event;
 pub mod model;
 pub mod oneshot;
+pub mod persist;
 pub mod run;
 mod sdk_options;
 pub mod startup;

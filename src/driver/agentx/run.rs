@@ -16,7 +16,8 @@ use crate::session::{Action, Attachments, Session};
 
 use super::event::{spawn_signals, spawn_stdin, Event, LineBudget};
 use super::model::{ModelCall, ModelSink};
-use super::startup::{meta, Startup};
+use super::persist::Persister;
+use super::startup::Startup;
 use super::workers::Workers;
 
 /// Where validated frames go.
@@ -124,9 +125,10 @@ pub fn run_loop(
         selection,
         hook,
         mut model,
-        mut store,
-        persist,
+        store,
+        persist: store_turns,
     } = startup;
+    let mut persist = Persister::new(home, store);
     let mut session = match Session::new(config, Instant::now()) {
         Ok(s) => s,
         Err(e) => {
@@ -143,7 +145,6 @@ pub fn run_loop(
     spawn_stdin(input, tx.clone(), budget.clone());
     let mut workers = Workers::new(tx.clone(), cwd, hook);
     let mut calls: Vec<(TurnId, Box<dyn ModelCall>)> = Vec::new();
-    let mut store_failed = false;
     let mut input_closed = false;
     let mut eof_pending = false;
     // An event received while batching model events, handled next.
@@ -154,76 +155,70 @@ pub fn run_loop(
             eof_pending = false;
             session.handle_eof(Instant::now());
         }
-        if let Err(e) = drain_output(&mut session, sink).and_then(|()| sink.flush()) {
-            workers.kill_all();
-            return output_failed(&e);
-        }
+        // Frames and actions in the session's order until nothing moves, then one flush: a
+        // finished turn's result and `idle` are held back by the session until its
+        // `Action::Persist` is taken, and that persist (append + fsync) is done before the
+        // next frames are handed over (PROFILE §11 "durable before idle"). Frames before it
+        // may still sit in the sink's buffer: they are written with the rest of the drain,
+        // so a drain is still one write.
         let mut exit = None;
-        while let Some(action) = session.poll_action() {
-            match action {
-                Action::StartModel(request) => {
-                    let turn = request.turn;
-                    // Calls of earlier turns are over (their results were written).
-                    calls.retain(|(t, _)| *t == turn);
-                    let call = model.start(request, ModelSink::new(turn, tx.clone()));
-                    calls.push((turn, call));
-                }
-                Action::CancelModel { turn } => {
-                    for (_, c) in calls.iter().filter(|(t, _)| *t == turn) {
-                        c.cancel();
-                    }
-                }
-                Action::ResumeModel { turn, decision } => {
-                    if let Some((_, c)) = calls.iter().rev().find(|(t, _)| *t == turn) {
-                        c.network_decision(decision);
-                    }
-                }
-                Action::RunTool {
-                    tool_use_id,
-                    name,
-                    input_json,
-                } => workers.run_tool(tool_use_id, &name, &input_json),
-                Action::CancelTool { tool_use_id } => workers.cancel_tool(&tool_use_id),
-                Action::StartHook {
-                    tool_use_id,
-                    session_id,
-                    tool_name,
-                    input_json,
-                } => workers.start_hook(tool_use_id, session_id, tool_name, input_json),
-                Action::KillHook { tool_use_id } => workers.kill_hook(&tool_use_id),
-                Action::UpdateEnvironment { variables } => workers.update_env(variables),
-                Action::ConnectMcpServer { .. } => {}
-                // `--no-session-persistence` (PROFILE §15): nothing is stored.
-                Action::Persist { .. } if !persist => {}
-                Action::Persist { lines, .. } => {
-                    // PROFILE §11: appended and fsynced at the end of every turn.
-                    if store.is_none() && !store_failed {
-                        match crate::store::SessionStore::create(
-                            &home,
-                            &meta(session.session_id(), &selection),
-                        ) {
-                            Ok(s) => store = Some(s),
-                            Err(e) => {
-                                store_failed = true;
-                                eprintln!("{e}");
-                            }
-                        }
-                    }
-                    if let Some(s) = store.as_mut() {
-                        let bytes: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied()).collect();
-                        if let Err(e) = s.append(&bytes) {
-                            eprintln!("{e}");
-                        }
-                    }
-                }
-                Action::Exit { code } => exit = Some(code),
-            }
-        }
-        if let Some(code) = exit {
+        loop {
             if let Err(e) = drain_output(&mut session, sink) {
                 workers.kill_all();
                 return output_failed(&e);
             }
+            let mut persisted = false;
+            while let Some(action) = session.poll_action() {
+                match action {
+                    Action::StartModel(request) => {
+                        let turn = request.turn;
+                        // Calls of earlier turns are over (their results were written).
+                        calls.retain(|(t, _)| *t == turn);
+                        let call = model.start(request, ModelSink::new(turn, tx.clone()));
+                        calls.push((turn, call));
+                    }
+                    Action::CancelModel { turn } => {
+                        for (_, c) in calls.iter().filter(|(t, _)| *t == turn) {
+                            c.cancel();
+                        }
+                    }
+                    Action::ResumeModel { turn, decision } => {
+                        if let Some((_, c)) = calls.iter().rev().find(|(t, _)| *t == turn) {
+                            c.network_decision(decision);
+                        }
+                    }
+                    Action::RunTool {
+                        tool_use_id,
+                        name,
+                        input_json,
+                    } => workers.run_tool(tool_use_id, &name, &input_json),
+                    Action::CancelTool { tool_use_id } => workers.cancel_tool(&tool_use_id),
+                    Action::StartHook {
+                        tool_use_id,
+                        session_id,
+                        tool_name,
+                        input_json,
+                    } => workers.start_hook(tool_use_id, session_id, tool_name, input_json),
+                    Action::KillHook { tool_use_id } => workers.kill_hook(&tool_use_id),
+                    Action::UpdateEnvironment { variables } => workers.update_env(variables),
+                    Action::ConnectMcpServer { .. } => {}
+                    // `--no-session-persistence` (PROFILE §15): nothing is stored; the held
+                    // frames are released all the same.
+                    Action::Persist { .. } if !store_turns => persisted = true,
+                    Action::Persist { lines, .. } => {
+                        persist.turn(&lines, session.session_id(), &selection);
+                        persisted = true;
+                    }
+                    Action::Exit { code } => exit = Some(code),
+                }
+            }
+            // Only a persist releases frames; no other action feeds the session.
+            if !persisted {
+                break;
+            }
+        }
+        if let Some(code) = exit {
+            persist.retry(session.session_id(), &selection);
             workers.kill_all();
             for (_, c) in &calls {
                 c.cancel();
@@ -232,6 +227,10 @@ pub fn run_loop(
                 Ok(()) => code,
                 Err(e) => output_failed(&e),
             };
+        }
+        if let Err(e) = sink.flush() {
+            workers.kill_all();
+            return output_failed(&e);
         }
 
         let event = match (lookahead.take(), session.poll_timeout()) {
