@@ -125,7 +125,10 @@ fn a_reuse_by_deduplication_restarts_the_24_hours() {
         Reclaimed::default()
     );
     assert_eq!(
-        store.reclaim(T0 + 2 * DAY + 1, nothing_referenced).unwrap().blobs,
+        store
+            .reclaim(T0 + 2 * DAY + 1, nothing_referenced)
+            .unwrap()
+            .blobs,
         1
     );
 }
@@ -212,7 +215,10 @@ fn fs_backend_mtime_is_the_commit_time_and_a_sharing_store_sees_the_room() {
     let young = sparse_blob(home.path(), b"young", 100, Duration::from_secs(60));
     let limits = Limits::default();
     let mut other = BlobStore::open(FsBackend::open(home.path()).unwrap(), &limits).unwrap();
-    assert_eq!(other.claim(1).map(|c| c.size()), Err(ReasonCode::StorageFull));
+    assert_eq!(
+        other.claim(1).map(|c| c.size()),
+        Err(ReasonCode::StorageFull)
+    );
     let mut store = BlobStore::open(FsBackend::open(home.path()).unwrap(), &limits).unwrap();
     let done = store.reclaim(unix_now(), nothing_referenced).unwrap();
     assert_eq!(
@@ -222,7 +228,7 @@ fn fs_backend_mtime_is_the_commit_time_and_a_sharing_store_sees_the_room() {
             bytes: MAX_STORAGE - 100
         }
     );
-    assert_eq!(blob_names(home.path()), [young.clone()]);
+    assert_eq!(blob_names(home.path()), [young]);
     assert!(!blob_names(home.path()).contains(&filler));
     let claim = other.claim(1 << 20).expect("room again in the other store");
     other.release_claim(claim);
@@ -310,11 +316,15 @@ fn agentx_takes_uploads_again_after_reclaiming_old_unreferenced_blobs() {
     let ack = a.next().unwrap();
     assert_eq!(ack["status"], "accepted", "{ack}");
     for (i, piece) in doc.chunks(4096).enumerate() {
-        a.send(&json!({"type":"attachment_import","version":1,"operation":"chunk",
-            "upload_id":"upl_1","sequence":i,"data":b64(piece)}));
+        a.send(
+            &json!({"type":"attachment_import","version":1,"operation":"chunk",
+            "upload_id":"upl_1","sequence":i,"data":b64(piece)}),
+        );
     }
-    a.send(&json!({"type":"attachment_import","version":1,"operation":"commit",
-        "upload_id":"upl_1"}));
+    a.send(
+        &json!({"type":"attachment_import","version":1,"operation":"commit",
+        "upload_id":"upl_1"}),
+    );
     let ack = a.next().unwrap();
     assert_eq!(ack["status"], "committed", "{ack}");
     let done = a.finish();
@@ -325,7 +335,10 @@ fn agentx_takes_uploads_again_after_reclaiming_old_unreferenced_blobs() {
     for f in &fillers {
         assert!(!names.contains(f), "an old unreferenced blob was kept");
     }
-    assert!(names.contains(&kept[0]), "the referenced blob was reclaimed");
+    assert!(
+        names.contains(&kept[0]),
+        "the referenced blob was reclaimed"
+    );
     assert!(names.contains(&young), "a young blob was reclaimed");
     let new_id = ack["attachment"]["storage_id"].as_str().unwrap();
     assert!(names.iter().any(|n| n == new_id));

@@ -36,7 +36,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::digest::Sha256Digest;
 use super::reason::ReasonCode;
-use super::store::{BlobBackend, Inventory};
+use super::store::{BlobBackend, Inventory, StoredBlob};
 use crate::model::{BlobSource, BlobUnavailable};
 
 const BLOB_PREFIX: &str = "blob_sha256_";
@@ -186,7 +186,7 @@ impl FsBackend {
         Ok(inventory)
     }
 
-    fn blob_times_locked(&self) -> io::Result<Vec<(Sha256Digest, u64, u64)>> {
+    fn blob_times_locked(&self) -> io::Result<Vec<StoredBlob>> {
         let mut out = Vec::new();
         for entry in fs::read_dir(&self.dir)? {
             let entry = entry?;
@@ -211,7 +211,11 @@ impl FsBackend {
                 .modified()?
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs());
-            out.push((digest, meta.len(), at));
+            out.push(StoredBlob {
+                digest,
+                size: meta.len(),
+                committed_at: at,
+            });
         }
         Ok(out)
     }
@@ -243,7 +247,7 @@ impl BlobBackend for FsBackend {
         let _ = self.lock.unlock();
     }
 
-    fn blob_times(&mut self) -> Result<Option<Vec<(Sha256Digest, u64, u64)>>, ReasonCode> {
+    fn blob_times(&mut self) -> Result<Option<Vec<StoredBlob>>, ReasonCode> {
         self.blob_times_locked().map(Some).map_err(io_reason)
     }
 

@@ -42,7 +42,8 @@ pub use limits::Limits;
 pub use media::MediaType;
 pub use reason::ReasonCode;
 pub use store::{
-    BlobBackend, BlobStore, ByteClaim, MemoryBackend, Reclaimed, Reservation, RECLAIM_AFTER_SECS,
+    BlobBackend, BlobStore, ByteClaim, MemoryBackend, Reclaimed, Reservation, StoredBlob,
+    RECLAIM_AFTER_SECS,
 };
 pub use upload::Uploads;
 pub use upload_lifecycle::ImportAck;

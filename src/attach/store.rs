@@ -28,6 +28,17 @@ use crate::wire::attachment_ref::AttachmentRef;
 /// (24 hours, in seconds); one second more and a start reclaims it.
 pub const RECLAIM_AFTER_SECS: u64 = 24 * 60 * 60;
 
+/// One stored blob as `BlobBackend::blob_times` lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoredBlob {
+    /// Its digest.
+    pub digest: Sha256Digest,
+    /// Its size in bytes.
+    pub size: u64,
+    /// The Unix second it was last committed.
+    pub committed_at: u64,
+}
+
 /// What one [`BlobStore::reclaim`] removed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Reclaimed {
@@ -68,7 +79,7 @@ pub trait BlobBackend {
     /// Every stored blob with its size and the Unix second it was last committed (called
     /// under `lock`). The default, `None`, is a backend that keeps no commit times: nothing
     /// is ever reclaimed from it.
-    fn blob_times(&mut self) -> Result<Option<Vec<(Sha256Digest, u64, u64)>>, ReasonCode> {
+    fn blob_times(&mut self) -> Result<Option<Vec<StoredBlob>>, ReasonCode> {
         Ok(None)
     }
     /// A commit reuses the stored blob `digest` (deduplication, under `lock`): `false` when it
@@ -399,10 +410,11 @@ impl<B: BlobBackend> BlobStore<B> {
         };
         let old: Vec<(Sha256Digest, u64)> = listed
             .into_iter()
-            .filter(|(digest, _, at)| {
-                now.saturating_sub(*at) > RECLAIM_AFTER_SECS && !self.pending.contains_key(digest)
+            .filter(|b| {
+                now.saturating_sub(b.committed_at) > RECLAIM_AFTER_SECS
+                    && !self.pending.contains_key(&b.digest)
             })
-            .map(|(digest, size, _)| (digest, size))
+            .map(|b| (b.digest, b.size))
             .collect();
         let mut done = Reclaimed::default();
         if old.is_empty() {
@@ -440,9 +452,9 @@ impl<B: BlobBackend> BlobStore<B> {
         };
         self.blobs.clear();
         self.used_bytes = 0;
-        for (digest, size, _) in listed {
-            if self.blobs.insert(digest, size).is_none() {
-                self.used_bytes = self.used_bytes.saturating_add(size);
+        for b in listed {
+            if self.blobs.insert(b.digest, b.size).is_none() {
+                self.used_bytes = self.used_bytes.saturating_add(b.size);
             }
         }
         for (digest, p) in &mut self.pending {
@@ -522,11 +534,15 @@ impl BlobBackend for MemoryBackend {
         Ok(())
     }
 
-    fn blob_times(&mut self) -> Result<Option<Vec<(Sha256Digest, u64, u64)>>, ReasonCode> {
+    fn blob_times(&mut self) -> Result<Option<Vec<StoredBlob>>, ReasonCode> {
         Ok(Some(
             self.blobs
                 .iter()
-                .map(|(d, b)| (*d, b.len() as u64, self.committed_at.get(d).copied().unwrap_or(0)))
+                .map(|(d, b)| StoredBlob {
+                    digest: *d,
+                    size: b.len() as u64,
+                    committed_at: self.committed_at.get(d).copied().unwrap_or(0),
+                })
                 .collect(),
         ))
     }
