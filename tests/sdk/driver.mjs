@@ -6,6 +6,8 @@
 // normalized shape as driver.py, so tests/sdk_typescript.rs asserts what tests/sdk_python.rs
 // does. One flow is one function in FLOWS below.
 
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 const { query } = await import(pathToFileURL(process.env.SDK_TS_MODULE).href);
@@ -76,14 +78,15 @@ function session(extra = {}) {
   const it = q[Symbol.asyncIterator]();
   return {
     q,
+    // Runs one turn and returns its result message.
     async turn(text, onMessage = () => {}) {
       push(text);
       while (true) {
         const { value, done } = await it.next();
-        if (done) return;
+        if (done) return null;
         record(value);
         await onMessage(value);
-        if (value.type === "result") return;
+        if (value.type === "result") return value;
       }
     },
     async close() {
@@ -91,6 +94,10 @@ function session(extra = {}) {
       while (!(await it.next()).done) {}
     },
   };
+}
+
+function writeNote() {
+  writeFileSync(join(process.env.FLOW_CWD, "note.txt"), "note");
 }
 
 const TOOLS =
@@ -179,6 +186,69 @@ const FLOWS = {
     await s.turn("remember me");
     await s.close();
     emit({ event: "disconnected" });
+  },
+  async resume() {
+    let s = session();
+    let sid;
+    for (let i = 1; i <= 4; i++) sid = (await s.turn(`turn ${i}`)).session_id;
+    await s.close();
+    emit({ event: "first", session_id: sid });
+    for (const extra of [
+      { resume: sid },
+      { continue: true },
+      { resume: sid, forkSession: true },
+      { resume: sid },
+    ]) {
+      s = session(extra);
+      await s.turn("!history");
+      await s.close();
+    }
+  },
+  async max_turns() {
+    writeNote();
+    const s = session({ maxTurns: 1 });
+    await s.turn('!tool Read {"file_path":"note.txt"}\n!say never');
+    await s.turn("next turn");
+    await s.close();
+  },
+  async budget() {
+    const s = session({ maxBudgetUsd: 0.01 });
+    await s.turn("!cost 0.004\n!say cheap");
+    await s.turn("!cost 0.007\n!say reaches it");
+    await s.turn("after the budget");
+    await s.close();
+  },
+  async tool_rules() {
+    const s = session({
+      allowedTools: ["Bash(echo:*)"],
+      disallowedTools: ["Write"],
+      canUseTool: async (tool, input) => {
+        emit({ event: "callback", tool, input });
+        return { behavior: "deny", message: "asked and denied" };
+      },
+    });
+    await s.turn(
+      '!tool Bash {"command":"echo allowed"}\n!tool Bash {"command":"ls"}\n' +
+        '!tool Write {"file_path":"w.txt","content":"x"}\n!say done',
+    );
+    await s.close();
+  },
+  async stop_task() {
+    const s = session();
+    await s.turn("!task t1 1000 50\n!say started", async (m) => {
+      if (m.type === "system" && m.subtype === "task_started") {
+        await s.q.stopTask("t1");
+        emit({ event: "stopped" });
+        try {
+          await s.q.stopTask("nope");
+          emit({ event: "returned" });
+        } catch (e) {
+          emit({ event: "raised", error: String(e.message ?? e) });
+        }
+      }
+    });
+    await s.turn("after the task");
+    await s.close();
   },
 };
 

@@ -83,9 +83,13 @@ def record(m):
 
 
 async def turn(client, prompt):
+    """Runs one turn and returns its ResultMessage."""
     await client.query(prompt)
+    last = None
     async for m in client.receive_response():
         record(m)
+        last = m
+    return last
 
 
 async def flow_prompt():
@@ -174,6 +178,76 @@ async def flow_close_persists():
     await turn(c, "remember me")
     await c.disconnect()
     emit(event="disconnected")
+
+
+async def flow_resume():
+    async with ClaudeSDKClient(options=options()) as c:
+        for i in range(1, 5):
+            sid = (await turn(c, f"turn {i}")).session_id
+    emit(event="first", session_id=sid)
+    for opts in (
+        options(resume=sid),
+        options(continue_conversation=True),
+        options(resume=sid, fork_session=True),
+        options(resume=sid),
+    ):
+        async with ClaudeSDKClient(options=opts) as c:
+            await turn(c, "!history")
+
+
+def write_note():
+    with open(os.path.join(os.environ["FLOW_CWD"], "note.txt"), "w") as f:
+        f.write("note")
+
+
+async def flow_max_turns():
+    write_note()
+    async with ClaudeSDKClient(options=options(max_turns=1)) as c:
+        await turn(c, '!tool Read {"file_path":"note.txt"}\n!say never')
+        await turn(c, "next turn")
+
+
+async def flow_budget():
+    async with ClaudeSDKClient(options=options(max_budget_usd=0.01)) as c:
+        await turn(c, "!cost 0.004\n!say cheap")
+        await turn(c, "!cost 0.007\n!say reaches it")
+        await turn(c, "after the budget")
+
+
+async def flow_tool_rules():
+    async def decide(tool, tool_input, _context):
+        emit(event="callback", tool=tool, input=tool_input)
+        return PermissionResultDeny(message="asked and denied")
+
+    opts = options(
+        allowed_tools=["Bash(echo:*)"], disallowed_tools=["Write"], can_use_tool=decide
+    )
+    async with ClaudeSDKClient(options=opts) as c:
+        await turn(
+            c,
+            '!tool Bash {"command":"echo allowed"}\n'
+            '!tool Bash {"command":"ls"}\n'
+            '!tool Write {"file_path":"w.txt","content":"x"}\n'
+            "!say done",
+        )
+
+
+async def flow_stop_task():
+    async with ClaudeSDKClient(options=options()) as c:
+        await c.query("!task t1 1000 50\n!say started")
+        async for m in c.receive_response():
+            record(m)
+            if type(m).__name__ == "TaskStartedMessage" or (
+                getattr(m, "subtype", None) == "task_started"
+            ):
+                await c.stop_task("t1")
+                emit(event="stopped")
+                try:
+                    await c.stop_task("nope")
+                    emit(event="returned")
+                except Exception as e:  # noqa: BLE001 - the documented error is the point
+                    emit(event="raised", error=str(e))
+        await turn(c, "after the task")
 
 
 async def main():

@@ -24,6 +24,45 @@ mod harness;
 
 pub use harness::TempDir;
 
+/// Every flow, once: `tests/sdk_python.rs` and `tests/sdk_typescript.rs` each expand this with
+/// their SDK, so each flow is one `#[test]` per SDK. A new flow is one line here (its name as in
+/// driver.py / driver.mjs, then its check), appended at the end.
+macro_rules! every_flow {
+    ($sdk:expr) => {
+        flow_tests! { $sdk;
+            prompt => check_prompt,
+            can_use_tool => check_can_use_tool,
+            no_callback => check_no_callback,
+            bypass => check_bypass,
+            interrupt => check_interrupt,
+            tasks => check_tasks,
+            partial => check_partial,
+            system_prompt => check_system_prompt,
+            controls => check_controls,
+            close_persists => check_close_persists,
+            resume => check_resume,
+            max_turns => check_max_turns,
+            budget => check_budget,
+            tool_rules => check_tool_rules,
+            stop_task => check_stop_task,
+        }
+    };
+}
+
+/// One `#[test]` per `flow => check` pair: runs the flow in `$sdk` (or skips) and checks it.
+macro_rules! flow_tests {
+    ($sdk:expr; $($name:ident => $check:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                if let Some(f) = sdk_support::run_flow($sdk, stringify!($name)) {
+                    sdk_support::$check(&f);
+                }
+            }
+        )*
+    };
+}
+
 /// The longest a flow may take before it is killed and fails.
 const FLOW_TIMEOUT: Duration = Duration::from_secs(180);
 
@@ -543,4 +582,143 @@ pub fn check_close_persists(f: &Flow) {
     assert!(records
         .iter()
         .any(|r| r["type"] == "result" && r["result"] == "echo: remember me"));
+}
+
+/// The `result` texts, in order.
+fn result_texts(f: &Flow) -> Vec<&Value> {
+    f.messages("result").iter().map(|r| &r["result"]).collect()
+}
+
+/// The `result` records of a stored transcript (PROFILE §11).
+fn stored_results(f: &Flow, sid: &str) -> Vec<Value> {
+    let path = f
+        .home
+        .path()
+        .join("sessions")
+        .join(sid)
+        .join("transcript.ndjson");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["type"] == "result")
+        .collect()
+}
+
+pub fn check_resume(f: &Flow) {
+    // PROFILE §15: four turns on one client, then `resume`, `continue`, `fork_session` and
+    // `resume` again, each in a new agentx process; `!history` counts the rebuilt context.
+    assert_eq!(
+        result_texts(f),
+        [
+            "echo: turn 1",
+            "echo: turn 2",
+            "echo: turn 3",
+            "echo: turn 4",
+            "history: 8 messages",
+            "history: 10 messages",
+            "history: 12 messages",
+            "history: 12 messages",
+        ]
+    );
+    let sid = f.named("first")[0]["session_id"].as_str().unwrap();
+    let ids: Vec<&str> = f
+        .messages("result")
+        .iter()
+        .map(|r| r["session_id"].as_str().unwrap())
+        .collect();
+    // resume and continue keep the id; the fork has a new one; the original is untouched by
+    // the fork (the last resume still counts 12 messages, not 14).
+    assert!(ids[..6].iter().all(|id| *id == sid), "{ids:?}");
+    let fork = ids[6];
+    assert_ne!(fork, sid);
+    assert!(uuid::Uuid::parse_str(fork).is_ok(), "{fork}");
+    assert_eq!(ids[7], sid);
+    assert_eq!(stored_results(f, sid).len(), 7);
+    // The fork's transcript starts as a copy of the six turns, plus its own.
+    let forked = stored_results(f, fork);
+    assert_eq!(forked.len(), 7);
+    assert_eq!(forked[6]["result"], "history: 12 messages");
+}
+
+pub fn check_max_turns(f: &Flow) {
+    // PROFILE §15 `--max-turns 1`: the tool use gets its result, no second request is made.
+    let r = result(f, 0);
+    assert_eq!(r["subtype"], "error_max_turns");
+    assert_eq!(r["is_error"], true);
+    assert_eq!(r["num_turns"], 1);
+    assert_eq!(r["errors"], serde_json::json!(["max turns reached: 1"]));
+    let user = f.messages("user");
+    assert_eq!(user.len(), 1);
+    assert_eq!(user[0]["blocks"][0]["content"], "     1\tnote\n");
+    assert!(!f
+        .messages("assistant")
+        .iter()
+        .any(|a| a["blocks"][0]["text"] == "never"));
+    // The limit is per turn: the next turn runs.
+    let next = result(f, 1);
+    assert_eq!(next["subtype"], "success");
+    assert_eq!(next["result"], "echo: next turn");
+}
+
+pub fn check_budget(f: &Flow) {
+    // PROFILE §15 `--max-budget-usd 0.01`: 0.004, then 0.007 reaches it in a request without
+    // tools (that turn ends normally), then a turn ends without a model request.
+    let subtypes: Vec<&Value> = f.messages("result").iter().map(|r| &r["subtype"]).collect();
+    assert_eq!(subtypes, ["success", "success", "error_max_budget_usd"]);
+    assert_eq!(result(f, 1)["result"], "reaches it");
+    let r = result(f, 2);
+    assert_eq!(r["is_error"], true);
+    assert_eq!(r["num_turns"], 0);
+    assert_eq!(r["errors"], serde_json::json!(["budget reached: 0.01 USD"]));
+    assert!(!f
+        .messages("assistant")
+        .iter()
+        .any(|a| a["blocks"][0]["text"] == "echo: after the budget"));
+}
+
+pub fn check_tool_rules(f: &Flow) {
+    // PROFILE §15: `--allowedTools Bash(echo:*)` runs `echo …` without asking, `ls` is asked;
+    // `--disallowedTools Write` removes Write from `tools` and from the model's tools.
+    let init = f.events.iter().find(|e| e["subtype"] == "init").unwrap();
+    assert_eq!(init["data"]["tools"], serde_json::json!(["Read", "Bash"]));
+    let calls: Vec<&Value> = f.named("callback").iter().map(|c| &c["input"]).collect();
+    assert_eq!(calls, [&serde_json::json!({"command": "ls"})]);
+    let results: Vec<(&Value, &Value)> = f
+        .messages("user")
+        .iter()
+        .map(|u| (&u["blocks"][0]["content"], &u["blocks"][0]["is_error"]))
+        .collect();
+    assert_eq!(
+        results,
+        [
+            (
+                &serde_json::json!("allowed\nexit code: 0"),
+                &Value::Bool(false)
+            ),
+            (&serde_json::json!("asked and denied"), &Value::Bool(true)),
+            (&serde_json::json!("unknown tool Write"), &Value::Bool(true)),
+        ]
+    );
+    assert!(!f.cwd.path().join("w.txt").exists());
+    assert_eq!(result(f, 0)["denials"], serde_json::json!(["Bash"]));
+}
+
+pub fn check_stop_task(f: &Flow) {
+    // PROFILE §15 `stop_task`: the task ends `stopped`; an unknown id is `no task <id>`.
+    assert_eq!(f.named("stopped").len(), 1);
+    let raised = f.named("raised");
+    assert_eq!(raised.len(), 1, "{:?}", f.events);
+    assert!(raised[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("no task nope"));
+    let ends: Vec<&Value> = f
+        .events
+        .iter()
+        .filter(|e| e["subtype"] == "task_notification")
+        .collect();
+    assert_eq!(ends.len(), 1);
+    assert_eq!(ends[0]["data"]["task_id"], "t1");
+    assert_eq!(ends[0]["data"]["status"], "stopped");
+    assert_eq!(result_texts(f), ["started", "echo: after the task"]);
 }
