@@ -296,3 +296,36 @@ fn profile_8_sighup_ends_like_eof() {
     done.assert_valid_output();
     assert_eq!(stored_result_uuids(home.path(), &sid).len(), 1);
 }
+
+/// PROFILE §11 / WIRE-005 (found by `benches/crash_campaign.sh`, seed 19): a turn whose last
+/// assistant message is its `tool_use` (the follow-up call had no blocks) and then `!compact`:
+/// the preserved segment keeps the tool's `tool_result` with it, live and resumed, so no
+/// model ever gets a `tool_use` without its result. Before, both contexts were
+/// summary, prompt, `tool_use`, "x": the result was cut off with the summary.
+#[test]
+fn profile_11_a_compaction_keeps_the_tool_result_of_the_preserved_tool_use() {
+    let home = TempDir::new("compact-tool");
+    let mut a = Agentx::session(home.path(), &["--permission-mode", "bypassPermissions"]);
+    a.say("!tool Bash {\"command\":\"echo t0\"}");
+    let t1 = a.turn();
+    let sid = sid_of(&t1);
+    assert_eq!(result_of(&t1)["subtype"], "success");
+    a.say("!compact\n!say x");
+    a.turn();
+    // Live: the summary, the prompt, its tool_use, its tool_result, "x".
+    a.say("!history");
+    assert_eq!(history_text(&a.turn()), "history: 4 messages");
+    let done = a.finish();
+    assert_eq!(done.status, Some(0), "{}", done.stderr);
+    let ctx = resumed_context(home.path(), &sid);
+    assert_tool_uses_paired(&ctx);
+    assert!(
+        matches!(ctx[3], agentx_wire::model::Message::ToolResult { .. }),
+        "{ctx:#?}"
+    );
+    let mut b = Agentx::session(home.path(), &["--resume", &sid]);
+    b.say("!history");
+    assert_eq!(history_text(&b.turn()), "history: 6 messages");
+    let done = b.finish();
+    assert_eq!(done.status, Some(0), "{}", done.stderr);
+}

@@ -1223,11 +1223,21 @@ impl Session {
         let context = Arc::make_mut(&mut self.context);
         context.truncate(self.history_len + self.context_turn);
         let first = self.history_len;
-        // The turn's last assistant message, for the exchange a later compaction keeps.
+        // The turn's last assistant message, for the exchange a later compaction keeps, and
+        // the tool results right after it (a turn that ended after its tools: interrupted, a
+        // §15 limit, a follow-up call with no blocks), so the kept segment never holds a
+        // `tool_use` without its `tool_result` (PROFILE §11; `store::context` extends the
+        // stored segment's tail the same way).
         let tail_at = t
             .messages
             .iter()
-            .rposition(|m| matches!(m, Message::Assistant { .. }));
+            .rposition(|m| matches!(m, Message::Assistant { .. }))
+            .map(|at| {
+                at + t.messages[at + 1..]
+                    .iter()
+                    .take_while(|m| matches!(m, Message::ToolResult { .. }))
+                    .count()
+            });
         context.extend(t.messages.into_iter().skip(self.context_turn));
         self.history_len = context.len();
         self.context_turn = 0;

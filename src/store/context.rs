@@ -68,6 +68,13 @@ pub fn prior_context(lines: &[Vec<u8>]) -> Result<Vec<Message>, ContextError> {
                             |u: &str| removed.iter().position(|e| e.uuids.iter().any(|x| x == u));
                         match (at(&seg.head_uuid), at(&seg.tail_uuid)) {
                             (Some(h), Some(t)) if h <= t => {
+                                // The tool results right after the tail belong to its
+                                // exchange: a kept `tool_use` keeps its `tool_result` (PROFILE
+                                // §11; the live compaction keeps the same messages).
+                                let t = t + removed[t + 1..]
+                                    .iter()
+                                    .take_while(|e| matches!(e.message, Message::ToolResult { .. }))
+                                    .count();
                                 Some((seg.anchor_uuid.to_string(), removed_range(&removed, h, t)))
                             }
                             _ => {

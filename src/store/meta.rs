@@ -4,6 +4,7 @@
 //! The binding record is the provider's id, type, model and opaque route fingerprint
 //! (`provider::ProviderBinding`): no key, endpoint, deployment or API version is stored.
 
+use super::{shown, StoreError};
 use crate::json::{self, write_str};
 use crate::provider::ProviderBinding;
 
@@ -32,6 +33,30 @@ impl SessionMeta {
         out.extend_from_slice(itoa::Buffer::new().format(self.created_unix_ms).as_bytes());
         out.extend_from_slice(b"}\n");
         out
+    }
+
+    /// The checks every reader of a stored session makes before it trusts `meta.json`
+    /// (resume, `--fork-session`, `--continue`): `bytes` decode, they name `session_id`, and
+    /// the recorded binding is `current`'s (WIRE-025). Errors are PROFILE §11's diagnostics.
+    pub fn verify(
+        bytes: &[u8],
+        session_id: &str,
+        current: &ProviderBinding,
+    ) -> Result<SessionMeta, StoreError> {
+        let corrupt = |what| StoreError::Corrupt {
+            id: shown(session_id),
+            what,
+        };
+        let meta = SessionMeta::decode(bytes).map_err(corrupt)?;
+        if meta.session_id != session_id {
+            return Err(corrupt("meta.json names another session"));
+        }
+        if current.check_resume(&meta.binding).is_err() {
+            return Err(StoreError::ProviderMismatch {
+                id: shown(session_id),
+            });
+        }
+        Ok(meta)
     }
 
     /// Decodes what [`encode`](Self::encode) wrote; anything else fails closed with a short

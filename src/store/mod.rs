@@ -253,21 +253,7 @@ impl SessionStore {
         };
         // PROFILE §11 "One writer": before anything is compared, read or cut.
         let lock = lock_session(&dir, session_id)?;
-        let meta = SessionMeta::decode(&meta_bytes).map_err(|what| StoreError::Corrupt {
-            id: shown(session_id),
-            what,
-        })?;
-        if meta.session_id != session_id {
-            return Err(StoreError::Corrupt {
-                id: shown(session_id),
-                what: "meta.json names another session",
-            });
-        }
-        if current.check_resume(&meta.binding).is_err() {
-            return Err(StoreError::ProviderMismatch {
-                id: shown(session_id),
-            });
-        }
+        let meta = SessionMeta::verify(&meta_bytes, session_id, current)?;
         let mut file = OpenOptions::new()
             .read(true)
             .append(true)

@@ -78,21 +78,7 @@ pub fn load(
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(unknown()),
         Err(e) => return Err(io_err("read meta.json")(e)),
     };
-    let meta = SessionMeta::decode(&meta_bytes).map_err(|what| StoreError::Corrupt {
-        id: shown(session_id),
-        what,
-    })?;
-    if meta.session_id != session_id {
-        return Err(StoreError::Corrupt {
-            id: shown(session_id),
-            what: "meta.json names another session",
-        });
-    }
-    if current.check_resume(&meta.binding).is_err() {
-        return Err(StoreError::ProviderMismatch {
-            id: shown(session_id),
-        });
-    }
+    let meta = SessionMeta::verify(&meta_bytes, session_id, current)?;
     let bytes = match fs::read(dir.join(TRANSCRIPT_FILE)) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
