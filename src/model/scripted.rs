@@ -108,6 +108,8 @@ enum Directive {
     Compact,
     /// PROFILE §16: `system: <the system message, or (none)>`.
     System,
+    /// PROFILE §16: `last tool result: <the text of the last tool_result the model saw>`.
+    LastToolResult,
 }
 
 /// What the prompt asks for, resolved at the start of a call.
@@ -164,6 +166,8 @@ pub struct ScriptRun {
     turn_usage: Option<(u64, u64)>,
     history: usize,
     system: Option<String>,
+    /// The content of the last tool result in the request (`!last_tool_result`).
+    last_tool_result: Option<String>,
 }
 
 impl ScriptedModel {
@@ -229,6 +233,10 @@ impl ScriptedModel {
             turn_usage: None,
             history,
             system: request.system.clone(),
+            last_tool_result: request.messages.iter().rev().find_map(|m| match m {
+                Message::ToolResult { content, .. } => Some(content.clone()),
+                _ => None,
+            }),
         };
         run.ready.push_back(ModelEvent::MessageStart {
             message_id: run.message_id.clone(),
@@ -391,6 +399,7 @@ fn parse_directive(line: &str) -> Option<Directive> {
         "!history" if words(rest).is_empty() => Some(Directive::History),
         "!compact" if words(rest).is_empty() => Some(Directive::Compact),
         "!system" if words(rest).is_empty() => Some(Directive::System),
+        "!last_tool_result" if words(rest).is_empty() => Some(Directive::LastToolResult),
         _ => None,
     }
 }
@@ -619,6 +628,13 @@ impl ScriptRun {
                 Directive::Compact => self.ready.push_back(ModelEvent::Compact),
                 Directive::System => {
                     let text = format!("system: {}", self.system.as_deref().unwrap_or("(none)"));
+                    self.push_text(&text);
+                }
+                Directive::LastToolResult => {
+                    let text = format!(
+                        "last tool result: {}",
+                        self.last_tool_result.as_deref().unwrap_or("(none)")
+                    );
                     self.push_text(&text);
                 }
             }
