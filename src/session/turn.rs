@@ -1148,7 +1148,7 @@ impl Session {
     }
 
     /// The result, the surviving suggestion, the transcript flush, `idle` (PROFILE §8).
-    pub(crate) fn finish_turn(&mut self, t: Turn, now: Instant) {
+    pub(crate) fn finish_turn(&mut self, mut t: Turn, now: Instant) {
         let mut errors = t.errors.clone();
         let subtype = match (t.failed, t.limit) {
             (true, _) => ResultSubtype::ErrorDuringExecution,
@@ -1174,7 +1174,7 @@ impl Session {
             duration_ms: millis(t.started, now),
             duration_api_ms: t.api_ms,
             num_turns: t.requests,
-            text: t.last_text.clone(),
+            text: std::mem::take(&mut t.last_text),
             stop_reason: t.stop_reason,
             cost: t.cost_total(),
             usage: t.usage,
