@@ -250,7 +250,76 @@ const FLOWS = {
     await s.turn("after the task");
     await s.close();
   },
+  // --- SDK hooks (PROFILE §16) ---
+  async hooks_pre_tool_use() {
+    const outside = join(process.env.AGENTX_HOME, "outside.txt");
+    writeFileSync(outside, "outside");
+    const pre = async (input, toolUseID) => {
+      emit({
+        event: "hook",
+        hook: input.hook_event_name,
+        tool: input.tool_name,
+        same_id: toolUseID === input.tool_use_id,
+        keys: Object.keys(input).sort(),
+      });
+      return {
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: input.tool_name === "Bash" ? "deny" : "allow",
+          permissionDecisionReason: "no shell from a hook",
+        },
+      };
+    };
+    const s = session({
+      canUseTool: hostSaysNo,
+      hooks: { PreToolUse: [{ matcher: "Bash|Read", hooks: [pre] }] },
+    });
+    await s.turn(
+      `!tool Read {"file_path":${JSON.stringify(outside)}}\n!tool Bash {"command":"echo hi"}\n!say done`,
+    );
+    await s.close();
+  },
+  async hooks_post_tool_use() {
+    writeNote();
+    const post = async (input) => {
+      emit({ event: "hook", hook: input.hook_event_name, response: input.tool_response });
+      return { hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "checked by a hook" } };
+    };
+    const s = session({ hooks: { PostToolUse: [{ matcher: "Read", hooks: [post] }] } });
+    await s.turn('!tool Read {"file_path":"note.txt"}\n!last_tool_result');
+    await s.close();
+  },
+  async hooks_user_prompt_submit() {
+    const gate = async (input) => {
+      emit({ event: "hook", hook: input.hook_event_name, prompt: input.prompt });
+      return input.prompt.includes("forbidden") ? { decision: "block", reason: "that topic is blocked" } : {};
+    };
+    const s = session({ hooks: { UserPromptSubmit: [{ hooks: [gate] }] } });
+    await s.turn("a forbidden topic");
+    await s.turn("an allowed topic");
+    await s.close();
+  },
+  async hooks_raise() {
+    const boom = async (input) => {
+      emit({ event: "hook", tool: input.tool_name });
+      throw new Error("hook exploded");
+    };
+    for (const onFailure of [undefined, "block"]) {
+      const s = session({
+        canUseTool: hostSaysNo,
+        hooks: { PreToolUse: [{ matcher: "Bash", hooks: [boom], onFailure }] },
+      });
+      await s.turn('!tool Bash {"command":"echo hi"}\n!say done');
+      await s.turn("still here");
+      await s.close();
+    }
+  },
 };
+
+async function hostSaysNo(tool, input) {
+  emit({ event: "callback", tool, input });
+  return { behavior: "deny", message: "host says no" };
+}
 
 await FLOWS[process.argv[2]]();
 emit({ event: "done" });

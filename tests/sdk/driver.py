@@ -250,6 +250,99 @@ async def flow_stop_task():
         await turn(c, "after the task")
 
 
+# --- SDK hooks (PROFILE §16) ---
+
+from claude_agent_sdk import HookMatcher  # noqa: E402 - kept beside the hook flows
+
+
+def write_outside():
+    """A file outside the session's cwd (in AgentX home), so §10 would ask to Read it."""
+    path = os.path.join(os.environ["AGENTX_HOME"], "outside.txt")
+    with open(path, "w") as f:
+        f.write("outside")
+    return path
+
+
+async def host_says_no(tool, tool_input, _context):
+    emit(event="callback", tool=tool, input=tool_input)
+    return PermissionResultDeny(message="host says no")
+
+
+async def flow_hooks_pre_tool_use():
+    outside = write_outside()
+
+    async def pre(input_data, tool_use_id, _context):
+        emit(
+            event="hook",
+            hook=input_data["hook_event_name"],
+            tool=input_data["tool_name"],
+            same_id=tool_use_id == input_data["tool_use_id"],
+            keys=sorted(input_data.keys()),
+        )
+        decision = "deny" if input_data["tool_name"] == "Bash" else "allow"
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": decision,
+                "permissionDecisionReason": "no shell from a hook",
+            }
+        }
+
+    opts = options(
+        can_use_tool=host_says_no,
+        hooks={"PreToolUse": [HookMatcher(matcher="Bash|Read", hooks=[pre])]},
+    )
+    async with ClaudeSDKClient(options=opts) as c:
+        await turn(
+            c,
+            "!tool Read {\"file_path\":%s}\n!tool Bash {\"command\":\"echo hi\"}\n!say done"
+            % json.dumps(outside),
+        )
+
+
+async def flow_hooks_post_tool_use():
+    write_note()
+
+    async def post(input_data, _tool_use_id, _context):
+        emit(event="hook", hook=input_data["hook_event_name"], response=input_data["tool_response"])
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PostToolUse",
+                "additionalContext": "checked by a hook",
+            }
+        }
+
+    opts = options(hooks={"PostToolUse": [HookMatcher(matcher="Read", hooks=[post])]})
+    async with ClaudeSDKClient(options=opts) as c:
+        await turn(c, '!tool Read {"file_path":"note.txt"}\n!last_tool_result')
+
+
+async def flow_hooks_user_prompt_submit():
+    async def gate(input_data, _tool_use_id, _context):
+        emit(event="hook", hook=input_data["hook_event_name"], prompt=input_data["prompt"])
+        if "forbidden" in input_data["prompt"]:
+            return {"decision": "block", "reason": "that topic is blocked"}
+        return {}
+
+    opts = options(hooks={"UserPromptSubmit": [HookMatcher(hooks=[gate])]})
+    async with ClaudeSDKClient(options=opts) as c:
+        await turn(c, "a forbidden topic")
+        await turn(c, "an allowed topic")
+
+
+async def flow_hooks_raise():
+    async def boom(input_data, _tool_use_id, _context):
+        emit(event="hook", tool=input_data["tool_name"])
+        raise RuntimeError("hook exploded")
+
+    for on_failure in (None, "block"):
+        matcher = HookMatcher(matcher="Bash", hooks=[boom], on_failure=on_failure)
+        opts = options(can_use_tool=host_says_no, hooks={"PreToolUse": [matcher]})
+        async with ClaudeSDKClient(options=opts) as c:
+            await turn(c, '!tool Bash {"command":"echo hi"}\n!say done')
+            await turn(c, "still here")
+
+
 async def main():
     await globals()["flow_" + sys.argv[1]]()
     emit(event="done")

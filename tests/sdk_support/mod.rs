@@ -45,6 +45,10 @@ macro_rules! every_flow {
             budget => check_budget,
             tool_rules => check_tool_rules,
             stop_task => check_stop_task,
+            hooks_pre_tool_use => check_hooks_pre_tool_use,
+            hooks_post_tool_use => check_hooks_post_tool_use,
+            hooks_user_prompt_submit => check_hooks_user_prompt_submit,
+            hooks_raise => check_hooks_raise,
         }
     };
 }
@@ -721,4 +725,131 @@ pub fn check_stop_task(f: &Flow) {
     assert_eq!(ends[0]["data"]["task_id"], "t1");
     assert_eq!(ends[0]["data"]["status"], "stopped");
     assert_eq!(result_texts(f), ["started", "echo: after the task"]);
+}
+
+/// The `tool_result` blocks of the turn's user messages: (content, is_error).
+fn tool_results(f: &Flow) -> Vec<(&Value, &Value)> {
+    f.messages("user")
+        .iter()
+        .map(|u| (&u["blocks"][0]["content"], &u["blocks"][0]["is_error"]))
+        .collect()
+}
+
+pub fn check_hooks_pre_tool_use(f: &Flow) {
+    // PROFILE §16: a PreToolUse hook denies Bash and allows a Read outside the cwd (which §10
+    // would ask about): the host's can_use_tool is never called.
+    let hooks = f.named("hook");
+    let tools: Vec<&Value> = hooks.iter().map(|h| &h["tool"]).collect();
+    assert_eq!(tools, ["Read", "Bash"]);
+    for h in &hooks {
+        assert_eq!(h["hook"], "PreToolUse");
+        assert_eq!(h["same_id"], true);
+        assert_eq!(
+            h["keys"],
+            serde_json::json!([
+                "cwd",
+                "hook_event_name",
+                "permission_mode",
+                "session_id",
+                "tool_input",
+                "tool_name",
+                "tool_use_id",
+                "transcript_path"
+            ])
+        );
+    }
+    assert!(f.named("callback").is_empty(), "{:?}", f.events);
+    assert_eq!(
+        tool_results(f),
+        [
+            (&serde_json::json!("     1\toutside\n"), &Value::Bool(false)),
+            (
+                &serde_json::json!("no shell from a hook"),
+                &Value::Bool(true)
+            ),
+        ]
+    );
+    let r = result(f, 0);
+    assert_eq!(r["denials"], serde_json::json!(["Bash"]));
+    assert_eq!(r["result"], "done");
+    assert!(
+        f.stderr.iter().all(|l| !l.contains("WARN")),
+        "{:?}",
+        f.stderr
+    );
+}
+
+pub fn check_hooks_post_tool_use(f: &Flow) {
+    // PROFILE §16: the PostToolUse context is a text block after the tool's output in the
+    // tool_result record, and the model saw both (`!last_tool_result`).
+    let hooks = f.named("hook");
+    assert_eq!(hooks.len(), 1);
+    assert_eq!(hooks[0]["hook"], "PostToolUse");
+    assert_eq!(hooks[0]["response"], "     1\tnote\n");
+    assert_eq!(
+        tool_results(f),
+        [(
+            &serde_json::json!([
+                {"type": "text", "text": "     1\tnote\n"},
+                {"type": "text", "text": "checked by a hook"}
+            ]),
+            &Value::Bool(false)
+        )]
+    );
+    assert_eq!(
+        result(f, 0)["result"],
+        "last tool result:      1\tnote\n\nchecked by a hook"
+    );
+}
+
+pub fn check_hooks_user_prompt_submit(f: &Flow) {
+    // PROFILE §16: a UserPromptSubmit block ends the turn with the input-error result and no
+    // model request; the next prompt runs.
+    let prompts: Vec<&Value> = f.named("hook").iter().map(|h| &h["prompt"]).collect();
+    assert_eq!(prompts, ["a forbidden topic", "an allowed topic"]);
+    assert_eq!(
+        f.labels(),
+        [
+            "system/init",
+            "result/error_during_execution",
+            "assistant",
+            "result/success"
+        ]
+    );
+    let r = result(f, 0);
+    assert_eq!(r["is_error"], true);
+    assert_eq!(r["num_turns"], 0);
+    assert_eq!(
+        r["errors"],
+        serde_json::json!(["input error: blocked by UserPromptSubmit hook: that topic is blocked"])
+    );
+    assert_eq!(result(f, 1)["result"], "echo: an allowed topic");
+}
+
+pub fn check_hooks_raise(f: &Flow) {
+    // PROFILE §16: a hook that raises. Default onFailure (continue): no decision, so the
+    // host's can_use_tool is asked (and denies); `block`: denied `hook failed` without asking.
+    // The session goes on either way.
+    assert_eq!(f.named("hook").len(), 2);
+    let calls: Vec<&Value> = f.named("callback").iter().map(|c| &c["tool"]).collect();
+    assert_eq!(calls, ["Bash"]);
+    assert_eq!(
+        tool_results(f),
+        [
+            (&serde_json::json!("host says no"), &Value::Bool(true)),
+            (&serde_json::json!("hook failed"), &Value::Bool(true)),
+        ]
+    );
+    assert_eq!(
+        result_texts(f),
+        ["done", "echo: still here", "done", "echo: still here"]
+    );
+    let warns: Vec<&String> = f
+        .stderr
+        .iter()
+        .filter(|l| l.contains("PreToolUse hook callback"))
+        .collect();
+    assert_eq!(warns.len(), 2, "{:?}", f.stderr);
+    assert!(warns[0].ends_with("failed: the callback answered an error; onFailure continue"));
+    assert!(warns[1].ends_with("failed: the callback answered an error; onFailure block"));
 }
