@@ -61,3 +61,8 @@ fn controls() {
 fn close_persists() {
     flow("close_persists", check_close_persists);
 }
+
+#[test]
+fn structured_output() {
+    flow("structured_output", check_structured_output);
+}

@@ -61,6 +61,7 @@ mod queue;
 mod records;
 mod scan;
 mod sdk;
+pub mod structured;
 pub mod tool_rules;
 mod turn;
 mod upload;
@@ -197,6 +198,9 @@ pub struct Session {
     /// The system prompt's parts and appended text (PROFILE §15, §16; the SDK profile only):
     /// from the command line, replaced by an accepted initialize's members.
     pub(crate) system_prompt: (Option<Vec<String>>, Option<String>),
+    /// PROFILE §16 structured output: `--json-schema`, replaced by an accepted initialize's
+    /// `jsonSchema`.
+    pub(crate) output_schema: Option<structured::OutputSchema>,
 }
 
 impl Session {
@@ -227,6 +231,7 @@ impl Session {
         );
         Ok(Session {
             system_prompt,
+            output_schema: config.output_schema.clone(),
             config,
             stamp,
             out,

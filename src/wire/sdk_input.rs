@@ -145,7 +145,7 @@ pub struct SdkInitialize<'a> {
     pub sdk_mcp_server_configs: Option<RawObject<'a>>,
     /// `sdkMcpServerManifests`: each in-process server's tools list.
     pub sdk_mcp_server_manifests: Option<RawObject<'a>>,
-    /// `jsonSchema`: structured output (§16; not supported yet).
+    /// `jsonSchema`: structured output (§16); the session compiles it.
     pub json_schema: Option<RawJson<'a>>,
     /// `systemPrompt`: a string (one part) or an array of strings; replaces `--system-prompt`
     /// (§15). Empty parts are dropped and the rest joined by a blank line (§16).
@@ -289,8 +289,9 @@ impl<'a> SdkInitialize<'a> {
     }
 
     /// Why this request cannot be honoured yet, naming the member (the correlated error of
-    /// PROFILE §15; `hooks`, `sdkMcpServers` and `jsonSchema` are §16's next step). An empty
-    /// or `null` value is accepted.
+    /// PROFILE §15; `hooks` and `sdkMcpServers` are §16's next step; `jsonSchema` is honoured,
+    /// and only a schema that does not compile is refused, by the session). An empty or
+    /// `null` value is accepted.
     pub fn refusal(&self) -> Option<String> {
         let nonempty = |o: &Option<RawObject<'_>>| o.as_ref().and_then(first_member);
         if nonempty(&self.hooks).is_some() {
@@ -303,9 +304,6 @@ impl<'a> SdkInitialize<'a> {
             return Some(
                 "initialize.sdkMcpServers: in-process MCP servers are not supported yet".into(),
             );
-        }
-        if self.json_schema.is_some() {
-            return Some("initialize.jsonSchema: structured output is not supported yet".into());
         }
         if let Some(name) = nonempty(&self.mcp_servers) {
             let mut quoted = Vec::new();
@@ -455,10 +453,6 @@ mod tests {
             (
                 r#""sdkMcpServers":["calc"]"#,
                 "initialize.sdkMcpServers: in-process MCP servers are not supported yet",
-            ),
-            (
-                r#""jsonSchema":{"type":"object"}"#,
-                "initialize.jsonSchema: structured output is not supported yet",
             ),
             (
                 r#""mcpServers":{"files":{"type":"stdio","command":"x"}}"#,
