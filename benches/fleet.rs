@@ -4,7 +4,9 @@
 //! sessions meet between phases so memory is read while all N agents are alive.
 //!
 //! Reports: memory (RSS and PSS of the host and of all agents, per session), host CPU per turn
-//! (this process, `/proc/self/stat`, over the turn phase), agentx CPU per turn, echo-turn
+//! (this process, `/proc/self/stat`, over the turn phase), agentx CPU per turn (the agents'
+//! live threads' `schedstat` over the turn phase, and each agent's whole life from this
+//! process's `cutime + cstime` once all are reaped), echo-turn
 //! p50/p99 across every session's turns, the permission callbacks, errors (there must be none),
 //! descriptors, zombies after close.
 //!
@@ -20,7 +22,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fleet_session::{open_descriptors, rss_pss_kib, session, zombie_children, Fleet, Phases};
+use fleet_session::{open_descriptors, rss_pss_kib, zombie_children, Fleet, Measured};
 
 const AGENTX: &str = env!("CARGO_BIN_EXE_agentx");
 
@@ -29,16 +31,6 @@ fn env_usize(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// Summed RSS and PSS (KiB) of the host and of `pids`.
-fn memory(pids: &[u32]) -> ((u64, u64), (u64, u64)) {
-    let host = rss_pss_kib(std::process::id()).unwrap_or_default();
-    let agents = pids
-        .iter()
-        .filter_map(|&p| rss_pss_kib(p))
-        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-    (host, agents)
 }
 
 fn mib(kib: u64) -> String {
@@ -55,7 +47,7 @@ fn main() {
         before.soft,
         limit.soft,
         limit.hard,
-        3 * n + 64
+        agentx_wire::host::DESCRIPTORS_PER_ASYNC_AGENT as usize * n + 64
     );
     let mut rt = tokio::runtime::Builder::new_multi_thread();
     if let Some(t) = std::env::var("AGENTX_FLEET_THREADS")
@@ -70,50 +62,25 @@ fn main() {
     std::fs::create_dir_all(&home).unwrap();
     let fds0 = open_descriptors();
     let host0 = rss_pss_kib(std::process::id()).unwrap_or_default();
+    let reaped0 = proc_stat::reaped_children_cpu();
 
     let fleet = Arc::new(Fleet::default());
-    let phases = Phases::new(n);
     let t_start = Instant::now();
-    let (reports, figures) = rt.block_on(async {
-        let tasks: Vec<_> = (0..n)
-            .map(|i| {
-                tokio::spawn(session(
-                    i,
-                    AGENTX.into(),
-                    home.clone(),
-                    Arc::clone(&fleet),
-                    Arc::clone(&phases),
-                ))
-            })
-            .collect();
-        phases.ready.wait().await;
-        let startup = t_start.elapsed();
-        let pids = fleet.pids.lock().unwrap().clone();
-        let idle = memory(&pids);
-        let fds = open_descriptors();
-        let agents_cpu0: Duration = pids.iter().filter_map(|&p| proc_stat::cpu(p)).sum();
-        let (host_cpu0, t0) = (proc_stat::self_cpu(), Instant::now());
-        phases.go.wait().await;
-        phases.turned.wait().await;
-        let (host_cpu, turn_wall) = (proc_stat::self_cpu() - host_cpu0, t0.elapsed());
-        let agents_cpu = pids
-            .iter()
-            .filter_map(|&p| proc_stat::cpu(p))
-            .sum::<Duration>()
-            .saturating_sub(agents_cpu0);
-        let busy = memory(&pids);
-        phases.close.wait().await;
-        let mut reports = Vec::new();
-        for t in tasks {
-            reports.push(t.await.map_err(|e| format!("task: {e}")).and_then(|r| r));
-        }
-        (
-            reports,
-            (startup, idle, fds, host_cpu, agents_cpu, turn_wall, busy),
-        )
-    });
+    let m = rt.block_on(fleet_session::run(n, AGENTX.as_ref(), &home, &fleet));
     let total = t_start.elapsed();
-    let (startup, idle, fds, host_cpu, agents_cpu, turn_wall, busy) = figures;
+    let Measured {
+        reports,
+        startup,
+        idle,
+        busy,
+        fds_alive: fds,
+        turn_wall,
+        host_cpu,
+        agents_cpu,
+        ..
+    } = m;
+    // Every agent was reaped by its session's `close`: their whole lives, exited threads too.
+    let agents_life = proc_stat::reaped_children_cpu().saturating_sub(reaped0);
     let zombies = zombie_children();
     let fds_after = open_descriptors();
     let _ = std::fs::remove_dir_all(&home);
@@ -136,7 +103,8 @@ fn main() {
     );
     println!("| | RSS | PSS |");
     println!("| --- | ---: | ---: |");
-    for (name, (h, a)) in [("all idle (initialized)", idle), ("after the turns", busy)] {
+    for (name, m) in [("all idle (initialized)", idle), ("after the turns", busy)] {
+        let (h, a) = (m.host, m.agents);
         println!("| {name}: host | {} | {} |", mib(h.0), mib(h.1));
         println!("| {name}: {} agents | {} | {} |", n, mib(a.0), mib(a.1));
         println!(
@@ -154,11 +122,16 @@ fn main() {
         );
     }
     println!(
-        "host CPU per turn: {} ({} turns, {:.2} s CPU); agentx CPU per turn: {}",
+        "host CPU per turn: {} ({} turns, {:.2} s CPU); agentx CPU per turn: {} (live threads \
+         over the turn phase, {:.2} s); agentx CPU per session, spawn to exit: {} ({:.2} s \
+         reaped)",
         proc_stat::us(host_cpu / turns),
         turns,
         host_cpu.as_secs_f64(),
-        proc_stat::us(agents_cpu / turns)
+        proc_stat::us(agents_cpu / turns),
+        agents_cpu.as_secs_f64(),
+        proc_stat::us(agents_life / n.max(1) as u32),
+        agents_life.as_secs_f64()
     );
     println!(
         "echo turn across sessions: p50 {} p99 {} max {} ({} turns); tool turn p50 {} p99 {}",

@@ -1,8 +1,9 @@
-//! One session of a fleet, shared by the fleet benchmark (`benches/fleet.rs`) and its CI test
-//! (`tests/host_fleet.rs`, by `#[path]`): `AsyncClient` spawns `agentx`, `initialize`s it,
-//! runs `ECHO_TURNS` echo turns and one tool turn whose `Write` permission goes through an
-//! async `can_use_tool` callback, then closes it. Every session of a fleet meets the others at
-//! [`Phases`] so the driver can read everyone's memory while all are alive.
+//! A fleet and its sessions, shared by the fleet benchmark (`benches/fleet.rs`) and its CI test
+//! (`tests/host_fleet.rs`, both by `#[path]`, each with `proc_stat` as a sibling module): each
+//! session's `AsyncClient` spawns `agentx`, `initialize`s it, runs `ECHO_TURNS` echo turns and
+//! one tool turn whose `Write` permission goes through an async `can_use_tool` callback, then
+//! closes it. Every session meets the others at [`Phases`], where [`run`] reads everyone's
+//! memory, descriptors and CPU time while all are alive.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -15,6 +16,8 @@ use agentx_wire::host::{
 };
 use agentx_wire::wire::{OutputRecord, ResultSubtype};
 use tokio::sync::Barrier;
+
+use super::proc_stat;
 
 /// Echo turns per session.
 pub const ECHO_TURNS: usize = 10;
@@ -187,6 +190,98 @@ pub async fn session(
         ));
     }
     Ok(report)
+}
+
+/// What [`run`] read at the phases, and every session's outcome.
+pub struct Measured {
+    /// One per session, in order.
+    pub reports: Vec<Result<SessionReport, String>>,
+    /// The agents' pids (the initialized ones).
+    pub pids: Vec<u32>,
+    /// From the first spawn until every session was initialized.
+    pub startup: Duration,
+    /// Host and agents' `(Rss, Pss)` in KiB with all idle (initialized), and after the turns.
+    pub idle: Memory,
+    pub busy: Memory,
+    /// Descriptors of this process with every agent alive.
+    pub fds_alive: usize,
+    /// The turn phase: wall time, this process's CPU (`/proc/self/stat`), and the agents'
+    /// (their live threads' `schedstat`, ns: per agent ~1 ms, which `/proc/<pid>/stat`'s
+    /// 10 ms ticks truncate to 0).
+    pub turn_wall: Duration,
+    pub host_cpu: Duration,
+    pub agents_cpu: Duration,
+}
+
+/// `(Rss, Pss)` in KiB of the host and of all agents.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Memory {
+    pub host: (u64, u64),
+    pub agents: (u64, u64),
+}
+
+/// Summed RSS and PSS (KiB) of the host and of `pids`.
+pub fn memory(pids: &[u32]) -> Memory {
+    Memory {
+        host: rss_pss_kib(std::process::id()).unwrap_or_default(),
+        agents: pids
+            .iter()
+            .filter_map(|&p| rss_pss_kib(p))
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1)),
+    }
+}
+
+/// The agents' CPU time, summed over their live threads.
+fn agents_cpu(pids: &[u32]) -> Duration {
+    pids.iter()
+        .map(|p| proc_stat::task_cpu(&p.to_string()))
+        .sum()
+}
+
+/// `n` sessions of `agentx` (each in `home/cwd-<i>`) on the current tokio runtime, driven
+/// through the phases; returns once every session closed.
+pub async fn run(n: usize, agentx: &Path, home: &Path, fleet: &Arc<Fleet>) -> Measured {
+    let phases = Phases::new(n);
+    let t_start = Instant::now();
+    let tasks: Vec<_> = (0..n)
+        .map(|i| {
+            tokio::spawn(session(
+                i,
+                agentx.to_path_buf(),
+                home.to_path_buf(),
+                Arc::clone(fleet),
+                Arc::clone(&phases),
+            ))
+        })
+        .collect();
+    phases.ready.wait().await;
+    let startup = t_start.elapsed();
+    let pids = fleet.pids.lock().unwrap().clone();
+    let idle = memory(&pids);
+    let fds_alive = open_descriptors();
+    let agents_cpu0 = agents_cpu(&pids);
+    let (host_cpu0, t0) = (proc_stat::self_cpu(), Instant::now());
+    phases.go.wait().await;
+    phases.turned.wait().await;
+    let (host_cpu, turn_wall) = (proc_stat::self_cpu() - host_cpu0, t0.elapsed());
+    let agents_cpu = agents_cpu(&pids).saturating_sub(agents_cpu0);
+    let busy = memory(&pids);
+    phases.close.wait().await;
+    let mut reports = Vec::new();
+    for t in tasks {
+        reports.push(t.await.map_err(|e| format!("task: {e}")).and_then(|r| r));
+    }
+    Measured {
+        reports,
+        pids,
+        startup,
+        idle,
+        busy,
+        fds_alive,
+        turn_wall,
+        host_cpu,
+        agents_cpu,
+    }
 }
 
 /// The pids of this process's children that are zombies (exited, not reaped).

@@ -134,14 +134,12 @@ struct Run {
 /// 0.2 s a client spends on the live session. Only for stretches in which no thread of this
 /// process exits (a client's read thread lives as long as its session).
 fn threads_cpu() -> Duration {
-    let ns: u64 = std::fs::read_dir("/proc/self/task")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .sum();
-    Duration::from_nanos(ns)
+    proc_stat::task_cpu("self")
+}
+
+/// agentx's CPU time, the same way (its threads live as long as the session).
+fn agent_cpu(pid: u32) -> Duration {
+    proc_stat::task_cpu(&pid.to_string())
 }
 
 /// Measures `body` (given agentx's pid) between its first prompt and its last result.
@@ -157,7 +155,7 @@ impl Meter {
         Meter {
             pid,
             host0: threads_cpu(),
-            agent0: proc_stat::cpu(pid).unwrap_or_default(),
+            agent0: agent_cpu(pid),
             t0: Instant::now(),
         }
     }
@@ -167,7 +165,7 @@ impl Meter {
             units,
             wall: self.t0.elapsed(),
             host_cpu: threads_cpu().saturating_sub(self.host0),
-            agent_cpu: proc_stat::cpu(self.pid).unwrap_or_default() - self.agent0,
+            agent_cpu: agent_cpu(self.pid).saturating_sub(self.agent0),
         }
     }
 }

@@ -157,20 +157,25 @@ fn the_sdks_initialize_and_user_records_are_accepted_only_with_verbose() {
         let done = a.finish();
         assert_eq!(done.status, Some(0));
     }
-    // A hook matcher is refused by name, and does not count as the initialize.
+    // PROFILE §16: a malformed hook matcher is a correlated error naming the member, and does
+    // not count as the initialize; a valid map is registered (`hooks_applied`), and the
+    // response says `onFailure` is honoured.
     let home = TempDir::new("sdk-init-hooks");
     let mut a = sdk_session(&home, &[]);
-    a.send(&json!({"type":"control_request","request_id":"h","request":{"subtype":"initialize","hooks":{"PreToolUse":[{"matcher":null,"hookCallbackIds":["hook_0"]}]}}}));
+    a.send(&json!({"type":"control_request","request_id":"h","request":{"subtype":"initialize","hooks":{"PreToolUse":[{"matcher":null,"hookCallbackIds":["hook_0"],"onFailure":"sometimes"}]}}}));
     let resp = a.until(|v| v["type"] == "control_response");
     let resp = &resp.last().unwrap()["response"];
     assert_eq!(resp["subtype"], "error");
-    assert_eq!(
-        resp["error"],
-        "initialize.hooks: SDK hook callbacks are not supported yet"
+    assert!(
+        resp["error"].as_str().unwrap().contains("onFailure"),
+        "{resp}"
     );
-    a.send(&py_init);
+    a.send(&json!({"type":"control_request","request_id":"h2","request":{"subtype":"initialize","hooks":{"PreToolUse":[{"matcher":null,"hookCallbackIds":["hook_0"]}]}}}));
     let resp = a.until(|v| v["type"] == "control_response");
-    assert_eq!(resp.last().unwrap()["response"]["subtype"], "success");
+    let resp = &resp.last().unwrap()["response"];
+    assert_eq!(resp["subtype"], "success");
+    assert_eq!(resp["response"]["hooks_applied"], true);
+    assert_eq!(resp["response"]["hook_on_failure_supported"], true);
     assert_eq!(a.finish().status, Some(0));
     // The standalone profile stays as strict: the same records are rejected there.
     let home = TempDir::new("sdk-init-standalone");

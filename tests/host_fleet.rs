@@ -9,13 +9,18 @@
 
 #[path = "../benches/fleet_session.rs"]
 mod fleet_session;
+#[path = "../benches/proc_stat.rs"]
+mod proc_stat;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions, HostError};
-use fleet_session::{open_descriptors, session, zombie_children, Fleet, Phases};
+use agentx_wire::host::{
+    AgentCommand, AsyncClient, AsyncClientOptions, Client, ClientOptions, HostError,
+    DESCRIPTORS_PER_AGENT, DESCRIPTORS_PER_ASYNC_AGENT,
+};
+use fleet_session::{open_descriptors, zombie_children, Fleet};
 use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 
 const AGENTX: &str = env!("CARGO_BIN_EXE_agentx");
@@ -39,30 +44,8 @@ fn sixty_four_sessions(rt: &tokio::runtime::Runtime) {
     let home = temp_home("ci");
     let fds0 = open_descriptors();
     let fleet = Arc::new(Fleet::default());
-    let phases = Phases::new(SESSIONS);
-    let (reports, fds_alive) = rt.block_on(async {
-        let tasks: Vec<_> = (0..SESSIONS)
-            .map(|i| {
-                tokio::spawn(session(
-                    i,
-                    AGENTX.into(),
-                    home.clone(),
-                    Arc::clone(&fleet),
-                    Arc::clone(&phases),
-                ))
-            })
-            .collect();
-        phases.ready.wait().await;
-        let fds_alive = open_descriptors();
-        phases.go.wait().await;
-        phases.turned.wait().await;
-        phases.close.wait().await;
-        let mut out = Vec::new();
-        for t in tasks {
-            out.push(t.await.expect("session task"));
-        }
-        (out, fds_alive)
-    });
+    let m = rt.block_on(fleet_session::run(SESSIONS, AGENTX.as_ref(), &home, &fleet));
+    let (reports, fds_alive) = (&m.reports, m.fds_alive);
     let errors: Vec<&String> = reports.iter().filter_map(|r| r.as_ref().err()).collect();
     assert!(
         errors.is_empty(),
@@ -77,15 +60,25 @@ fn sixty_four_sessions(rt: &tokio::runtime::Runtime) {
         SESSIONS,
         "one permission callback per tool turn"
     );
-    // Three pipes per live agent were open, and all of them are closed again.
+    // Four descriptors per live agent (three pipes and tokio's pidfd) were open, and all of
+    // them are closed again.
     assert!(
-        fds_alive >= fds0 + 3 * SESSIONS,
+        fds_alive >= fds0 + DESCRIPTORS_PER_ASYNC_AGENT as usize * SESSIONS,
         "{fds_alive} descriptors with {SESSIONS} agents alive, {fds0} before"
     );
     assert!(
         open_descriptors() <= fds0 + 8,
         "descriptors leaked: {} after, {fds0} before",
         open_descriptors()
+    );
+    // The agents' CPU over the turn phase is measured (their threads' ns, not 10 ms ticks
+    // per process, which truncated ~1 ms per agent to a total of 0).
+    let turns = (SESSIONS * (fleet_session::ECHO_TURNS + 1)) as u32;
+    assert_eq!(m.pids.len(), SESSIONS);
+    assert!(
+        m.agents_cpu / turns > Duration::from_micros(1),
+        "agentx CPU over {turns} turns: {:?}",
+        m.agents_cpu
     );
     // `close` waited for each agent: none is left unreaped.
     assert_eq!(zombie_children(), Vec::<u32>::new());
@@ -140,9 +133,13 @@ fn spawn_many(rt: &tokio::runtime::Runtime, want: usize) -> (Vec<AsyncClient>, O
     })
 }
 
+/// Ends each agent's input and reads its output to the end (the client lets go of the pipe
+/// before the stream ends, so no descriptor lingers after this), then closes it.
 fn close_all(rt: &tokio::runtime::Runtime, clients: Vec<AsyncClient>) {
     rt.block_on(async {
         for c in clients {
+            c.end_input();
+            while c.recv().await.is_some() {}
             assert!(c.close(Duration::from_secs(60)).await.unwrap().success());
         }
     });
@@ -154,7 +151,7 @@ fn descriptor_limits(rt: &tokio::runtime::Runtime) {
     let want = 40;
     // The soft limit leaves room for a few agents only; the hard one for all of them: the
     // spawn that runs out raises the soft limit and goes on.
-    let hard = open + 3 * want as u64 + 64;
+    let hard = open + (DESCRIPTORS_PER_ASYNC_AGENT as u64) * want as u64 + 64;
     set_nofile(open + 12, hard);
     let (alive, err) = spawn_many(rt, want);
     assert!(err.is_none(), "{err:?}");
@@ -166,35 +163,117 @@ fn descriptor_limits(rt: &tokio::runtime::Runtime) {
     );
     close_all(rt, alive);
 
-    // The hard limit itself is the ceiling now: the typed error, with the limits.
-    let tight = open_descriptors() as u64 + 12;
-    set_nofile(tight, tight);
-    let (alive, err) = spawn_many(rt, want);
-    let err = err.expect("a spawn past the hard limit fails");
-    assert!(alive.len() < want);
+    // The hard limit itself is the ceiling now, at the edge: the typed error, with the
+    // limits and the descriptors per agent it states.
+    let last = descriptors_at_the_edge(rt);
+    // The original hard limit cannot be restored (it was lowered); put back what we can.
+    let _ = setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: original.current.map(|c| c.min(last)),
+            maximum: Some(last),
+        },
+    );
+}
+
+/// Spawns `cat` agents with the blocking client until `want` are alive or a spawn fails.
+fn spawn_many_blocking(want: usize) -> (Vec<Client>, Option<HostError>) {
+    let mut alive = Vec::new();
+    for _ in 0..want {
+        match Client::spawn(&AgentCommand::new("cat"), ClientOptions::default()) {
+            Ok(c) => alive.push(c),
+            Err(e) => return (alive, Some(e)),
+        }
+    }
+    (alive, None)
+}
+
+/// The descriptors a live agent holds, at the edge: with `K` agents' worth (at the
+/// `per_agent` each client states) plus `SPAWN_ROOM` free under a limit with soft = hard,
+/// exactly `K + 1` agents start (the last one in the room a spawn needs briefly: both ends of
+/// three pipes, and std's exec-status pipe, 6 to 8) and the next one fails with the typed
+/// error. Agents that held a descriptor fewer than stated would let more start; one more,
+/// fewer.
+const SPAWN_ROOM: u64 = 8;
+
+/// The `RLIMIT_NOFILE` under which exactly `free` descriptor numbers are unused (the kernel
+/// hands out the lowest free number; an open descriptor numbered above the limit takes no
+/// room under it).
+fn limit_leaving(free: u64) -> u64 {
+    let me = format!("/proc/{}/fd", std::process::id());
+    let open: Vec<u64> = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .flatten()
+        // Not the listing's own handle.
+        .filter(|e| std::fs::read_link(e.path()).map_or(true, |t| t.as_os_str() != me.as_str()))
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    let mut limit = free;
+    loop {
+        let below = open.iter().filter(|&&fd| fd < limit).count() as u64;
+        if below + free == limit {
+            return limit;
+        }
+        limit = below + free;
+    }
+}
+
+/// Returns the last limit set (soft = hard).
+fn descriptors_at_the_edge(rt: &tokio::runtime::Runtime) -> u64 {
+    const K: usize = 6;
+    // Warm-up: tokio's process driver opens its descriptors at the first spawn.
+    let (warm, _) = spawn_many(rt, 1);
+    close_all(rt, warm);
+    let limit = limit_leaving(DESCRIPTORS_PER_ASYNC_AGENT as u64 * K as u64 + SPAWN_ROOM);
+    set_nofile(limit, limit);
+    let (alive, err) = spawn_many(rt, K + 3);
+    assert_eq!(alive.len(), K + 1, "AsyncClient agents that fit: {err:?}");
+    let err = err.expect("a spawn past the limit fails");
     match &err {
         HostError::DescriptorLimit {
             soft,
             hard,
             system: false,
-        } => assert_eq!((*soft, *hard), (tight, tight)),
+            per_agent,
+        } => assert_eq!(
+            (*soft, *hard, *per_agent),
+            (limit, limit, DESCRIPTORS_PER_ASYNC_AGENT)
+        ),
         other => panic!("expected DescriptorLimit, got {other:?}"),
     }
     let text = err.to_string();
     assert!(
-        text.contains(&format!("soft {tight}, hard {tight}"))
-            && text.contains("each agent needs 3"),
+        text.contains(&format!("soft {limit}, hard {limit}"))
+            && text.contains(&format!(
+                "each running agent holds {DESCRIPTORS_PER_ASYNC_AGENT}"
+            )),
         "{text}"
     );
     close_all(rt, alive);
-    // The original hard limit cannot be restored (it was lowered); put back what we can.
-    let _ = setrlimit(
-        Resource::Nofile,
-        Rlimit {
-            current: original.current.map(|c| c.min(tight)),
-            maximum: Some(tight),
-        },
+    let limit = limit_leaving(DESCRIPTORS_PER_AGENT as u64 * K as u64 + SPAWN_ROOM);
+    set_nofile(limit, limit);
+    let (alive, err) = spawn_many_blocking(K + 3);
+    assert_eq!(alive.len(), K + 1, "Client agents that fit: {err:?}");
+    let err = err.expect("a spawn past the limit fails");
+    match &err {
+        HostError::DescriptorLimit {
+            per_agent,
+            system: false,
+            ..
+        } => assert_eq!(*per_agent, DESCRIPTORS_PER_AGENT),
+        other => panic!("expected DescriptorLimit, got {other:?}"),
+    }
+    assert!(
+        err.to_string()
+            .contains(&format!("each running agent holds {DESCRIPTORS_PER_AGENT}")),
+        "{err}"
     );
+    for c in alive {
+        c.end_input();
+        while c.recv().is_some() {}
+        assert!(c.close(Duration::from_secs(60)).unwrap().success());
+    }
+    limit
 }
 
 #[test]

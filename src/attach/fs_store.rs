@@ -17,6 +17,12 @@
 //! counts them before it checks its bounds. The sweep only removes temporaries under the
 //! lock, when no other process can be writing one.
 //!
+//! Reclamation (PROFILE §12): a blob's commit time is its file's modification time. A blob is
+//! written once (so its mtime is its commit); a commit that reuses it (deduplication) sets the
+//! mtime to now under the lock, after checking that it is still there. `blob_times` lists the
+//! blobs with those times for `BlobStore::reclaim`, which decides; this file only reports
+//! and removes.
+//!
 //! [`FsBlobs`] is the read side the model interface uses ([`BlobSource`], PROFILE §14): a
 //! committed blob is a complete file that is renamed into place and never rewritten, so it is
 //! read without the lock, in pieces, and only under a name rebuilt from a parsed digest (a
@@ -26,10 +32,11 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::digest::Sha256Digest;
 use super::reason::ReasonCode;
-use super::store::{BlobBackend, Inventory};
+use super::store::{BlobBackend, Inventory, StoredBlob};
 use crate::model::{BlobSource, BlobUnavailable};
 
 const BLOB_PREFIX: &str = "blob_sha256_";
@@ -179,6 +186,40 @@ impl FsBackend {
         Ok(inventory)
     }
 
+    fn blob_times_locked(&self) -> io::Result<Vec<StoredBlob>> {
+        let mut out = Vec::new();
+        for entry in fs::read_dir(&self.dir)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let Some(hex) = name.to_str().and_then(|n| n.strip_prefix(BLOB_PREFIX)) else {
+                continue;
+            };
+            let Some(digest) = Sha256Digest::from_hex(hex) else {
+                continue;
+            };
+            let meta = match entry.metadata() {
+                Ok(m) => m,
+                // Removed meanwhile (a reader holds no lock): not a blob any more.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            if !meta.is_file() {
+                continue;
+            }
+            // A time before 1970 counts as 0: old, never "in the future".
+            let at = meta
+                .modified()?
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            out.push(StoredBlob {
+                digest,
+                size: meta.len(),
+                committed_at: at,
+            });
+        }
+        Ok(out)
+    }
+
     fn sync_dir(&self) -> io::Result<()> {
         File::open(&self.dir)?.sync_all()
     }
@@ -204,6 +245,21 @@ impl BlobBackend for FsBackend {
 
     fn unlock(&mut self) {
         let _ = self.lock.unlock();
+    }
+
+    fn blob_times(&mut self) -> Result<Option<Vec<StoredBlob>>, ReasonCode> {
+        self.blob_times_locked().map(Some).map_err(io_reason)
+    }
+
+    fn keep_blob(&mut self, digest: &Sha256Digest) -> Result<bool, ReasonCode> {
+        let file = match OpenOptions::new().write(true).open(self.blob_path(digest)) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(io_reason(e)),
+        };
+        // The reuse is a commit: its time restarts the 24 hours (PROFILE §12).
+        file.set_modified(SystemTime::now()).map_err(io_reason)?;
+        Ok(true)
     }
 
     fn write_blob(&mut self, digest: &Sha256Digest, bytes: &[u8]) -> Result<(), ReasonCode> {

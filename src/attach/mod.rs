@@ -41,7 +41,10 @@ pub use fs_store::{FsBackend, FsBlobs};
 pub use limits::Limits;
 pub use media::MediaType;
 pub use reason::ReasonCode;
-pub use store::{BlobBackend, BlobStore, ByteClaim, MemoryBackend, Reservation};
+pub use store::{
+    BlobBackend, BlobStore, ByteClaim, MemoryBackend, Reclaimed, Reservation, StoredBlob,
+    RECLAIM_AFTER_SECS,
+};
 pub use upload::Uploads;
 pub use upload_lifecycle::ImportAck;
 pub use upload_prompt::{AttachmentRefError, PromptAdmission};

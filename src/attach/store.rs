@@ -8,6 +8,13 @@
 //! `commit` or `release`, so what was reserved is settled exactly once (scenario 23).
 //! The bytes themselves go through the small `BlobBackend` trait: `FsBackend` under AgentX
 //! home, `MemoryBackend` here for tests. Never exposes a path (WIRE-022).
+//!
+//! Reclamation (PROFILE §12): [`BlobStore::reclaim`] removes the committed blobs that were
+//! last committed more than [`RECLAIM_AFTER_SECS`] before `now` and that no stored transcript
+//! references. The store never reads a clock: `now` (Unix seconds) comes from the driver, and
+//! the references from a callback the driver passes (it reads the transcripts). A commit that
+//! reuses a stored blob (deduplication) checks under the lock that the blob is still there
+//! (another process may have reclaimed it) and marks it committed again.
 
 use std::collections::{HashMap, HashSet};
 
@@ -16,6 +23,30 @@ use super::limits::Limits;
 use super::reason::ReasonCode;
 use crate::model::{BlobSource, BlobUnavailable};
 use crate::wire::attachment_ref::AttachmentRef;
+
+/// PROFILE §12: an unreferenced committed blob is kept this long after its last commit
+/// (24 hours, in seconds); one second more and a start reclaims it.
+pub const RECLAIM_AFTER_SECS: u64 = 24 * 60 * 60;
+
+/// One stored blob as `BlobBackend::blob_times` lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoredBlob {
+    /// Its digest.
+    pub digest: Sha256Digest,
+    /// Its size in bytes.
+    pub size: u64,
+    /// The Unix second it was last committed.
+    pub committed_at: u64,
+}
+
+/// What one [`BlobStore::reclaim`] removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reclaimed {
+    /// Blobs removed.
+    pub blobs: u64,
+    /// Their bytes.
+    pub bytes: u64,
+}
 
 /// What a backend holds when it is opened.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -45,6 +76,17 @@ pub trait BlobBackend {
     }
     /// Releases the lock `lock` took.
     fn unlock(&mut self) {}
+    /// Every stored blob with its size and the Unix second it was last committed (called
+    /// under `lock`). The default, `None`, is a backend that keeps no commit times: nothing
+    /// is ever reclaimed from it.
+    fn blob_times(&mut self) -> Result<Option<Vec<StoredBlob>>, ReasonCode> {
+        Ok(None)
+    }
+    /// A commit reuses the stored blob `digest` (deduplication, under `lock`): `false` when it
+    /// is gone (reclaimed by another process), else it is marked committed now and `true`.
+    fn keep_blob(&mut self, _digest: &Sha256Digest) -> Result<bool, ReasonCode> {
+        Ok(true)
+    }
 }
 
 /// A claim on a manifest slot and on the bytes of one blob, settled by value exactly once.
@@ -150,7 +192,10 @@ impl<B: BlobBackend> BlobStore<B> {
     /// bound; at the bound exactly is accepted).
     pub fn claim(&mut self, size: u64) -> Result<ByteClaim, ReasonCode> {
         if self.committed_or_promised().saturating_add(size) > self.max_storage_bytes {
-            return Err(ReasonCode::StorageFull);
+            self.recount_blobs();
+            if self.committed_or_promised().saturating_add(size) > self.max_storage_bytes {
+                return Err(ReasonCode::StorageFull);
+            }
         }
         self.claimed_bytes += size;
         Ok(ByteClaim { size })
@@ -206,6 +251,9 @@ impl<B: BlobBackend> BlobStore<B> {
             if let Some(p) = self.pending.get_mut(&blob) {
                 p.holders += 1;
             } else {
+                if self.committed_or_promised().saturating_add(size) > self.max_storage_bytes {
+                    self.recount_blobs();
+                }
                 let total = self.committed_or_promised().saturating_add(size);
                 if total > self.max_storage_bytes {
                     return Err(ReasonCode::StorageFull);
@@ -272,6 +320,21 @@ impl<B: BlobBackend> BlobStore<B> {
     }
 
     fn commit_locked(&mut self, reservation: Reservation, bytes: &[u8]) -> Result<(), ReasonCode> {
+        // PROFILE §12: a blob counted as stored may have been reclaimed by another process
+        // since; reusing it checks that it is still there (and marks it committed now).
+        if let Some(&size) = self.blobs.get(&reservation.blob) {
+            match self.backend.keep_blob(&reservation.blob) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.blobs.remove(&reservation.blob);
+                    self.used_bytes -= size;
+                }
+                Err(e) => {
+                    self.release(reservation);
+                    return Err(e);
+                }
+            }
+        }
         // The bounds again, against what every process has stored (WIRE-018).
         if !self.manifests.contains(&reservation.line_digest)
             && self.manifest_count() + 1 > self.max_manifests
@@ -319,6 +382,89 @@ impl<B: BlobBackend> BlobStore<B> {
         Ok(())
     }
 
+    /// PROFILE §12: removes every stored blob last committed more than
+    /// [`RECLAIM_AFTER_SECS`] before `now` (Unix seconds: at the limit exactly it is kept)
+    /// that `referenced` does not name and no outstanding reservation of this store holds,
+    /// under the backend's lock. `referenced` is called only when some blob is old enough;
+    /// it returns the digests the stored transcripts reference, or `None` when it cannot tell
+    /// (then nothing is removed: a referenced blob is never reclaimed).
+    pub fn reclaim(
+        &mut self,
+        now: u64,
+        referenced: impl FnOnce() -> Option<HashSet<Sha256Digest>>,
+    ) -> Result<Reclaimed, ReasonCode> {
+        let delta = self.backend.lock()?;
+        self.absorb(delta);
+        let result = self.reclaim_locked(now, referenced);
+        self.backend.unlock();
+        result
+    }
+
+    fn reclaim_locked(
+        &mut self,
+        now: u64,
+        referenced: impl FnOnce() -> Option<HashSet<Sha256Digest>>,
+    ) -> Result<Reclaimed, ReasonCode> {
+        let Some(listed) = self.backend.blob_times()? else {
+            return Ok(Reclaimed::default());
+        };
+        let old: Vec<(Sha256Digest, u64)> = listed
+            .into_iter()
+            .filter(|b| {
+                now.saturating_sub(b.committed_at) > RECLAIM_AFTER_SECS
+                    && !self.pending.contains_key(&b.digest)
+            })
+            .map(|b| (b.digest, b.size))
+            .collect();
+        let mut done = Reclaimed::default();
+        if old.is_empty() {
+            return Ok(done);
+        }
+        let Some(referenced) = referenced() else {
+            return Ok(done);
+        };
+        for (digest, size) in old {
+            if referenced.contains(&digest) {
+                continue;
+            }
+            self.backend.remove_blob(&digest)?;
+            if let Some(counted) = self.blobs.remove(&digest) {
+                self.used_bytes -= counted;
+            }
+            done.blobs += 1;
+            done.bytes += size;
+        }
+        Ok(done)
+    }
+
+    /// Counts the stored blobs again from the backend (a bound that looks reached may have
+    /// room again: another process reclaimed blobs, PROFILE §12). Best effort: on a backend
+    /// error, or one that keeps no commit times, the counts stay as they were.
+    fn recount_blobs(&mut self) {
+        let Ok(delta) = self.backend.lock() else {
+            return;
+        };
+        self.absorb(delta);
+        let listed = self.backend.blob_times();
+        self.backend.unlock();
+        let Ok(Some(listed)) = listed else {
+            return;
+        };
+        self.blobs.clear();
+        self.used_bytes = 0;
+        for b in listed {
+            if self.blobs.insert(b.digest, b.size).is_none() {
+                self.used_bytes = self.used_bytes.saturating_add(b.size);
+            }
+        }
+        for (digest, p) in &mut self.pending {
+            if self.blobs.contains_key(digest) && p.reserved > 0 {
+                self.reserved_bytes -= p.reserved;
+                p.reserved = 0;
+            }
+        }
+    }
+
     /// Gives back everything `reservation` claimed, without storing anything.
     pub fn release(&mut self, reservation: Reservation) {
         if reservation.holds_pending {
@@ -338,11 +484,17 @@ impl<B: BlobBackend> BlobStore<B> {
 }
 
 /// The in-memory twin of `FsBackend`, for tests. Clone it to model a restart (the clone is
-/// what survived); set the fault flags to make the next write or append fail.
+/// what survived); set the fault flags to make the next write or append fail; set `now` to
+/// the Unix second its writes happen at (its clock is the test's).
 #[derive(Clone, Debug, Default)]
 pub struct MemoryBackend {
     /// Stored blobs by digest.
     pub blobs: HashMap<Sha256Digest, Vec<u8>>,
+    /// The Unix second each stored blob was last committed (what a file's mtime is to
+    /// `FsBackend`).
+    pub committed_at: HashMap<Sha256Digest, u64>,
+    /// The Unix second that a write or a reuse now records.
+    pub now: u64,
     /// The manifest ledger's lines, in order.
     pub manifest_lines: Vec<Vec<u8>>,
     /// Make the next blob write fail.
@@ -372,12 +524,35 @@ impl BlobBackend for MemoryBackend {
             return Err(ReasonCode::ProcessFailure);
         }
         self.blobs.insert(*digest, bytes.to_vec());
+        self.committed_at.insert(*digest, self.now);
         Ok(())
     }
 
     fn remove_blob(&mut self, digest: &Sha256Digest) -> Result<(), ReasonCode> {
         self.blobs.remove(digest);
+        self.committed_at.remove(digest);
         Ok(())
+    }
+
+    fn blob_times(&mut self) -> Result<Option<Vec<StoredBlob>>, ReasonCode> {
+        Ok(Some(
+            self.blobs
+                .iter()
+                .map(|(d, b)| StoredBlob {
+                    digest: *d,
+                    size: b.len() as u64,
+                    committed_at: self.committed_at.get(d).copied().unwrap_or(0),
+                })
+                .collect(),
+        ))
+    }
+
+    fn keep_blob(&mut self, digest: &Sha256Digest) -> Result<bool, ReasonCode> {
+        if !self.blobs.contains_key(digest) {
+            return Ok(false);
+        }
+        self.committed_at.insert(*digest, self.now);
+        Ok(true)
     }
 
     fn append_manifest(&mut self, line: &[u8]) -> Result<(), ReasonCode> {

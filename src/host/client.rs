@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use super::calls::{initialize_response, peer_initialize_response, Reply};
 use super::command::AgentCommand;
 use super::error::HostError;
-use super::limits::spawn_with_descriptors;
+use super::limits::{spawn_with_descriptors, DESCRIPTORS_PER_AGENT};
 use super::pending;
 use super::permission::{decide, CanUseToolHandler};
 use super::stream::{answer, classify, text_record, AgentRequest, Output, Route};
@@ -290,7 +290,8 @@ impl Client {
     /// # Ok::<(), agentx_wire::host::HostError>(())
     /// ```
     pub fn spawn(command: &AgentCommand, options: ClientOptions) -> Result<Client, HostError> {
-        let mut child = spawn_with_descriptors(|| command.to_command().spawn())?;
+        let mut child =
+            spawn_with_descriptors(DESCRIPTORS_PER_AGENT, || command.to_command().spawn())?;
         let stdin = child.stdin.take().ok_or(HostError::InputClosed)?;
         let stdout = child.stdout.take().ok_or(HostError::StreamClosed)?;
         let stderr = child.stderr.take();
@@ -677,6 +678,9 @@ fn read_loop(
             }
         }
     }
+    // The pipe is closed before the stream ends: whoever saw `recv` return `None` finds the
+    // agent's stdout no longer held by this client.
+    discard_foreign(output);
     side.finish(&route, &mut hand_over);
 }
 

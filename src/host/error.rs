@@ -64,7 +64,9 @@ pub enum HostError {
     InputFailed(EncoderFailure),
     /// Spawning an agent ran out of file descriptors: the soft `RLIMIT_NOFILE` was raised to
     /// the hard limit (where that was allowed) and the spawn retried once, in vain. Each agent
-    /// holds three descriptors in the host while it runs.
+    /// holds `per_agent` descriptors in the host while it runs
+    /// ([`DESCRIPTORS_PER_AGENT`](super::DESCRIPTORS_PER_AGENT),
+    /// [`DESCRIPTORS_PER_ASYNC_AGENT`](super::DESCRIPTORS_PER_ASYNC_AGENT)).
     DescriptorLimit {
         /// The soft limit now in force (`u64::MAX`: unlimited).
         soft: u64,
@@ -72,6 +74,8 @@ pub enum HostError {
         hard: u64,
         /// The system-wide table is full (`ENFILE`), not this process's limit.
         system: bool,
+        /// Descriptors each running agent of the client that failed holds in the host.
+        per_agent: u32,
     },
 }
 
@@ -96,10 +100,16 @@ impl fmt::Display for HostError {
             HostError::DescriptorLimit { system: true, .. } => {
                 f.write_str("cannot start the agent: the system's open-file table is full (ENFILE)")
             }
-            HostError::DescriptorLimit { soft, hard, .. } => write!(
+            HostError::DescriptorLimit {
+                soft,
+                hard,
+                per_agent,
+                ..
+            } => write!(
                 f,
                 "cannot start the agent: no file descriptor left (RLIMIT_NOFILE soft {}, hard \
-                 {}; each agent needs 3); raise the hard limit or run fewer agents",
+                 {}; each running agent holds {per_agent}); raise the hard limit or run fewer \
+                 agents",
                 Limit(*soft),
                 Limit(*hard)
             ),
@@ -150,9 +160,9 @@ impl HostError {
     ///
     /// ```
     /// use agentx_wire::host::HostError;
-    /// let e = HostError::DescriptorLimit { soft: 1024, hard: 1024, system: false };
+    /// let e = HostError::DescriptorLimit { soft: 1024, hard: 1024, system: false, per_agent: 4 };
     /// assert!(e.is_descriptor_limit());
-    /// assert!(e.to_string().contains("soft 1024, hard 1024"));
+    /// assert!(e.to_string().contains("soft 1024, hard 1024; each running agent holds 4"));
     /// ```
     pub fn is_descriptor_limit(&self) -> bool {
         matches!(self, HostError::DescriptorLimit { .. })

@@ -3,14 +3,26 @@
 //! Owns: reading the limit, raising the soft limit to the hard one, and spawning a child so
 //! that running out of descriptors (`EMFILE`) first raises the soft limit and retries once,
 //! then fails with the typed [`HostError::DescriptorLimit`] instead of a bare OS error. Each
-//! spawned agent holds three descriptors in the host (its stdin, stdout and stderr pipes)
-//! while it runs, so a soft limit of 1,024 (a common default) stops a fleet near 330 agents.
+//! agent a [`Client`](super::Client) spawned holds [`DESCRIPTORS_PER_AGENT`] descriptors in the
+//! host while it runs (its stdin, stdout and stderr pipes); one an
+//! `AsyncClient` spawned holds [`DESCRIPTORS_PER_ASYNC_AGENT`] (on Linux
+//! tokio also waits for the child through a pidfd). A spawn briefly needs a few more (both
+//! ends of each pipe, and std's exec-status pipe), so a soft limit of 1,024 (a common default)
+//! stops a fleet of `AsyncClient`s near 250 agents, of `Client`s near 335.
 //!
 //! Must never: lower a limit, touch any other resource limit, or retry more than once.
 
 use std::io;
 
 use super::error::HostError;
+
+/// Descriptors a running agent spawned by [`Client`](super::Client) holds in the host: its
+/// stdin, stdout and stderr pipes.
+pub const DESCRIPTORS_PER_AGENT: u32 = 3;
+
+/// Descriptors a running agent spawned by `AsyncClient` holds in the
+/// host: the three pipes and, on Linux, the pidfd tokio reaps the child through.
+pub const DESCRIPTORS_PER_ASYNC_AGENT: u32 = if cfg!(target_os = "linux") { 4 } else { 3 };
 
 /// The descriptor limits of this process; `u64::MAX` is unlimited.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,14 +106,17 @@ fn out_of_descriptors(e: &io::Error) -> Option<bool> {
 }
 
 /// Runs `spawn`; when it runs out of this process's descriptors, raises the soft limit and
-/// retries once. Still out (or out system-wide): [`HostError::DescriptorLimit`].
+/// retries once. Still out (or out system-wide): [`HostError::DescriptorLimit`], which says
+/// that each running agent holds `per_agent` descriptors.
 pub(crate) fn spawn_with_descriptors<T>(
+    per_agent: u32,
     mut spawn: impl FnMut() -> io::Result<T>,
 ) -> Result<T, HostError> {
     let typed = |limit: DescriptorLimit, system: bool| HostError::DescriptorLimit {
         soft: limit.soft,
         hard: limit.hard,
         system,
+        per_agent,
     };
     match spawn() {
         Ok(t) => Ok(t),

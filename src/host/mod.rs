@@ -52,7 +52,10 @@ pub use crate::wire::PeerProfile;
 pub use client::{Client, ClientOptions, ExitReport};
 pub use command::AgentCommand;
 pub use error::{HostError, INPUT_FAILURE_TEXT};
-pub use limits::{descriptor_limit, raise_descriptor_limit, DescriptorLimit};
+pub use limits::{
+    descriptor_limit, raise_descriptor_limit, DescriptorLimit, DESCRIPTORS_PER_AGENT,
+    DESCRIPTORS_PER_ASYNC_AGENT,
+};
 pub use permission::{CallbackError, CanUseToolHandler, PermissionAnswer, ToolPermissionRequest};
 pub use query::{query, Query};
 #[cfg(feature = "tokio")]

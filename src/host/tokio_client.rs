@@ -18,7 +18,7 @@ use super::calls::{initialize_response, peer_initialize_response, Reply};
 use super::client::{ExitReport, ImportEvent, RecordItem};
 use super::command::AgentCommand;
 use super::error::HostError;
-use super::limits::spawn_with_descriptors;
+use super::limits::{spawn_with_descriptors, DESCRIPTORS_PER_ASYNC_AGENT};
 use super::outgoing::Outgoing;
 use super::pending;
 use super::permission::{
@@ -229,7 +229,7 @@ impl AsyncClient {
     ) -> Result<AsyncClient, HostError> {
         let mut cmd = ::tokio::process::Command::from(command.to_command());
         cmd.kill_on_drop(true);
-        let mut child = spawn_with_descriptors(|| cmd.spawn())?;
+        let mut child = spawn_with_descriptors(DESCRIPTORS_PER_ASYNC_AGENT, || cmd.spawn())?;
         let stdin = child.stdin.take().ok_or(HostError::InputClosed)?;
         let stdout = child.stdout.take().ok_or(HostError::StreamClosed)?;
         let cap = options.stderr_cap.unwrap_or(1 << 20);
@@ -559,6 +559,9 @@ async fn read_loop(
             }
         }
     }
+    // The pipe is closed before the stream ends: whoever saw `recv` return `None` finds the
+    // agent's stdout no longer held by this client (a caller's reader's `Drop` contained).
+    crate::encode::discard_foreign(output);
     side.finish(&route, &mut hand_over);
 }
 

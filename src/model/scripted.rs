@@ -112,6 +112,8 @@ enum Directive {
     System,
     /// PROFILE §16 `!json VALUE`: VALUE (one strict JSON value, as written) as the text block.
     Json(String),
+    /// PROFILE §16: `last tool result: <the text of the last tool_result the model saw>`.
+    LastToolResult,
 }
 
 /// What the prompt asks for, resolved at the start of a call.
@@ -168,6 +170,8 @@ pub struct ScriptRun {
     turn_usage: Option<(u64, u64)>,
     history: usize,
     system: Option<String>,
+    /// The content of the last tool result in the request (`!last_tool_result`).
+    last_tool_result: Option<String>,
 }
 
 impl ScriptedModel {
@@ -233,6 +237,10 @@ impl ScriptedModel {
             turn_usage: None,
             history,
             system: request.system.clone(),
+            last_tool_result: request.messages.iter().rev().find_map(|m| match m {
+                Message::ToolResult { content, .. } => Some(content.clone()),
+                _ => None,
+            }),
         };
         run.ready.push_back(ModelEvent::MessageStart {
             message_id: run.message_id.clone(),
@@ -416,6 +424,7 @@ fn parse_directive(line: &str) -> Option<Directive> {
             crate::json::parse(value.as_bytes()).ok()?;
             Some(Directive::Json(value.to_owned()))
         }
+        "!last_tool_result" if words(rest).is_empty() => Some(Directive::LastToolResult),
         _ => None,
     }
 }
@@ -647,6 +656,13 @@ impl ScriptRun {
                     self.push_text(&text);
                 }
                 Directive::Json(value) => self.push_text(&value),
+                Directive::LastToolResult => {
+                    let text = format!(
+                        "last tool result: {}",
+                        self.last_tool_result.as_deref().unwrap_or("(none)")
+                    );
+                    self.push_text(&text);
+                }
             }
         }
     }

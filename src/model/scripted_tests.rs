@@ -702,3 +702,44 @@ fn profile_16_a_prompt_within_the_turn_starts_at_its_first_segment() {
     history.extend(answered("toolu_r"));
     assert_eq!(texts(&events_of(&model, &req(1, 2, history))), vec!["[2]"]);
 }
+
+/// PROFILE §16 `!last_tool_result`: the content of the last tool result the model saw (the
+/// joined text blocks), or `(none)`.
+#[test]
+fn last_tool_result_reports_what_the_model_saw() {
+    let model = ScriptedModel::new(None, 7);
+    let prompt = user("!tool Read {\"file_path\":\"a\"}\n!last_tool_result");
+    let call2 = req(
+        1,
+        1,
+        vec![
+            prompt.clone(),
+            Message::Assistant {
+                message_id: "m".into(),
+                blocks: vec![Block::ToolUse {
+                    id: "t1".into(),
+                    name: "Read".into(),
+                    input: "{}".into(),
+                }],
+            },
+            Message::ToolResult {
+                tool_use_id: "t1".into(),
+                content: "out\nctx".into(),
+                is_error: false,
+            },
+        ],
+    );
+    assert_eq!(
+        texts(&events_of(&model, &call2)),
+        ["last tool result: out\nctx"]
+    );
+    assert_eq!(
+        texts(&events("!last_tool_result")),
+        ["last tool result: (none)"]
+    );
+    // An argument is a bad directive.
+    assert!(events("!last_tool_result x").iter().any(|e| matches!(
+        e,
+        ModelEvent::Failed { message: Some(m), .. } if m == "scripted error: bad directive line 1"
+    )));
+}

@@ -200,6 +200,9 @@ pub struct SessionConfig {
     /// the agent's that would be longer is not written: a per-turn error, never the end of the
     /// session. Smaller values exist for tests and fuzzing.
     pub max_record_len: usize,
+    /// HOOK_INPUT `transcript_path` (PROFILE §16): `<home>/sessions/<id>/transcript.ndjson`
+    /// (the driver sets it; empty without a store).
+    pub transcript_path: String,
 }
 
 impl SessionConfig {
@@ -233,6 +236,7 @@ impl SessionConfig {
             tool_rules: ToolRules::default(),
             limits: TurnLimits::default(),
             max_record_len: crate::encode::DEFAULT_MAX_RECORD_LEN,
+            transcript_path: String::new(),
         }
     }
 }

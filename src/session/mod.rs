@@ -51,6 +51,8 @@
 mod action;
 mod config;
 mod controls;
+mod hook_answer;
+mod hook_points;
 mod input;
 mod interrupt;
 mod output;
@@ -61,6 +63,7 @@ mod queue;
 mod records;
 mod scan;
 mod sdk;
+mod sdk_hooks;
 pub mod structured;
 pub mod tool_rules;
 mod turn;
@@ -78,6 +81,7 @@ pub use config::{
 };
 pub use prompts::{Settlement, REQUEST_ID_PREFIX, RESOLVED_CAPACITY};
 pub use queue::{QUEUE_MAX_BYTES, QUEUE_MAX_RECORDS};
+pub use sdk_hooks::HOOK_CALLBACK_FAILED;
 
 use crate::json::Parser;
 use crate::model::{Message, ModelEvent, TurnId};
@@ -201,6 +205,8 @@ pub struct Session {
     /// PROFILE §16 structured output: `--json-schema`, replaced by an accepted initialize's
     /// `jsonSchema`.
     pub(crate) output_schema: Option<structured::OutputSchema>,
+    /// The SDK hook callbacks registered by initialize and their runs (PROFILE §16).
+    pub(crate) sdk_hooks: sdk_hooks::SdkHooks,
 }
 
 impl Session {
@@ -254,6 +260,7 @@ impl Session {
             orphans: 0,
             last_exchange: None,
             spent_usd: 0.0,
+            sdk_hooks: Default::default(),
         })
     }
 
@@ -325,11 +332,13 @@ impl Session {
         self.after_step(now);
     }
 
-    /// The deadline of [`Session::poll_timeout`] passed (upload timeouts).
+    /// The deadline of [`Session::poll_timeout`] passed (upload timeouts, SDK hook callback
+    /// timeouts of PROFILE §16).
     pub fn handle_timeout(&mut self, now: Instant) {
         if self.done.is_some() {
             return;
         }
+        self.hooks_timeout(now);
         if let Some(a) = self.attachments.as_mut() {
             let due = a.poll_timeout().is_some_and(|t| t <= now);
             if due {
@@ -377,7 +386,21 @@ impl Session {
 
     /// When [`Session::handle_timeout`] must be called next, if ever.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.attachments.as_ref().and_then(|a| a.poll_timeout())
+        let uploads = self.attachments.as_ref().and_then(|a| a.poll_timeout());
+        let hooks = self.sdk_hooks.next_deadline();
+        match (uploads, hooks) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// SDK `hook_callback` requests still pending, by request ID (PROFILE §16).
+    pub fn pending_hook_callbacks(&self) -> Vec<String> {
+        self.sdk_hooks
+            .pending_requests()
+            .into_iter()
+            .map(String::from)
+            .collect()
     }
 
     /// `Some` once the session is over (after [`Action::Exit`] was queued).

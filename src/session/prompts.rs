@@ -297,7 +297,12 @@ impl Session {
         match self.with_race(|race, broker, emit| race.handle_response(resp, broker, emit, now)) {
             Routed::Race(actions) => self.carry_out(actions, now),
             Routed::Other(Dispatch::Orphan(_)) => self.orphans += 1,
-            // Known-late (WIRE-007), duplicate (PERM-050); the session has no other waiters.
+            // A `hook_callback` answer (PROFILE §16).
+            Routed::Other(Dispatch::Resolved(r)) => {
+                self.hook_resolved(&r, now);
+            }
+            // Known-late (WIRE-007: a cancelled callback's or prompt's late answer),
+            // duplicate (PERM-050).
             Routed::Other(_) => {}
         }
     }
@@ -315,8 +320,12 @@ impl Session {
         for id in ids {
             let actions =
                 self.with_race(|race, broker, emit| race.handle_rejected(id, error, broker, emit));
-            if let Some(actions) = actions {
-                self.carry_out(actions, now);
+            match actions {
+                Some(actions) => self.carry_out(actions, now),
+                // PROFILE §16: a rejected answer to a pending hook callback is malformed.
+                None => {
+                    self.hook_rejected(id, error, now);
+                }
             }
         }
     }
@@ -338,9 +347,11 @@ impl Session {
     /// request is rejected `control stream closed`, its prompt settles as a denial and its
     /// hook is killed; no cancel record is sent (the host stopped talking).
     pub(crate) fn permission_eof(&mut self, now: Instant) {
-        let (actions, _others) =
+        let (actions, others) =
             self.with_race(|race, broker, emit| race.handle_eof(broker, emit, now));
         self.carry_out(actions, now);
+        // PROFILE §16: pending hook callbacks fail (`control stream closed`).
+        self.hooks_eof(others, now);
     }
 
     /// Interrupt, steps 1 and 2 (WIRE-010, WIRE-011): one `control_cancel_request` per
@@ -357,6 +368,9 @@ impl Session {
     /// settles. A latched output already said why on stderr (PROFILE §5) and ends the session
     /// after this step; any other failure ends it here with the fixed emission text.
     pub(crate) fn permission_cancel_all(&mut self, ack: Option<&str>, now: Instant) {
+        // PROFILE §16 / WIRE-011: pending SDK hook callbacks are cancelled first, so their
+        // `control_cancel_request`s also precede the acknowledgement pushed below.
+        let hook_failure = self.hooks_cancel_all(now);
         let (actions, failure) = self.with_race(|race, broker, emit| {
             let shared = RefCell::new(emit);
             let mut acknowledge = |_: &mut Broker| -> Result<(), Refused> {
@@ -383,7 +397,7 @@ impl Session {
             )
         });
         self.kill_hooks(actions);
-        if let Some(f) = failure {
+        if let Some(f) = failure.or(hook_failure) {
             if !self.out.failed() {
                 self.fatal(format!("agentx: output failed: {}", f.message()), now);
             }
@@ -394,6 +408,7 @@ impl Session {
     pub(crate) fn permission_shutdown(&mut self, now: Instant) {
         let actions = self.prompts.race.shutdown(&mut self.prompts.broker, now);
         self.kill_hooks(actions);
+        self.hooks_shutdown();
     }
 
     fn kill_hooks(&mut self, actions: Vec<RaceAction>) {

@@ -115,6 +115,43 @@ impl Stamp {
         OutputRecord::User(rec)
     }
 
+    /// A `tool_result` whose content is text blocks: the tool's output, then one block per
+    /// PROFILE §16 `PostToolUse` context.
+    pub(crate) fn tool_result_blocks(
+        &mut self,
+        tool_use_id: &str,
+        content: &str,
+        contexts: &[String],
+        is_error: bool,
+    ) -> OutputRecord<'static> {
+        let mut b = Vec::with_capacity(96 + content.len());
+        b.extend_from_slice(b"{\"type\":\"tool_result\",\"tool_use_id\":");
+        write_str(&mut b, tool_use_id);
+        b.extend_from_slice(b",\"content\":[");
+        for (i, text) in std::iter::once(content)
+            .chain(contexts.iter().map(String::as_str))
+            .enumerate()
+        {
+            if i > 0 {
+                b.push(b',');
+            }
+            b.extend_from_slice(b"{\"type\":\"text\",\"text\":");
+            write_str(&mut b, text);
+            b.push(b'}');
+        }
+        b.extend_from_slice(b"],\"is_error\":");
+        b.extend_from_slice(if is_error { b"true" } else { b"false" });
+        b.push(b'}');
+        let mut rec = UserRecord::text("");
+        rec.message = UserMessage::Object {
+            versioned: false,
+            content: UserContent::Blocks(vec![ContentBlock::Other(RawJson::from_encoded(b))]),
+        };
+        rec.uuid = Some(self.uuid());
+        rec.session_id = Some(self.sid());
+        OutputRecord::User(rec)
+    }
+
     /// The replay form of an accepted user record: `uuid` (kept, or minted), `session_id`,
     /// `isReplay: true` (PROFILE §8 Replay).
     /// The replay form of `user` for measuring only: as [`Stamp::replay`], with a fixed

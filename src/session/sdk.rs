@@ -55,8 +55,19 @@ impl Session {
             if let Some(append) = &init.append_system_prompt {
                 self.system_prompt.1 = Some(append.to_string());
             }
+            let hooks_applied = self.register_sdk_hooks(init);
             self.initialized = true;
             let mut payload = self.initialize_payload().as_bytes().to_vec();
+            // PROFILE §16: this profile honours `onFailure` (both SDKs refuse a `block`
+            // matcher without it), and says when the request's hooks were registered.
+            if payload.last() == Some(&b'}') {
+                payload.pop();
+                payload.extend_from_slice(b",\"hook_on_failure_supported\":true");
+                if hooks_applied {
+                    payload.extend_from_slice(b",\"hooks_applied\":true");
+                }
+                payload.push(b'}');
+            }
             // What the SDKs read from the response (PROFILE §15): TypeScript ends the
             // session unless `mcp_servers_applied` is a boolean when it sent `mcpServers`.
             if (init.mcp_servers.is_some() || init.sdk_mcp_servers.is_some())
@@ -83,6 +94,25 @@ impl Session {
             .map_err(|e| format!("initialize.jsonSchema: {e}"))?;
         self.output_schema = Some(schema);
         Ok(())
+    }
+
+    /// Registers initialize `hooks` (PROFILE §16): every event agentx does not call gets one
+    /// WARN line. `true` when callbacks were registered (`hooks_applied`).
+    fn register_sdk_hooks(&mut self, init: &SdkInitialize<'static>) -> bool {
+        let Some(map) = &init.hooks else {
+            return false;
+        };
+        for name in &map.unsupported {
+            let mut quoted = Vec::new();
+            crate::json::write_str(&mut quoted, super::policy::cut(name, 64));
+            self.out.diagnostic(format!(
+                "agentx: WARN initialize.hooks event {} is not supported; not called",
+                String::from_utf8_lossy(&quoted)
+            ));
+        }
+        let applied = map.registers_callbacks();
+        self.sdk_hooks.register(map.clone());
+        applied
     }
 
     /// The system message of every model request (PROFILE §15, §16): the prompt's non-empty

@@ -49,6 +49,10 @@ pub(crate) enum UseState {
     Running,
     /// Its `tool_result` content is known.
     Done { content: String, is_error: bool },
+    /// PROFILE §16: its `PreToolUse` hook callbacks run; §10's evaluation waits for them.
+    PreHook,
+    /// PROFILE §16: the tool ran; its `PostToolUse` hook callbacks run before the record.
+    PostHook { content: String, is_error: bool },
 }
 
 /// One accepted tool use (an `assistant` record with its `tool_use` block was written).
@@ -59,6 +63,8 @@ pub(crate) struct ToolUse {
     /// Validated compact JSON of the input object as the model gave it.
     pub(crate) input: String,
     pub(crate) state: UseState,
+    /// PROFILE §16 `PostToolUse` `additionalContext`s: text blocks after the tool's output.
+    pub(crate) contexts: Vec<String>,
 }
 
 /// A content block being streamed.
@@ -87,12 +93,12 @@ pub(crate) struct Turn {
     started: Instant,
     /// WIRE-022: attachment-bearing turns carry their prompt UUID in the result.
     prompt_uuid: Option<Uuid<'static>>,
-    requests: u32,
+    pub(crate) requests: u32,
     /// `Some(start)` while a model call is open.
     request_started: Option<Instant>,
     api_ms: u64,
     /// The model gave its final answer (no tool uses), failed or was cancelled.
-    model_done: bool,
+    pub(crate) model_done: bool,
     message_id: Option<String>,
     /// Streamed blocks, each with its delta stream (PROFILE §8: held-back tails).
     open_blocks: Vec<(u32, OpenBlock, DeltaGuard)>,
@@ -103,10 +109,10 @@ pub(crate) struct Turn {
     pub(crate) denials: Vec<Denial>,
     pub(crate) tasks: Vec<Task>,
     pub(crate) suggestion: Option<String>,
-    last_text: String,
+    pub(crate) last_text: String,
     errors: Vec<String>,
     stop_reason: Option<&'static str>,
-    failed: bool,
+    pub(crate) failed: bool,
     /// The open sandbox-network prompt's tool-use ID and input (WIRE-PERM-004).
     network: Option<(String, String)>,
     network_count: u32,
@@ -115,16 +121,18 @@ pub(crate) struct Turn {
     /// written `assistant` record's block joins the last message when that is an assistant
     /// message with the same `message.id` (else it starts one), each written `tool_result`
     /// is one message. Emptied by a compaction (its messages are summarized).
-    messages: Vec<Message>,
+    pub(crate) messages: Vec<Message>,
     /// The `uuid` of the prompt's record (its replay form), the head of the exchange a later
     /// compaction preserves.
-    prompt_record: Option<String>,
+    pub(crate) prompt_record: Option<String>,
     /// The `uuid` of the last `assistant` record written, the exchange's tail.
     last_assistant: Option<String>,
     /// A compaction ran in this turn (its prompt is summarized: it is no exchange to keep).
     compacted: bool,
     /// The limit of PROFILE §15 that ended the turn's model work, if one did.
-    limit: Option<Limit>,
+    pub(crate) limit: Option<Limit>,
+    /// PROFILE §16 hooks of this turn (`hook_points`).
+    pub(crate) hooks: super::hook_points::TurnHooks,
     /// The text blocks of the turn's latest model request, joined with `\n`: the final text
     /// that PROFILE §16's structured output checks.
     answer: String,
@@ -148,7 +156,7 @@ pub(crate) struct Exchange {
 
 /// A limit of PROFILE §15 that stops a turn's next model request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Limit {
+pub(crate) enum Limit {
     /// `--max-turns`: the turn made its N requests.
     MaxTurns,
     /// `--max-budget-usd`: the known cost since the process started reached the budget.
@@ -307,6 +315,7 @@ impl Session {
             last_assistant: None,
             compacted: false,
             limit: None,
+            hooks: Default::default(),
             answer: String::new(),
             structured_attempts: 0,
             structured_error: None,
@@ -320,6 +329,10 @@ impl Session {
                 t.model_done = true;
             }
             self.advance(now);
+            return;
+        }
+        // PROFILE §16: `UserPromptSubmit` runs before the turn's first model request.
+        if self.user_prompt_submit(now) {
             return;
         }
         self.start_request(now);
@@ -347,6 +360,11 @@ impl Session {
             return Some(Limit::MaxTurns);
         }
         self.budget_reached().then_some(Limit::Budget)
+    }
+
+    /// No PROFILE §15 limit forbids the active turn's next model request.
+    pub(crate) fn next_request_allowed(&self, t: &Turn) -> bool {
+        self.next_request_limit(t).is_none()
     }
 
     /// PROFILE §8 `system/init`.
@@ -387,7 +405,7 @@ impl Session {
     }
 
     /// Queues the next model call of the active turn.
-    fn start_request(&mut self, now: Instant) {
+    pub(crate) fn start_request(&mut self, now: Instant) {
         let Some(t) = self.turn.as_mut() else { return };
         t.request_started = Some(now);
         t.message_id = None;
@@ -732,6 +750,7 @@ impl Session {
                 name: name.clone(),
                 input: input.clone(),
                 state,
+                contexts: Vec::new(),
             });
         }
         t.record_assistant(&message_id, block);
@@ -757,57 +776,88 @@ impl Session {
                 // after this step; nothing more starts.
                 break;
             }
-            let u = t.uses[i].clone();
-            let verdict = match &u.state {
-                UseState::Pending => {
-                    let offered: Vec<String> =
-                        self.config.tools.iter().map(|t| t.name.clone()).collect();
-                    let scope = policy::Scope {
-                        mode: self.config.permission_mode,
-                        cwd: &self.config.cwd,
-                        add_dirs: &self.config.add_dirs,
-                        tool_rules: &self.config.tool_rules,
-                        offered: &offered,
-                    };
-                    policy::evaluate(&scope, &self.rules, &u.name, &u.input)
+            // PROFILE §16: `PreToolUse` runs before §10's evaluation.
+            if t.uses[i].state == UseState::Pending {
+                match self.pre_tool_use(t, i, now) {
+                    Some(pre) => self.evaluate_use(t, i, &pre, now),
+                    None => t.uses[i].state = UseState::PreHook,
                 }
-                UseState::Invalid(e) => Verdict::Invalid(e.clone()),
-                _ => continue,
-            };
-            match verdict {
-                Verdict::Allow => self.run_tool(t, i, None),
-                Verdict::Deny(message) => self.deny_use(t, i, message),
-                Verdict::Invalid(message) => {
+                continue;
+            }
+            self.evaluate_use(t, i, &Default::default(), now);
+        }
+    }
+
+    /// PROFILE §10 for one tool use, after its `PreToolUse` hooks (PROFILE §16): a denial or
+    /// block denies; `updatedInput` replaces the input; `allow` skips the ask and `ask`
+    /// forces it (a §10 denial or an invalid input stands either way).
+    pub(crate) fn evaluate_use(
+        &mut self,
+        t: &mut Turn,
+        i: usize,
+        pre: &super::sdk_hooks::Combined,
+        now: Instant,
+    ) {
+        t.hooks.halt_with(pre.halt.clone());
+        if let Some(message) = &pre.block {
+            self.deny_use(t, i, message.clone());
+            return;
+        }
+        if let Some(input) = pre.updated_input.as_deref().and_then(canonical_object) {
+            t.uses[i].input = input;
+        }
+        if t.uses[i].state == UseState::PreHook {
+            t.uses[i].state = UseState::Pending;
+        }
+        let u = t.uses[i].clone();
+        let verdict = match &u.state {
+            UseState::Pending => {
+                let offered: Vec<String> =
+                    self.config.tools.iter().map(|t| t.name.clone()).collect();
+                let scope = policy::Scope {
+                    mode: self.config.permission_mode,
+                    cwd: &self.config.cwd,
+                    add_dirs: &self.config.add_dirs,
+                    tool_rules: &self.config.tool_rules,
+                    offered: &offered,
+                };
+                policy::evaluate(&scope, &self.rules, &u.name, &u.input)
+            }
+            UseState::Invalid(e) => Verdict::Invalid(e.clone()),
+            _ => return,
+        };
+        let verdict = super::hook_points::pre_verdict(pre.permission, verdict);
+        match verdict {
+            Verdict::Allow => self.run_tool(t, i, None),
+            Verdict::Deny(message) => self.deny_use(t, i, message),
+            Verdict::Invalid(message) => {
+                t.uses[i].state = UseState::Done {
+                    content: message,
+                    is_error: true,
+                }
+            }
+            Verdict::Ask => match self.ask_permission(&u.id, &u.name, &u.input, now) {
+                Asked::Open => t.uses[i].state = UseState::Asking,
+                // Settled at once: nobody can answer (PROFILE §10), or the request could
+                // not leave (WIRE-PERM-002: a denial). The session's emitter never answers
+                // re-entrantly, so an immediate allow does not occur; it would run.
+                Asked::Settled(Settlement::Allow {
+                    updated_input,
+                    updated_permissions,
+                }) => {
+                    self.rules.apply(&updated_permissions);
+                    self.run_tool(t, i, updated_input);
+                }
+                // The request was too large for one line: nobody was asked, so it is not
+                // a denial; the tool use ends with the output error (with its turn).
+                Asked::Settled(Settlement::Deny { .. }) if self.out.turn_refused() => {
                     t.uses[i].state = UseState::Done {
-                        content: message,
+                        content: self.out.turn_error(),
                         is_error: true,
                     }
                 }
-                Verdict::Ask => match self.ask_permission(&u.id, &u.name, &u.input, now) {
-                    Asked::Open => t.uses[i].state = UseState::Asking,
-                    // Settled at once: nobody can answer (PROFILE §10), or the request could
-                    // not leave (WIRE-PERM-002: a denial). The session's emitter never answers
-                    // re-entrantly, so an immediate allow does not occur; it would run.
-                    Asked::Settled(Settlement::Allow {
-                        updated_input,
-                        updated_permissions,
-                    }) => {
-                        self.rules.apply(&updated_permissions);
-                        self.run_tool(t, i, updated_input);
-                    }
-                    // The request was too large for one line: nobody was asked, so it is not
-                    // a denial; the tool use ends with the output error (with its turn).
-                    Asked::Settled(Settlement::Deny { .. }) if self.out.turn_refused() => {
-                        t.uses[i].state = UseState::Done {
-                            content: self.out.turn_error(),
-                            is_error: true,
-                        }
-                    }
-                    Asked::Settled(Settlement::Deny { message, .. }) => {
-                        self.deny_use(t, i, message)
-                    }
-                },
-            }
+                Asked::Settled(Settlement::Deny { message, .. }) => self.deny_use(t, i, message),
+            },
         }
     }
 
@@ -903,10 +953,12 @@ impl Session {
             .iter_mut()
             .find(|u| u.id == tool_use_id && u.state == UseState::Running)
         {
-            u.state = UseState::Done {
+            u.state = UseState::PostHook {
                 content: outcome.content,
                 is_error: outcome.is_error,
             };
+            // PROFILE §16: `PostToolUse` runs after the tool, before its `tool_result`.
+            self.post_tool_use(tool_use_id, now);
             self.advance(now);
         }
     }
@@ -1060,7 +1112,16 @@ impl Session {
         if uses_done && !t.model_active() {
             for u in std::mem::take(&mut t.uses) {
                 if let UseState::Done { content, is_error } = u.state {
-                    let (content, is_error) = self.push_tool_result(&u.id, &content, is_error);
+                    let (content, is_error) = match u.contexts.is_empty() {
+                        true => self.push_tool_result(&u.id, &content, is_error),
+                        // PROFILE §16: PostToolUse contexts are text blocks after the output.
+                        false => self.push_tool_result_with_contexts(
+                            &u.id,
+                            &content,
+                            &u.contexts,
+                            is_error,
+                        ),
+                    };
                     t.record_tool_result(u.id, content, is_error);
                 }
             }
@@ -1068,6 +1129,11 @@ impl Session {
                 // A tool result did not fit: no next request; the turn ends after this step.
                 self.turn = Some(t);
                 return;
+            }
+            if !t.model_done && t.hooks.take_halt(&mut t.last_text) {
+                // PROFILE §16 `continue: false`: no next model request; a success result
+                // whose text is `stopReason`.
+                t.model_done = true;
             }
             if !t.model_done {
                 match self.next_request_limit(&t) {
@@ -1088,7 +1154,10 @@ impl Session {
         }
         let held = t.tasks.iter().any(|k| !k.done);
         if t.model_done && t.uses.is_empty() && t.network.is_none() && !held {
-            self.finish_turn(t, now);
+            // PROFILE §16: `Stop` runs after the last model request, before the result.
+            if let Some(t) = self.stop_hook(t, now) {
+                self.finish_turn(t, now);
+            }
             return;
         }
         self.turn = Some(t);
@@ -1131,9 +1200,11 @@ impl Session {
     }
 
     /// The result, the surviving suggestion, the transcript flush, `idle` (PROFILE §8).
-    fn finish_turn(&mut self, mut t: Turn, now: Instant) {
+    pub(crate) fn finish_turn(&mut self, mut t: Turn, now: Instant) {
         let mut structured_output = None;
-        if let (Some(schema), false, None) = (self.output_schema.clone(), t.failed, t.limit) {
+        // Not for a turn a hook halted (`continue: false` ends it with its stop reason).
+        let checked = !t.failed && t.limit.is_none() && !t.hooks.halted();
+        if let (Some(schema), true) = (self.output_schema.clone(), checked) {
             match self.structured_end(&mut t, &schema) {
                 Ok(value) => structured_output = Some(value),
                 Err(true) => {

@@ -30,6 +30,7 @@
 pub mod context;
 mod meta;
 mod pick;
+mod refs;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read as _, Seek as _, SeekFrom, Write as _};
@@ -40,6 +41,7 @@ use crate::wire::grammar::is_canonical_uuid;
 
 pub use meta::SessionMeta;
 pub use pick::{exists, load, most_recent};
+pub use refs::blob_references;
 
 /// The transcript file of a session directory.
 pub const TRANSCRIPT_FILE: &str = "transcript.ndjson";

@@ -59,6 +59,7 @@ mod raw;
 pub mod record;
 mod rejected;
 pub mod responses;
+pub mod sdk_hooks;
 pub mod sdk_input;
 pub mod subtypes;
 pub mod system;

@@ -20,6 +20,7 @@ use super::error::Error;
 use super::grammar::NonEmpty;
 use super::raw::{RawJson, RawObject};
 use super::record::InputRecord;
+use super::sdk_hooks::HookMap;
 use super::user::UserRecord;
 use super::Direction;
 
@@ -137,8 +138,8 @@ fn typed<'a, T: WireValue<'a>>(
 /// for their type and named in [`SdkInitialize::ignored`].
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct SdkInitialize<'a> {
-    /// `hooks`: the matcher map of hook callbacks (§16; not supported yet unless empty).
-    pub hooks: Option<RawObject<'a>>,
+    /// `hooks`: the matcher map of hook callbacks, typed (PROFILE §16).
+    pub hooks: Option<HookMap>,
     /// `sdkMcpServers`: the in-process MCP server names (§16; not supported yet unless empty).
     pub sdk_mcp_servers: Option<Vec<Text<'a>>>,
     /// `sdkMcpServerConfigs`: per-server settings of in-process servers.
@@ -259,7 +260,10 @@ impl<'a> SdkInitialize<'a> {
             ignored.push(name);
         }
         Ok(SdkInitialize {
-            hooks: object_or_null(v("hooks"), &k("hooks"))?,
+            hooks: match v("hooks") {
+                Some(h) if !h.is_null() => Some(HookMap::decode(h, &k("hooks"))?),
+                _ => None,
+            },
             sdk_mcp_servers: typed(v("sdkMcpServers"), &k("sdkMcpServers"))?,
             sdk_mcp_server_configs: object_or_null(
                 v("sdkMcpServerConfigs"),
@@ -289,14 +293,11 @@ impl<'a> SdkInitialize<'a> {
     }
 
     /// Why this request cannot be honoured yet, naming the member (the correlated error of
-    /// PROFILE §15; `hooks` and `sdkMcpServers` are §16's next step; `jsonSchema` is honoured,
-    /// and only a schema that does not compile is refused, by the session). An empty or
-    /// `null` value is accepted.
+    /// PROFILE §15; `sdkMcpServers` is §16's next step; `hooks` are registered and
+    /// `jsonSchema` honoured, PROFILE §16: only a schema that does not compile is refused, by
+    /// the session). An empty or `null` value is accepted.
     pub fn refusal(&self) -> Option<String> {
         let nonempty = |o: &Option<RawObject<'_>>| o.as_ref().and_then(first_member);
-        if nonempty(&self.hooks).is_some() {
-            return Some("initialize.hooks: SDK hook callbacks are not supported yet".into());
-        }
         if self.sdk_mcp_servers.as_ref().is_some_and(|v| !v.is_empty())
             || nonempty(&self.sdk_mcp_server_configs).is_some()
             || nonempty(&self.sdk_mcp_server_manifests).is_some()
@@ -358,7 +359,7 @@ impl<'a> SdkInitialize<'a> {
             o.map(|v| v.into_iter().map(IntoOwned::into_owned).collect())
         }
         SdkInitialize {
-            hooks: v(self.hooks),
+            hooks: self.hooks,
             sdk_mcp_servers: texts(self.sdk_mcp_servers),
             sdk_mcp_server_configs: v(self.sdk_mcp_server_configs),
             sdk_mcp_server_manifests: v(self.sdk_mcp_server_manifests),
@@ -447,10 +448,6 @@ mod tests {
     fn members_the_profile_cannot_honour_are_named() {
         for (request, refusal) in [
             (
-                r#""hooks":{"PreToolUse":[{"matcher":null,"hookCallbackIds":["hook_0"]}]}"#,
-                "initialize.hooks: SDK hook callbacks are not supported yet",
-            ),
-            (
                 r#""sdkMcpServers":["calc"]"#,
                 "initialize.sdkMcpServers: in-process MCP servers are not supported yet",
             ),
@@ -469,6 +466,24 @@ mod tests {
             );
             assert_eq!(init(&line).refusal().as_deref(), Some(refusal), "{request}");
         }
+    }
+
+    #[test]
+    fn hooks_are_typed_and_registered_not_refused() {
+        // PROFILE §16: a non-null `hooks` map is registered (no refusal names it any more).
+        let s = init(
+            r#"{"type":"control_request","request_id":"r","request":{"subtype":"initialize","hooks":{"PreToolUse":[{"matcher":"Bash","hookCallbackIds":["hook_0"],"timeout":3}]}}}"#,
+        );
+        let hooks = s.hooks.as_ref().unwrap();
+        assert!(hooks.registers_callbacks());
+        assert_eq!(s.refusal(), None);
+        // A malformed matcher is a correlated error naming the member.
+        let e = decode(
+            r#"{"type":"control_request","request_id":"r9","request":{"subtype":"initialize","hooks":{"PreToolUse":[{"matcher":"Bash"}]}}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.correlation(), Some("r9"));
+        assert!(e.path().contains("hookCallbackIds"), "{}", e.path());
     }
 
     #[test]

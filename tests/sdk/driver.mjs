@@ -6,6 +6,8 @@
 // normalized shape as driver.py, so tests/sdk_typescript.rs asserts what tests/sdk_python.rs
 // does. One flow is one function in FLOWS below.
 
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 const { query } = await import(pathToFileURL(process.env.SDK_TS_MODULE).href);
@@ -76,14 +78,15 @@ function session(extra = {}) {
   const it = q[Symbol.asyncIterator]();
   return {
     q,
+    // Runs one turn and returns its result message.
     async turn(text, onMessage = () => {}) {
       push(text);
       while (true) {
         const { value, done } = await it.next();
-        if (done) return;
+        if (done) return null;
         record(value);
         await onMessage(value);
-        if (value.type === "result") return;
+        if (value.type === "result") return value;
       }
     },
     async close() {
@@ -91,6 +94,10 @@ function session(extra = {}) {
       while (!(await it.next()).done) {}
     },
   };
+}
+
+function writeNote() {
+  writeFileSync(join(process.env.FLOW_CWD, "note.txt"), "note");
 }
 
 const TOOLS =
@@ -180,6 +187,133 @@ const FLOWS = {
     await s.close();
     emit({ event: "disconnected" });
   },
+  async resume() {
+    let s = session();
+    let sid;
+    for (let i = 1; i <= 4; i++) sid = (await s.turn(`turn ${i}`)).session_id;
+    await s.close();
+    emit({ event: "first", session_id: sid });
+    for (const extra of [
+      { resume: sid },
+      { continue: true },
+      { resume: sid, forkSession: true },
+      { resume: sid },
+    ]) {
+      s = session(extra);
+      await s.turn("!history");
+      await s.close();
+    }
+  },
+  async max_turns() {
+    writeNote();
+    const s = session({ maxTurns: 1 });
+    await s.turn('!tool Read {"file_path":"note.txt"}\n!say never');
+    await s.turn("next turn");
+    await s.close();
+  },
+  async budget() {
+    const s = session({ maxBudgetUsd: 0.01 });
+    await s.turn("!cost 0.004\n!say cheap");
+    await s.turn("!cost 0.007\n!say reaches it");
+    await s.turn("after the budget");
+    await s.close();
+  },
+  async tool_rules() {
+    const s = session({
+      allowedTools: ["Bash(echo:*)"],
+      disallowedTools: ["Write"],
+      canUseTool: async (tool, input) => {
+        emit({ event: "callback", tool, input });
+        return { behavior: "deny", message: "asked and denied" };
+      },
+    });
+    await s.turn(
+      '!tool Bash {"command":"echo allowed"}\n!tool Bash {"command":"ls"}\n' +
+        '!tool Write {"file_path":"w.txt","content":"x"}\n!say done',
+    );
+    await s.close();
+  },
+  async stop_task() {
+    const s = session();
+    await s.turn("!task t1 1000 50\n!say started", async (m) => {
+      if (m.type === "system" && m.subtype === "task_started") {
+        await s.q.stopTask("t1");
+        emit({ event: "stopped" });
+        try {
+          await s.q.stopTask("nope");
+          emit({ event: "returned" });
+        } catch (e) {
+          emit({ event: "raised", error: String(e.message ?? e) });
+        }
+      }
+    });
+    await s.turn("after the task");
+    await s.close();
+  },
+  // --- SDK hooks (PROFILE §16) ---
+  async hooks_pre_tool_use() {
+    const outside = join(process.env.AGENTX_HOME, "outside.txt");
+    writeFileSync(outside, "outside");
+    const pre = async (input, toolUseID) => {
+      emit({
+        event: "hook",
+        hook: input.hook_event_name,
+        tool: input.tool_name,
+        same_id: toolUseID === input.tool_use_id,
+        keys: Object.keys(input).sort(),
+      });
+      return {
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: input.tool_name === "Bash" ? "deny" : "allow",
+          permissionDecisionReason: "no shell from a hook",
+        },
+      };
+    };
+    const s = session({
+      canUseTool: hostSaysNo,
+      hooks: { PreToolUse: [{ matcher: "Bash|Read", hooks: [pre] }] },
+    });
+    await s.turn(
+      `!tool Read {"file_path":${JSON.stringify(outside)}}\n!tool Bash {"command":"echo hi"}\n!say done`,
+    );
+    await s.close();
+  },
+  async hooks_post_tool_use() {
+    writeNote();
+    const post = async (input) => {
+      emit({ event: "hook", hook: input.hook_event_name, response: input.tool_response });
+      return { hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "checked by a hook" } };
+    };
+    const s = session({ hooks: { PostToolUse: [{ matcher: "Read", hooks: [post] }] } });
+    await s.turn('!tool Read {"file_path":"note.txt"}\n!last_tool_result');
+    await s.close();
+  },
+  async hooks_user_prompt_submit() {
+    const gate = async (input) => {
+      emit({ event: "hook", hook: input.hook_event_name, prompt: input.prompt });
+      return input.prompt.includes("forbidden") ? { decision: "block", reason: "that topic is blocked" } : {};
+    };
+    const s = session({ hooks: { UserPromptSubmit: [{ hooks: [gate] }] } });
+    await s.turn("a forbidden topic");
+    await s.turn("an allowed topic");
+    await s.close();
+  },
+  async hooks_raise() {
+    const boom = async (input) => {
+      emit({ event: "hook", tool: input.tool_name });
+      throw new Error("hook exploded");
+    };
+    for (const onFailure of [undefined, "block"]) {
+      const s = session({
+        canUseTool: hostSaysNo,
+        hooks: { PreToolUse: [{ matcher: "Bash", hooks: [boom], onFailure }] },
+      });
+      await s.turn('!tool Bash {"command":"echo hi"}\n!say done');
+      await s.turn("still here");
+      await s.close();
+    }
+  },
   // PROFILE §16: `outputFormat` (sent as --json-schema and initialize jsonSchema); a valid
   // `!json` answer is the result's `structured_output`, an invalid one ends after 3 attempts.
   async structured_output() {
@@ -193,6 +327,11 @@ const FLOWS = {
     await s.close();
   },
 };
+
+async function hostSaysNo(tool, input) {
+  emit({ event: "callback", tool, input });
+  return { behavior: "deny", message: "host says no" };
+}
 
 await FLOWS[process.argv[2]]();
 emit({ event: "done" });

@@ -83,9 +83,13 @@ def record(m):
 
 
 async def turn(client, prompt):
+    """Runs one turn and returns its ResultMessage."""
     await client.query(prompt)
+    last = None
     async for m in client.receive_response():
         record(m)
+        last = m
+    return last
 
 
 async def flow_prompt():
@@ -176,6 +180,167 @@ async def flow_close_persists():
     emit(event="disconnected")
 
 
+async def flow_resume():
+    async with ClaudeSDKClient(options=options()) as c:
+        for i in range(1, 5):
+            sid = (await turn(c, f"turn {i}")).session_id
+    emit(event="first", session_id=sid)
+    for opts in (
+        options(resume=sid),
+        options(continue_conversation=True),
+        options(resume=sid, fork_session=True),
+        options(resume=sid),
+    ):
+        async with ClaudeSDKClient(options=opts) as c:
+            await turn(c, "!history")
+
+
+def write_note():
+    with open(os.path.join(os.environ["FLOW_CWD"], "note.txt"), "w") as f:
+        f.write("note")
+
+
+async def flow_max_turns():
+    write_note()
+    async with ClaudeSDKClient(options=options(max_turns=1)) as c:
+        await turn(c, '!tool Read {"file_path":"note.txt"}\n!say never')
+        await turn(c, "next turn")
+
+
+async def flow_budget():
+    async with ClaudeSDKClient(options=options(max_budget_usd=0.01)) as c:
+        await turn(c, "!cost 0.004\n!say cheap")
+        await turn(c, "!cost 0.007\n!say reaches it")
+        await turn(c, "after the budget")
+
+
+async def flow_tool_rules():
+    async def decide(tool, tool_input, _context):
+        emit(event="callback", tool=tool, input=tool_input)
+        return PermissionResultDeny(message="asked and denied")
+
+    opts = options(
+        allowed_tools=["Bash(echo:*)"], disallowed_tools=["Write"], can_use_tool=decide
+    )
+    async with ClaudeSDKClient(options=opts) as c:
+        await turn(
+            c,
+            '!tool Bash {"command":"echo allowed"}\n'
+            '!tool Bash {"command":"ls"}\n'
+            '!tool Write {"file_path":"w.txt","content":"x"}\n'
+            "!say done",
+        )
+
+
+async def flow_stop_task():
+    async with ClaudeSDKClient(options=options()) as c:
+        await c.query("!task t1 1000 50\n!say started")
+        async for m in c.receive_response():
+            record(m)
+            if type(m).__name__ == "TaskStartedMessage" or (
+                getattr(m, "subtype", None) == "task_started"
+            ):
+                await c.stop_task("t1")
+                emit(event="stopped")
+                try:
+                    await c.stop_task("nope")
+                    emit(event="returned")
+                except Exception as e:  # noqa: BLE001 - the documented error is the point
+                    emit(event="raised", error=str(e))
+        await turn(c, "after the task")
+
+
+# --- SDK hooks (PROFILE §16) ---
+
+from claude_agent_sdk import HookMatcher  # noqa: E402 - kept beside the hook flows
+
+
+def write_outside():
+    """A file outside the session's cwd (in AgentX home), so §10 would ask to Read it."""
+    path = os.path.join(os.environ["AGENTX_HOME"], "outside.txt")
+    with open(path, "w") as f:
+        f.write("outside")
+    return path
+
+
+async def host_says_no(tool, tool_input, _context):
+    emit(event="callback", tool=tool, input=tool_input)
+    return PermissionResultDeny(message="host says no")
+
+
+async def flow_hooks_pre_tool_use():
+    outside = write_outside()
+
+    async def pre(input_data, tool_use_id, _context):
+        emit(
+            event="hook",
+            hook=input_data["hook_event_name"],
+            tool=input_data["tool_name"],
+            same_id=tool_use_id == input_data["tool_use_id"],
+            keys=sorted(input_data.keys()),
+        )
+        decision = "deny" if input_data["tool_name"] == "Bash" else "allow"
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": decision,
+                "permissionDecisionReason": "no shell from a hook",
+            }
+        }
+
+    opts = options(
+        can_use_tool=host_says_no,
+        hooks={"PreToolUse": [HookMatcher(matcher="Bash|Read", hooks=[pre])]},
+    )
+    async with ClaudeSDKClient(options=opts) as c:
+        await turn(
+            c,
+            "!tool Read {\"file_path\":%s}\n!tool Bash {\"command\":\"echo hi\"}\n!say done"
+            % json.dumps(outside),
+        )
+
+
+async def flow_hooks_post_tool_use():
+    write_note()
+
+    async def post(input_data, _tool_use_id, _context):
+        emit(event="hook", hook=input_data["hook_event_name"], response=input_data["tool_response"])
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PostToolUse",
+                "additionalContext": "checked by a hook",
+            }
+        }
+
+    opts = options(hooks={"PostToolUse": [HookMatcher(matcher="Read", hooks=[post])]})
+    async with ClaudeSDKClient(options=opts) as c:
+        await turn(c, '!tool Read {"file_path":"note.txt"}\n!last_tool_result')
+
+
+async def flow_hooks_user_prompt_submit():
+    async def gate(input_data, _tool_use_id, _context):
+        emit(event="hook", hook=input_data["hook_event_name"], prompt=input_data["prompt"])
+        if "forbidden" in input_data["prompt"]:
+            return {"decision": "block", "reason": "that topic is blocked"}
+        return {}
+
+    opts = options(hooks={"UserPromptSubmit": [HookMatcher(hooks=[gate])]})
+    async with ClaudeSDKClient(options=opts) as c:
+        await turn(c, "a forbidden topic")
+        await turn(c, "an allowed topic")
+
+
+async def flow_hooks_raise():
+    async def boom(input_data, _tool_use_id, _context):
+        emit(event="hook", tool=input_data["tool_name"])
+        raise RuntimeError("hook exploded")
+
+    for on_failure in (None, "block"):
+        matcher = HookMatcher(matcher="Bash", hooks=[boom], on_failure=on_failure)
+        opts = options(can_use_tool=host_says_no, hooks={"PreToolUse": [matcher]})
+        async with ClaudeSDKClient(options=opts) as c:
+            await turn(c, '!tool Bash {"command":"echo hi"}\n!say done')
+            await turn(c, "still here")
 SCHEMA = {
     "type": "object",
     "properties": {"answer": {"type": "integer"}},

@@ -24,6 +24,50 @@ mod harness;
 
 pub use harness::TempDir;
 
+/// Every flow, once: `tests/sdk_python.rs` and `tests/sdk_typescript.rs` each expand this with
+/// their SDK, so each flow is one `#[test]` per SDK. A new flow is one line here (its name as in
+/// driver.py / driver.mjs, then its check), appended at the end.
+macro_rules! every_flow {
+    ($sdk:expr) => {
+        flow_tests! { $sdk;
+            prompt => check_prompt,
+            can_use_tool => check_can_use_tool,
+            no_callback => check_no_callback,
+            bypass => check_bypass,
+            interrupt => check_interrupt,
+            tasks => check_tasks,
+            partial => check_partial,
+            system_prompt => check_system_prompt,
+            controls => check_controls,
+            close_persists => check_close_persists,
+            resume => check_resume,
+            max_turns => check_max_turns,
+            budget => check_budget,
+            tool_rules => check_tool_rules,
+            stop_task => check_stop_task,
+            hooks_pre_tool_use => check_hooks_pre_tool_use,
+            hooks_post_tool_use => check_hooks_post_tool_use,
+            hooks_user_prompt_submit => check_hooks_user_prompt_submit,
+            hooks_raise => check_hooks_raise,
+            structured_output => check_structured_output,
+        }
+    };
+}
+
+/// One `#[test]` per `flow => check` pair: runs the flow in `$sdk` (or skips) and checks it.
+macro_rules! flow_tests {
+    ($sdk:expr; $($name:ident => $check:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                if let Some(f) = sdk_support::run_flow($sdk, stringify!($name)) {
+                    sdk_support::$check(&f);
+                }
+            }
+        )*
+    };
+}
+
 /// The longest a flow may take before it is killed and fails.
 const FLOW_TIMEOUT: Duration = Duration::from_secs(180);
 
@@ -545,6 +589,270 @@ pub fn check_close_persists(f: &Flow) {
         .any(|r| r["type"] == "result" && r["result"] == "echo: remember me"));
 }
 
+/// The `result` texts, in order.
+fn result_texts(f: &Flow) -> Vec<&Value> {
+    f.messages("result").iter().map(|r| &r["result"]).collect()
+}
+
+/// The `result` records of a stored transcript (PROFILE §11).
+fn stored_results(f: &Flow, sid: &str) -> Vec<Value> {
+    let path = f
+        .home
+        .path()
+        .join("sessions")
+        .join(sid)
+        .join("transcript.ndjson");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["type"] == "result")
+        .collect()
+}
+
+pub fn check_resume(f: &Flow) {
+    // PROFILE §15: four turns on one client, then `resume`, `continue`, `fork_session` and
+    // `resume` again, each in a new agentx process; `!history` counts the rebuilt context.
+    assert_eq!(
+        result_texts(f),
+        [
+            "echo: turn 1",
+            "echo: turn 2",
+            "echo: turn 3",
+            "echo: turn 4",
+            "history: 8 messages",
+            "history: 10 messages",
+            "history: 12 messages",
+            "history: 12 messages",
+        ]
+    );
+    let sid = f.named("first")[0]["session_id"].as_str().unwrap();
+    let ids: Vec<&str> = f
+        .messages("result")
+        .iter()
+        .map(|r| r["session_id"].as_str().unwrap())
+        .collect();
+    // resume and continue keep the id; the fork has a new one; the original is untouched by
+    // the fork (the last resume still counts 12 messages, not 14).
+    assert!(ids[..6].iter().all(|id| *id == sid), "{ids:?}");
+    let fork = ids[6];
+    assert_ne!(fork, sid);
+    assert!(uuid::Uuid::parse_str(fork).is_ok(), "{fork}");
+    assert_eq!(ids[7], sid);
+    assert_eq!(stored_results(f, sid).len(), 7);
+    // The fork's transcript starts as a copy of the six turns, plus its own.
+    let forked = stored_results(f, fork);
+    assert_eq!(forked.len(), 7);
+    assert_eq!(forked[6]["result"], "history: 12 messages");
+}
+
+pub fn check_max_turns(f: &Flow) {
+    // PROFILE §15 `--max-turns 1`: the tool use gets its result, no second request is made.
+    let r = result(f, 0);
+    assert_eq!(r["subtype"], "error_max_turns");
+    assert_eq!(r["is_error"], true);
+    assert_eq!(r["num_turns"], 1);
+    assert_eq!(r["errors"], serde_json::json!(["max turns reached: 1"]));
+    let user = f.messages("user");
+    assert_eq!(user.len(), 1);
+    assert_eq!(user[0]["blocks"][0]["content"], "     1\tnote\n");
+    assert!(!f
+        .messages("assistant")
+        .iter()
+        .any(|a| a["blocks"][0]["text"] == "never"));
+    // The limit is per turn: the next turn runs.
+    let next = result(f, 1);
+    assert_eq!(next["subtype"], "success");
+    assert_eq!(next["result"], "echo: next turn");
+}
+
+pub fn check_budget(f: &Flow) {
+    // PROFILE §15 `--max-budget-usd 0.01`: 0.004, then 0.007 reaches it in a request without
+    // tools (that turn ends normally), then a turn ends without a model request.
+    let subtypes: Vec<&Value> = f.messages("result").iter().map(|r| &r["subtype"]).collect();
+    assert_eq!(subtypes, ["success", "success", "error_max_budget_usd"]);
+    assert_eq!(result(f, 1)["result"], "reaches it");
+    let r = result(f, 2);
+    assert_eq!(r["is_error"], true);
+    assert_eq!(r["num_turns"], 0);
+    assert_eq!(r["errors"], serde_json::json!(["budget reached: 0.01 USD"]));
+    assert!(!f
+        .messages("assistant")
+        .iter()
+        .any(|a| a["blocks"][0]["text"] == "echo: after the budget"));
+}
+
+pub fn check_tool_rules(f: &Flow) {
+    // PROFILE §15: `--allowedTools Bash(echo:*)` runs `echo …` without asking, `ls` is asked;
+    // `--disallowedTools Write` removes Write from `tools` and from the model's tools.
+    let init = f.events.iter().find(|e| e["subtype"] == "init").unwrap();
+    assert_eq!(init["data"]["tools"], serde_json::json!(["Read", "Bash"]));
+    let calls: Vec<&Value> = f.named("callback").iter().map(|c| &c["input"]).collect();
+    assert_eq!(calls, [&serde_json::json!({"command": "ls"})]);
+    let results: Vec<(&Value, &Value)> = f
+        .messages("user")
+        .iter()
+        .map(|u| (&u["blocks"][0]["content"], &u["blocks"][0]["is_error"]))
+        .collect();
+    assert_eq!(
+        results,
+        [
+            (
+                &serde_json::json!("allowed\nexit code: 0"),
+                &Value::Bool(false)
+            ),
+            (&serde_json::json!("asked and denied"), &Value::Bool(true)),
+            (&serde_json::json!("unknown tool Write"), &Value::Bool(true)),
+        ]
+    );
+    assert!(!f.cwd.path().join("w.txt").exists());
+    assert_eq!(result(f, 0)["denials"], serde_json::json!(["Bash"]));
+}
+
+pub fn check_stop_task(f: &Flow) {
+    // PROFILE §15 `stop_task`: the task ends `stopped`; an unknown id is `no task <id>`.
+    assert_eq!(f.named("stopped").len(), 1);
+    let raised = f.named("raised");
+    assert_eq!(raised.len(), 1, "{:?}", f.events);
+    assert!(raised[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("no task nope"));
+    let ends: Vec<&Value> = f
+        .events
+        .iter()
+        .filter(|e| e["subtype"] == "task_notification")
+        .collect();
+    assert_eq!(ends.len(), 1);
+    assert_eq!(ends[0]["data"]["task_id"], "t1");
+    assert_eq!(ends[0]["data"]["status"], "stopped");
+    assert_eq!(result_texts(f), ["started", "echo: after the task"]);
+}
+
+/// The `tool_result` blocks of the turn's user messages: (content, is_error).
+fn tool_results(f: &Flow) -> Vec<(&Value, &Value)> {
+    f.messages("user")
+        .iter()
+        .map(|u| (&u["blocks"][0]["content"], &u["blocks"][0]["is_error"]))
+        .collect()
+}
+
+pub fn check_hooks_pre_tool_use(f: &Flow) {
+    // PROFILE §16: a PreToolUse hook denies Bash and allows a Read outside the cwd (which §10
+    // would ask about): the host's can_use_tool is never called.
+    let hooks = f.named("hook");
+    let tools: Vec<&Value> = hooks.iter().map(|h| &h["tool"]).collect();
+    assert_eq!(tools, ["Read", "Bash"]);
+    for h in &hooks {
+        assert_eq!(h["hook"], "PreToolUse");
+        assert_eq!(h["same_id"], true);
+        assert_eq!(
+            h["keys"],
+            serde_json::json!([
+                "cwd",
+                "hook_event_name",
+                "permission_mode",
+                "session_id",
+                "tool_input",
+                "tool_name",
+                "tool_use_id",
+                "transcript_path"
+            ])
+        );
+    }
+    assert!(f.named("callback").is_empty(), "{:?}", f.events);
+    assert_eq!(
+        tool_results(f),
+        [
+            (&serde_json::json!("     1\toutside\n"), &Value::Bool(false)),
+            (
+                &serde_json::json!("no shell from a hook"),
+                &Value::Bool(true)
+            ),
+        ]
+    );
+    let r = result(f, 0);
+    assert_eq!(r["denials"], serde_json::json!(["Bash"]));
+    assert_eq!(r["result"], "done");
+    assert!(
+        f.stderr.iter().all(|l| !l.contains("WARN")),
+        "{:?}",
+        f.stderr
+    );
+}
+
+pub fn check_hooks_post_tool_use(f: &Flow) {
+    // PROFILE §16: the PostToolUse context is a text block after the tool's output in the
+    // tool_result record, and the model saw both (`!last_tool_result`).
+    let hooks = f.named("hook");
+    assert_eq!(hooks.len(), 1);
+    assert_eq!(hooks[0]["hook"], "PostToolUse");
+    assert_eq!(hooks[0]["response"], "     1\tnote\n");
+    assert_eq!(
+        tool_results(f),
+        [(
+            &serde_json::json!([
+                {"type": "text", "text": "     1\tnote\n"},
+                {"type": "text", "text": "checked by a hook"}
+            ]),
+            &Value::Bool(false)
+        )]
+    );
+    assert_eq!(
+        result(f, 0)["result"],
+        "last tool result:      1\tnote\n\nchecked by a hook"
+    );
+}
+
+pub fn check_hooks_user_prompt_submit(f: &Flow) {
+    // PROFILE §16: a UserPromptSubmit block ends the turn with the input-error result and no
+    // model request; the next prompt runs.
+    let prompts: Vec<&Value> = f.named("hook").iter().map(|h| &h["prompt"]).collect();
+    assert_eq!(prompts, ["a forbidden topic", "an allowed topic"]);
+    assert_eq!(
+        f.labels(),
+        [
+            "system/init",
+            "result/error_during_execution",
+            "assistant",
+            "result/success"
+        ]
+    );
+    let r = result(f, 0);
+    assert_eq!(r["is_error"], true);
+    assert_eq!(r["num_turns"], 0);
+    assert_eq!(
+        r["errors"],
+        serde_json::json!(["input error: blocked by UserPromptSubmit hook: that topic is blocked"])
+    );
+    assert_eq!(result(f, 1)["result"], "echo: an allowed topic");
+}
+
+pub fn check_hooks_raise(f: &Flow) {
+    // PROFILE §16: a hook that raises. Default onFailure (continue): no decision, so the
+    // host's can_use_tool is asked (and denies); `block`: denied `hook failed` without asking.
+    // The session goes on either way.
+    assert_eq!(f.named("hook").len(), 2);
+    let calls: Vec<&Value> = f.named("callback").iter().map(|c| &c["tool"]).collect();
+    assert_eq!(calls, ["Bash"]);
+    assert_eq!(
+        tool_results(f),
+        [
+            (&serde_json::json!("host says no"), &Value::Bool(true)),
+            (&serde_json::json!("hook failed"), &Value::Bool(true)),
+        ]
+    );
+    assert_eq!(
+        result_texts(f),
+        ["done", "echo: still here", "done", "echo: still here"]
+    );
+    let warns: Vec<&String> = f
+        .stderr
+        .iter()
+        .filter(|l| l.contains("PreToolUse hook callback"))
+        .collect();
+    assert_eq!(warns.len(), 2, "{:?}", f.stderr);
+    assert!(warns[0].ends_with("failed: the callback answered an error; onFailure continue"));
+    assert!(warns[1].ends_with("failed: the callback answered an error; onFailure block"));
 /// PROFILE §16 structured output through the SDK's `output_format` / `outputFormat`: the
 /// valid `!json` answer is `structured_output`; the invalid one is asked again twice (the
 /// corrective prompts have no directive, so agentx-echo answers `echo: …`) and the turn ends

@@ -7,11 +7,13 @@
 //! only its validated frames ([`run`]); model calls behind [`model::ModelRunner`] (the
 //! scripted model on its own thread; the HTTP providers with their runtime inside); tool and
 //! hook processes ([`workers`]); the session store, its lock and its disk-error retries
-//! ([`persist`]); one-shot `-p` ([`oneshot`]).
+//! ([`persist`]); the blob store opened with PROFILE §12's reclamation ([`blobs`]); one-shot
+//! `-p` ([`oneshot`]).
 //!
 //! Must never: write to stdout anything but the session's validated frames (or, in one-shot
 //! `text`/`json`, the result projected from them); decide a protocol question itself.
 
+pub mod blobs;
 pub mod event;
 pub mod model;
 pub mod oneshot;
@@ -52,9 +54,9 @@ fn run(args: &SessionArgs, sdk: Option<&SdkArgs>) -> i32 {
     let attachments: Option<Box<dyn crate::session::Attachments>> = if args.common.no_attachments {
         None
     } else {
-        use crate::attach::{BlobStore, FsBackend, Limits, Uploads};
+        use crate::attach::{Limits, Uploads};
         let limits = Limits::default();
-        match FsBackend::open(&startup.home).and_then(|b| BlobStore::open(b, &limits)) {
+        match blobs::open_and_reclaim(&startup.home, &limits) {
             Ok(store) => Some(Box::new(Uploads::new(store, limits))),
             Err(code) => {
                 eprintln!("agentx: attachment store unavailable: {code}");

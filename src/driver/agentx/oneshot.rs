@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use crate::attach::limits::MAX_DISPLAY_NAME_BYTES;
-use crate::attach::{admit_file, BlobStore, FsBackend, Limits, ReasonCode};
+use crate::attach::{admit_file, Limits, ReasonCode};
 use crate::cli::agentx_args::{OneShotArgs, OneShotFormat};
 use crate::json;
 use crate::session::Attachments;
@@ -96,8 +96,7 @@ fn write_out(bytes: &[u8]) -> io::Result<()> {
 /// Admits every `--attach` file in order (`file_path` source, `initial_cli` scope).
 fn admit_all(home: &Path, paths: &[std::path::PathBuf]) -> Result<Vec<AttachmentRef>, ReasonCode> {
     let limits = Limits::default();
-    let backend = FsBackend::open(home)?;
-    let mut store = BlobStore::open(backend, &limits)?;
+    let mut store = super::blobs::open_and_reclaim(home, &limits)?;
     let mut refs = Vec::with_capacity(paths.len());
     if paths.len() > limits.max_attachments_per_message {
         return Err(ReasonCode::AggregateTooLarge);

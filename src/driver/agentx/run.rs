@@ -30,7 +30,9 @@ pub trait FrameSink {
 
 /// stdout: the frames of one drain are collected and written together at [`FrameSink::flush`]
 /// (one `write` for a burst of `stream_event` records instead of one per record). The loop
-/// flushes after every drain, so a frame never waits for a later event, and the write still
+/// flushes after every drain, so a frame never waits for a later event (a drain that started
+/// a model is held only while that model's events already wait: an echo turn is one write),
+/// and the write still
 /// blocks while the host is not reading (backpressure unchanged).
 pub struct StdoutSink {
     out: io::Stdout,
@@ -162,6 +164,7 @@ pub fn run_loop(
         // may still sit in the sink's buffer: they are written with the rest of the drain,
         // so a drain is still one write.
         let mut exit = None;
+        let mut started_model = false;
         loop {
             if let Err(e) = drain_output(&mut session, sink) {
                 workers.kill_all();
@@ -171,6 +174,7 @@ pub fn run_loop(
             while let Some(action) = session.poll_action() {
                 match action {
                     Action::StartModel(request) => {
+                        started_model = true;
                         let turn = request.turn;
                         // Calls of earlier turns are over (their results were written).
                         calls.retain(|(t, _)| *t == turn);
@@ -228,9 +232,25 @@ pub fn run_loop(
                 Err(e) => output_failed(&e),
             };
         }
-        if let Err(e) = sink.flush() {
-            workers.kill_all();
-            return output_failed(&e);
+        // A model that answered inside `start` (the built-in echo) already queued its events:
+        // they are handled before this drain's frames (`running`) are written, so the turn
+        // reaches the host in one write (one wake-up of its reader) instead of two. Once per
+        // started model, and only for an event already waiting: a frame never waits for a
+        // later one.
+        let held = started_model
+            && lookahead.is_none()
+            && match rx.try_recv() {
+                Ok(e) => {
+                    lookahead = Some(e);
+                    true
+                }
+                Err(_) => false,
+            };
+        if !held {
+            if let Err(e) = sink.flush() {
+                workers.kill_all();
+                return output_failed(&e);
+            }
         }
 
         let event = match (lookahead.take(), session.poll_timeout()) {

@@ -174,10 +174,18 @@ pub fn start(
         } else {
             crate::encode::DEFAULT_MAX_RECORD_LEN
         },
+        transcript_path: String::new(),
     };
     if let Some(sdk) = sdk {
         sdk_options::apply(&mut config, sdk, &selection, &cwd)?;
     }
+    // PROFILE §16 HOOK_INPUT `transcript_path`.
+    config.transcript_path = home
+        .join(crate::store::SESSIONS_DIR)
+        .join(&config.session_id)
+        .join(crate::store::TRANSCRIPT_FILE)
+        .to_string_lossy()
+        .into_owned();
     Ok(Startup {
         config,
         home,
