@@ -341,6 +341,8 @@ async def flow_hooks_raise():
         async with ClaudeSDKClient(options=opts) as c:
             await turn(c, '!tool Bash {"command":"echo hi"}\n!say done')
             await turn(c, "still here")
+
+
 SCHEMA = {
     "type": "object",
     "properties": {"answer": {"type": "integer"}},

@@ -853,6 +853,8 @@ pub fn check_hooks_raise(f: &Flow) {
     assert_eq!(warns.len(), 2, "{:?}", f.stderr);
     assert!(warns[0].ends_with("failed: the callback answered an error; onFailure continue"));
     assert!(warns[1].ends_with("failed: the callback answered an error; onFailure block"));
+}
+
 /// PROFILE §16 structured output through the SDK's `output_format` / `outputFormat`: the
 /// valid `!json` answer is `structured_output`; the invalid one is asked again twice (the
 /// corrective prompts have no directive, so agentx-echo answers `echo: …`) and the turn ends
