@@ -218,6 +218,7 @@ impl Session {
                     "input error: blocked by UserPromptSubmit hook: {reason}"
                 )],
                 prompt_uuid: t.prompt_record.clone().and_then(Uuid::new),
+                structured_output: None,
             };
             self.close_turn(t, fields, false);
             return;
