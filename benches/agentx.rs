@@ -8,7 +8,8 @@
 //!   first and last 100 turns (does a turn get slower as the session grows?).
 //! - **stream throughput**: one session with `--include-partial-messages`,
 //!   `AGENTX_BENCH_STREAM_TURNS` (default 60) turns whose prompts hold `AGENTX_BENCH_WORDS`
-//!   (default 4,000) words; the echo reply streams one `stream_event` per word (PROFILE §9).
+//!   (default 4,000) words; the echo reply streams one `stream_event` per word (the first
+//!   4,096 words of a block, `model::scripted::WORD_DELTAS`).
 //!   Records and bytes per wall second from the first prompt to the last `idle`.
 //! - for both: CPU time of the agentx process (utime + stime, all threads; robust to the load
 //!   of a shared machine) per turn / per record, and its peak memory (VmHWM from

@@ -38,11 +38,14 @@ pub struct AgentProcess {
 }
 
 impl AgentProcess {
-    /// Spawns the bench build's `agentx` in stream-json mode with `args` after the formats,
+    /// Spawns the bench build's `agentx` (or the binary `AGENTX_BENCH_BIN` names, to measure
+    /// another build with the same bench) in stream-json mode with `args` after the formats,
     /// `AGENTX_HOME=home` (removed by [`AgentProcess::finish`]) and no `HOME`; its stderr goes
     /// to `stderr`.
     pub fn spawn<A: AsRef<OsStr>>(home: PathBuf, args: &[A], stderr: Stdio) -> AgentProcess {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_agentx"))
+        let bin = std::env::var_os("AGENTX_BENCH_BIN")
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_agentx").into());
+        let mut child = Command::new(bin)
             .args([
                 "--input-format",
                 "stream-json",

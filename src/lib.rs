@@ -77,10 +77,12 @@
 //! complete client on top of all this.
 //!
 //! # Features
-//! `default` = `cli` (everything this repository builds). A codec-only user takes
-//! `default-features = false`: `frame`, `json`, `wire`, `encode`, `control`, `model`, `host`,
-//! `driver`. `attach` (media), `provider`, `agent` (`session`, `store`, `tools`, `hook`),
-//! `openai`, `tokio`, `cli` add the rest; `sample` and `fuzzing` are for tests and fuzzing.
+//! `default` = `cli` (everything this repository builds). Each layer is a feature that turns on
+//! the layers below it only (ARCHITECTURE.md "Layers the compiler checks"): with
+//! `default-features = false` a codec-only user gets `frame`, `json`, `wire`, `encode` and
+//! `control`, and no I/O. `driver` (blocking I/O: [`Pump`], [`OutputFifo`]), `host`, `model`,
+//! `attach` (media), `provider`, `agent` (`session`, `store`, `tools`, `hook`), `tokio`,
+//! `openai` and `cli` add the rest; `sample` and `fuzzing` are for tests and fuzzing.
 #![deny(unsafe_code)]
 // The whole public API is documented (issue 9 item 7).
 #![warn(missing_docs)]
@@ -91,6 +93,7 @@ pub mod attach;
 pub mod cli;
 
 pub mod control;
+#[cfg(feature = "driver")]
 pub mod driver;
 pub mod encode;
 pub mod frame;
@@ -99,8 +102,10 @@ pub mod frame;
 pub mod fuzzing;
 #[cfg(feature = "agent")]
 pub mod hook;
+#[cfg(feature = "host")]
 pub mod host;
 pub mod json;
+#[cfg(feature = "model")]
 pub mod model;
 #[cfg(feature = "provider")]
 pub mod provider;
@@ -115,6 +120,7 @@ pub mod tools;
 pub mod wire;
 
 pub use control::{Full, Outbox};
+#[cfg(feature = "driver")]
 pub use driver::{OutputFifo, Pump, RecordLine, RecordWriter, WriteAll};
 pub use encode::{CredentialSet, EncoderFailure, FrameEncoder};
 pub use frame::{FrameError, Line, Reader};

@@ -9,7 +9,7 @@
 //!
 //! Must never: echo a value in a diagnostic, read a file or the environment, or ignore an
 //! option that changes what the agent may do (those are honoured or refused, never in
-//! [`IGNORED`]). `agentx_args` does the scanning; this module only knows the SDK options.
+//! the ignored ones of `OTHER`). `agentx_args` does the scanning; this module only knows the SDK options.
 
 use std::path::PathBuf;
 

@@ -81,6 +81,7 @@ impl EncoderFailure {
     }
 
     #[cold]
+    #[cfg_attr(not(feature = "driver"), allow(dead_code))] // used by the driver layer only
     pub(crate) fn output(fault: OutputFault) -> Self {
         EncoderFailure {
             kind: FailureKind::Output(fault),
@@ -130,6 +131,7 @@ impl std::error::Error for EncoderFailure {}
 /// Classifies a writer's `io::Error` by its kind only (WIRE-015). `io::Error::kind()` reads
 /// the stored kind and never calls into a wrapped custom error, so this is safe to run on an
 /// error whose `Display`, `Debug` or `source` would panic.
+#[cfg_attr(not(feature = "driver"), allow(dead_code))] // used by the driver layer only
 pub(crate) fn classify_io(kind: io::ErrorKind) -> OutputFault {
     match kind {
         io::ErrorKind::BrokenPipe => OutputFault::BrokenPipe,

@@ -676,13 +676,16 @@ impl ScriptRun {
         });
     }
 
-    /// One text block, streamed one word (with its trailing whitespace) per delta.
+    /// One text block, streamed one word (with its trailing whitespace) per delta for its
+    /// first [`WORD_DELTAS`] words; after those, each delta gathers whole words up to
+    /// [`DELTA_BYTES`] bytes (PROFILE §8 "Memory": an 8 MB prompt of one-letter words is
+    /// not four million events and allocations, and neither four million stream records).
     fn push_text(&mut self, text: &str) {
         let index = self.next_block;
         self.next_block += 1;
         self.reply_words += text.split_whitespace().count() as u64;
         self.ready.push_back(ModelEvent::TextStart { index });
-        for piece in word_pieces(text) {
+        for piece in delta_pieces(text) {
             self.ready.push_back(ModelEvent::TextDelta {
                 index,
                 text: piece.to_owned(),
@@ -720,6 +723,37 @@ impl ScriptRun {
             cost,
         }
     }
+}
+
+/// A text block's first this many words are one delta each.
+pub const WORD_DELTAS: usize = 4096;
+/// After [`WORD_DELTAS`] words, a delta gathers whole words while it is shorter than this
+/// (a single longer word is one delta of its own).
+pub const DELTA_BYTES: usize = 4096;
+
+/// The deltas of one text block: [`word_pieces`], the first [`WORD_DELTAS`] one each, then
+/// runs of consecutive pieces of up to [`DELTA_BYTES`] bytes. Concatenated they give `text`.
+fn delta_pieces(text: &str) -> impl Iterator<Item = &str> {
+    let mut words = word_pieces(text).peekable();
+    let mut count = 0usize;
+    // Pieces are consecutive slices of `text`: `start` is where the next one begins.
+    let mut start = 0usize;
+    std::iter::from_fn(move || {
+        let mut end = start + words.next()?.len();
+        count += 1;
+        if count > WORD_DELTAS {
+            while let Some(next) = words.peek() {
+                if end - start + next.len() > DELTA_BYTES {
+                    break;
+                }
+                end += next.len();
+                words.next();
+            }
+        }
+        let piece = &text[start..end];
+        start = end;
+        Some(piece)
+    })
 }
 
 /// Splits `text` into pieces that each end after a run of whitespace (the last may not), so

@@ -703,6 +703,32 @@ fn profile_16_a_prompt_within_the_turn_starts_at_its_first_segment() {
     assert_eq!(texts(&events_of(&model, &req(1, 2, history))), vec!["[2]"]);
 }
 
+/// PROFILE §8 "Memory": the first `WORD_DELTAS` words are one delta each; after them a delta
+/// gathers whole words up to `DELTA_BYTES` (at the bound exactly, not one byte more); a longer
+/// word is one delta; joined they give the reply back.
+#[test]
+fn a_long_reply_streams_in_bounded_deltas_of_whole_words() {
+    let long = "x".repeat(DELTA_BYTES + 10);
+    let words = WORD_DELTAS + 2048 + 100;
+    let text = "a ".repeat(words) + &long + " b";
+    let deltas: Vec<String> = events(&text)
+        .into_iter()
+        .filter_map(|e| match e {
+            ModelEvent::TextDelta { text, .. } => Some(text),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas.concat(), format!("echo: {text}"));
+    // "echo: " and the first one-letter words, one delta each.
+    assert_eq!(deltas[0], "echo: ");
+    assert!(deltas[1..WORD_DELTAS].iter().all(|d| d == "a "));
+    // The other 2,149 words: 2,048 of them fill 4,096 bytes exactly; the next delta (101
+    // words) stops before the long word, which is a delta of its own, then "b".
+    let rest: Vec<usize> = deltas[WORD_DELTAS..].iter().map(String::len).collect();
+    assert_eq!(rest, [DELTA_BYTES, 2 * 101, long.len() + 1, 1]);
+    assert_eq!(deltas[WORD_DELTAS + 2], format!("{long} "));
+}
+
 /// PROFILE §16 `!last_tool_result`: the content of the last tool result the model saw (the
 /// joined text blocks), or `(none)`.
 #[test]

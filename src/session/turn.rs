@@ -1245,7 +1245,7 @@ impl Session {
             duration_ms: millis(t.started, now),
             duration_api_ms: t.api_ms,
             num_turns: t.requests,
-            text: t.last_text.clone(),
+            text: std::mem::take(&mut t.last_text),
             stop_reason: t.stop_reason,
             cost: t.cost_total(),
             usage: t.usage,
