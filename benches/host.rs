@@ -5,7 +5,10 @@
 //!    user record in → `result` out, through `host::Client` (blocking), `host::AsyncClient`
 //!    (tokio, multi-thread runtime) and a hand-written host (`BufRead::lines` +
 //!    `serde_json::from_str::<serde_json::Value>`). Round trips per wall second, and CPU time
-//!    per turn of the host process and of agentx.
+//!    per turn of the host process and of agentx (their threads' `schedstat`), medians of
+//!    `AGENTX_BENCH_ROUNDS` (default 5) alternating rounds, with each client's host CPU
+//!    divided by the serde host's in the same round. The tokio client runs twice: its session
+//!    in a task spawned on the runtime (as a server runs sessions) and in `block_on`.
 //! 2. **live stream session**: `--include-partial-messages`, `AGENTX_BENCH_STREAM_TURNS`
 //!    (default 100) turns of `AGENTX_BENCH_WORDS` (default 4,000) words, one `stream_event` per
 //!    word, read by a raw LF splitter (which also captures the transcript bytes), both
@@ -192,10 +195,19 @@ fn echo_blocking(turns: usize) -> Run {
     run
 }
 
-fn echo_tokio(rt: &tokio::runtime::Runtime, turns: usize) -> Run {
-    let home = Home::new("echo-tokio");
-    rt.block_on(async {
-        let client = AsyncClient::spawn(&command(&home, false), AsyncClientOptions::default())
+/// The tokio client's echo session, either inside a task spawned on the runtime (as a server
+/// runs its sessions: the worker that polls the pipe runs the session) or in `block_on` on
+/// this thread (every read then wakes two threads: the worker that owns the I/O driver and
+/// this one).
+fn echo_tokio(rt: &tokio::runtime::Runtime, turns: usize, in_task: bool) -> Run {
+    let home = Home::new(if in_task {
+        "echo-tokio-task"
+    } else {
+        "echo-tokio"
+    });
+    let command = command(&home, false);
+    let session = async move {
+        let client = AsyncClient::spawn(&command, AsyncClientOptions::default())
             .await
             .unwrap();
         let pid = client.pid().unwrap();
@@ -213,14 +225,26 @@ fn echo_tokio(rt: &tokio::runtime::Runtime, turns: usize) -> Run {
         for i in 0..turns {
             turn(i).await;
         }
-        let run = m.stop("host::AsyncClient (tokio)", turns as u64);
+        let name = if in_task {
+            "host::AsyncClient (tokio, session in a spawned task)"
+        } else {
+            "host::AsyncClient (tokio, session in block_on)"
+        };
+        let run = m.stop(name, turns as u64);
         assert!(client
             .close(Duration::from_secs(30))
             .await
             .unwrap()
             .success());
         run
-    })
+    };
+    let run = if in_task {
+        rt.block_on(rt.spawn(session)).unwrap()
+    } else {
+        rt.block_on(session)
+    };
+    drop(home);
+    run
 }
 
 /// The hand-written host: a child with pipes, `BufRead::lines`, `serde_json::Value`.
@@ -298,16 +322,29 @@ fn echo_serde(turns: usize) -> Run {
     run
 }
 
-fn print_echo(runs: &[Run]) {
-    println!("| host | round trips/s (wall) | host CPU per turn | agentx CPU per turn |");
-    println!("| --- | ---: | ---: | ---: |");
-    for r in runs {
+/// Medians over the rounds of each host's figures, and of its host CPU per turn divided by
+/// the serde host's in the same round.
+fn print_echo(rounds: &[Vec<Run>]) {
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(|a, b| a.total_cmp(b));
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let per = |r: &Run, d: Duration| d.as_secs_f64() * 1e6 / r.units as f64;
+    println!("| host | round trips/s (wall) | host CPU per turn | ÷ serde host (same round) | agentx CPU per turn |");
+    println!("| --- | ---: | ---: | ---: | ---: |");
+    let Some(first) = rounds.first() else { return };
+    for (i, r) in first.iter().enumerate() {
+        let of = |f: &dyn Fn(&[Run]) -> f64| median(rounds.iter().map(|round| f(round)).collect());
         println!(
-            "| {} | {:.0} | {} | {} |",
+            "| {} | {:.0} | {:.1} µs | {:.2} | {:.1} µs |",
             r.name,
-            r.units as f64 / r.wall.as_secs_f64(),
-            proc_stat::us(r.host_cpu / r.units as u32),
-            proc_stat::us(r.agent_cpu / r.units as u32),
+            of(&|round| round[i].units as f64 / round[i].wall.as_secs_f64()),
+            of(&|round| per(&round[i], round[i].host_cpu)),
+            of(&|round| {
+                let serde = round.last().expect("the serde host runs last");
+                per(&round[i], round[i].host_cpu) / per(serde, serde.host_cpu)
+            }),
+            of(&|round| per(&round[i], round[i].agent_cpu)),
         );
     }
 }
@@ -711,27 +748,22 @@ fn main() {
     println!("load average at start: {}", proc_stat::load());
     if want("echo") {
         let turns = env_usize("AGENTX_BENCH_TURNS", 1000);
-        let rounds = env_usize("AGENTX_BENCH_ROUNDS", 3).max(1);
+        let rounds = env_usize("AGENTX_BENCH_ROUNDS", 5).max(1);
         println!(
             "echo round trips, {turns} turns per host and session (after 20 warm-up turns), \
-             best of {rounds} alternating rounds:"
+             medians of {rounds} alternating rounds (CPU: threads' schedstat, ns):"
         );
-        let mut best: Vec<Run> = Vec::new();
-        for _ in 0..rounds {
-            let round = [
-                echo_blocking(turns),
-                echo_tokio(&rt, turns),
-                echo_serde(turns),
-            ];
-            for r in round {
-                match best.iter_mut().find(|b| b.name == r.name) {
-                    Some(b) if b.wall <= r.wall => {}
-                    Some(b) => *b = r,
-                    None => best.push(r),
-                }
-            }
-        }
-        print_echo(&best);
+        let all: Vec<Vec<Run>> = (0..rounds)
+            .map(|_| {
+                vec![
+                    echo_blocking(turns),
+                    echo_tokio(&rt, turns, true),
+                    echo_tokio(&rt, turns, false),
+                    echo_serde(turns),
+                ]
+            })
+            .collect();
+        print_echo(&all);
         println!("load average: {}", proc_stat::load());
     }
     if want("live") || want("captured") || want("replay") {

@@ -281,6 +281,28 @@ fn unknown_agent_control_requests_get_the_generic_error() {
 }
 
 #[test]
+fn the_host_echoes_at_most_64_bytes_of_an_unknown_subtype_as_agentx_does() {
+    // PROFILE §5: one text for agentx and the host (`wire::responses`), and a diagnostic echoes
+    // at most 64 bytes of an input value; the host's copy once echoed the whole subtype.
+    let (_client, mut peer) = pair(ClientOptions::default());
+    for (id, subtype) in [("x64", "s".repeat(64)), ("x65", "s".repeat(65))] {
+        peer.write(&format!(
+            r#"{{"type":"control_request","request_id":"{id}","request":{{"subtype":"{subtype}"}}}}"#
+        ));
+        let v = peer.read();
+        assert_eq!(
+            v["response"]["error"],
+            format!("unsupported control request \"{}\"", "s".repeat(64)),
+            "{id}"
+        );
+        assert_eq!(
+            v["response"]["error"],
+            agentx_wire::wire::responses::unsupported_control_request(&subtype)
+        );
+    }
+}
+
+#[test]
 fn unknown_types_are_records_and_bad_lines_are_errors_in_order() {
     // WIRE-002: an unknown type is surfaced as such, never an error; a malformed line is an
     // error item and the stream goes on.

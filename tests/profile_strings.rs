@@ -35,6 +35,16 @@ fn wire_declares_the_profile_5_strings_verbatim() {
         responses::unsupported_control_request(&"x".repeat(65)),
         format!(r#"unsupported control request "{}""#, "x".repeat(64))
     );
+    assert_eq!(
+        responses::unsupported_control_request(&"x".repeat(64)),
+        format!(r#"unsupported control request "{}""#, "x".repeat(64))
+    );
+    // The subtype is spelled as a JSON string, as agentx has always answered (one text for the
+    // session and the host since issue 22).
+    assert_eq!(
+        responses::unsupported_control_request("a\"b\n"),
+        r#"unsupported control request "a\"b\n""#
+    );
 }
 
 /// The correlated error the session wrote for `request_id`.

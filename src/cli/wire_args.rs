@@ -261,11 +261,7 @@ impl Scanned {
 
 /// At most 64 bytes of an argument in a diagnostic (PROFILE §5).
 fn clip(s: &str) -> &str {
-    let mut end = s.len().min(64);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
+    crate::wire::responses::cut(s, crate::wire::responses::MAX_ECHO_BYTES)
 }
 
 #[cfg(test)]

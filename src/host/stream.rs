@@ -228,7 +228,9 @@ pub(crate) fn classify(r: ControlRequest<'static>) -> AgentRequest {
         other => AgentRequest::Answer(Box::new(InputRecord::ControlResponse(ControlResponse {
             request_id: id,
             outcome: ControlOutcome::Error {
-                error: format!("unsupported control request \"{}\"", other.subtype_name()).into(),
+                // PROFILE §5: the one text, its echo bounded to 64 bytes.
+                error: crate::wire::responses::unsupported_control_request(other.subtype_name())
+                    .into(),
                 pending_permission_requests: None,
             },
         }))),

@@ -21,24 +21,13 @@ use crate::wire::{ControlRequest, ControlRequestBody, RawJson, WireValue};
 use super::records::{control_error, control_success};
 use super::{Action, Session, SettingSource};
 
-/// PROFILE §5 texts.
-pub const SET_MODEL_ERROR: &str =
-    "provider and model are fixed for this process; restart with --provider <id>";
-pub const SET_PERMISSION_MODE_ERROR: &str =
-    "live permission-mode changes are unavailable; start a new session with --permission-mode";
-pub const SET_MAX_THINKING_TOKENS_ERROR: &str =
-    "reasoning effort is declared by the provider; it is not a thinking-token budget";
+/// PROFILE §5 texts: declared once, in `wire::responses`.
+pub use crate::wire::responses::{
+    unsupported_control_request as unsupported, SET_MAX_THINKING_TOKENS_ERROR, SET_MODEL_ERROR,
+    SET_PERMISSION_MODE_ERROR,
+};
+/// The correlated error of a second `initialize`.
 pub const ALREADY_INITIALIZED: &str = "already initialized";
-
-/// PROFILE §5: the generic unsupported-control error.
-pub fn unsupported(subtype: &str) -> String {
-    let mut quoted = Vec::new();
-    write_str(&mut quoted, super::policy::cut(subtype, 64));
-    format!(
-        "unsupported control request {}",
-        String::from_utf8_lossy(&quoted)
-    )
-}
 
 impl Session {
     pub(crate) fn control_request(&mut self, req: ControlRequest<'static>, now: Instant) {

@@ -220,17 +220,8 @@ fn short(s: &str) -> &str {
     cut(s, 64)
 }
 
-/// `s` cut to at most `max` bytes at a character boundary.
-pub(crate) fn cut(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
+/// `s` cut to at most `max` bytes at a character boundary (PROFILE §5, one definition).
+pub(crate) use crate::wire::responses::cut;
 
 /// True when `path` (relative paths resolve against `cwd`) lies inside `cwd`, compared
 /// lexically after resolving `.` and `..`.

@@ -60,17 +60,8 @@ impl fmt::Display for ToolError {
     }
 }
 
-/// At most `max` bytes of `s`, cut at a character boundary.
-pub(crate) fn clip(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
+/// At most `max` bytes of `s`, cut at a character boundary (PROFILE §5, one definition).
+pub(crate) use crate::wire::responses::cut as clip;
 
 impl ToolCall {
     /// Validates `input` (JSON text) for tool `name`.

@@ -16,17 +16,33 @@ use super::init::{McpServerStatus, PluginDescriptor};
 use super::initialize::SlashCommand;
 use super::raw::{RawJson, RawObject};
 
-/// PROFILE §5: the correlated error for an undefined control subtype.
-pub fn unsupported_control_request(subtype: &str) -> String {
-    let mut s = String::with_capacity(subtype.len() + 32);
-    s.push_str("unsupported control request \"");
-    // Bounded echo of the subtype (PROFILE §5: at most 64 bytes of any input value).
-    let mut end = subtype.len().min(64);
-    while !subtype.is_char_boundary(end) {
+/// PROFILE §5: a diagnostic echoes at most this many bytes of any input value.
+pub const MAX_ECHO_BYTES: usize = 64;
+
+/// `s` cut to at most `max` bytes at a character boundary: the one bounded echo that every
+/// diagnostic of PROFILE §5 uses (the session, the tools, the CLIs, the host).
+pub fn cut(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
         end -= 1;
     }
-    s.push_str(subtype.get(..end).unwrap_or(""));
-    s.push('"');
+    &s[..end]
+}
+
+/// PROFILE §5: the correlated error for an undefined control subtype,
+/// `unsupported control request "<subtype>"`, with at most 64 bytes of the subtype spelled as
+/// a JSON string (so a quote or a control character in it stays visible and unambiguous).
+/// agentx and the host client both answer with this text.
+pub fn unsupported_control_request(subtype: &str) -> String {
+    let mut quoted = Vec::with_capacity(subtype.len().min(MAX_ECHO_BYTES) + 2);
+    crate::json::write_str(&mut quoted, cut(subtype, MAX_ECHO_BYTES));
+    let mut s = String::with_capacity(quoted.len() + 28);
+    s.push_str("unsupported control request ");
+    // write_str writes valid UTF-8 (a JSON string of a `&str`).
+    s.push_str(&String::from_utf8_lossy(&quoted));
     s
 }
 
