@@ -1164,10 +1164,10 @@ impl Session {
     }
 
     /// PROFILE §16 structured output at the end of a turn that neither failed nor hit a
-    /// limit: the final text checked against the schema. `Some(output)` when it is valid;
-    /// `None` when it is not and another request started (the turn is back in `self.turn`)
-    /// or the attempts are spent or a limit forbids another request (`t` then carries the
-    /// error or the limit, and ends).
+    /// limit: the final text checked against the schema. `Ok(output)` when it is valid;
+    /// `Err(true)` when it is not and the corrective prompt was added (the caller starts the
+    /// next request); `Err(false)` when the attempts are spent or a limit forbids another
+    /// request (`t` then carries the error or the limit, and ends).
     fn structured_end(
         &mut self,
         t: &mut Turn,
