@@ -34,8 +34,9 @@ use crate::wire::{
     RawObject, Text,
 };
 
-/// PROFILE §10: a hook that exits nonzero, answers malformed or times out.
-pub const HOOK_FAILED: &str = "permission hook failed";
+/// PROFILE §10: a hook that exits nonzero, answers malformed or times out (declared once, by
+/// the hook runner).
+pub use crate::hook::HOOK_FAILED;
 /// PROFILE §10: ask with neither a host nor a hook (or the hook passed with no host).
 pub const NO_PROMPT_AVAILABLE: &str = "no permission prompt available";
 /// A host success whose decision failed PERM-040..052 (PERM-049).
