@@ -17,7 +17,12 @@
 //!   written and every task it started has its terminal event;
 //! - no panic, and the session ends (exit 0 after EOF once idle, or 1 after a fatal input);
 //! - no frame is longer than the output line limit; under a small limit
-//!   ([`interleavings_small_lines`]) the invariants above hold although records are refused.
+//!   ([`interleavings_small_lines`]) the invariants above hold although records are refused;
+//! - with SDK hook callbacks registered ([`interleavings_sdk_hooks`], PROFILE §16): random
+//!   `hook_callback` answers (decisions, blocks, contexts, `continue: false`, errors, malformed
+//!   answers, late answers) and timeouts keep every invariant above; a callback request is
+//!   removed once, its cancel precedes an interrupt's acknowledgement, and a Bash use runs
+//!   only after a decisive allow of the host, the settings hook or a PreToolUse callback.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -153,6 +158,8 @@ struct Checker {
     cancels: HashSet<String>,
     /// request ID → tool-use ID, from the `can_use_tool` frames.
     request_tool: HashMap<String, String>,
+    /// `hook_callback` request ID → (hook event, tool-use ID) (PROFILE §16).
+    hook_requests: HashMap<String, (String, Option<String>)>,
     tool_uses: HashSet<String>,
     tool_results: HashSet<String>,
     /// Tool uses the host or hook allowed (decisive allows sent by the fuzzer).
@@ -235,6 +242,26 @@ impl Checker {
                 }
             }
             OutputRecord::ControlRequest(r) => {
+                if let crate::wire::ControlRequestBody::HookCallback(h) = &r.request {
+                    let id = r.request_id.as_str().to_string();
+                    assert!(
+                        !self.removed.contains(&id)
+                            && !self.pending.contains(&id)
+                            && !self.hook_requests.contains_key(&id),
+                        "request id reused"
+                    );
+                    let doc = h.input.document().expect("valid");
+                    let event = doc
+                        .root()
+                        .as_object()
+                        .and_then(|o| o.get("hook_event_name"))
+                        .and_then(|v| v.as_str())
+                        .expect("HOOK_INPUT hook_event_name")
+                        .decode()
+                        .into_owned();
+                    self.hook_requests
+                        .insert(id, (event, h.tool_use_id.as_ref().map(|t| t.to_string())));
+                }
                 if let crate::wire::ControlRequestBody::CanUseTool(c) = &r.request {
                     let id = r.request_id.as_str().to_string();
                     assert!(
@@ -252,7 +279,7 @@ impl Checker {
                     "two cancellations for one request"
                 );
                 assert!(
-                    self.request_tool.contains_key(&id),
+                    self.request_tool.contains_key(&id) || self.hook_requests.contains_key(&id),
                     "cancel of an unknown request"
                 );
             }
@@ -264,6 +291,13 @@ impl Checker {
                     .is_some_and(|e| e.iter().any(|m| m.starts_with("input error: "))) =>
             {
                 assert_eq!(r.num_turns, 0, "an input-error result runs no turn");
+                // PROFILE §16: a UserPromptSubmit block is its turn's result (then `idle`).
+                if r.errors.as_ref().is_some_and(|e| {
+                    e.iter()
+                        .any(|m| m.starts_with("input error: blocked by UserPromptSubmit hook"))
+                }) {
+                    self.result_since_idle = true;
+                }
             }
             OutputRecord::Result(_) => {
                 // Every tool use of the turn is paired before its result.
@@ -372,7 +406,14 @@ impl Run {
                 break;
             }
         }
-        self.check.pending(self.s.pending_requests());
+        self.check.pending(self.pending_all());
+    }
+
+    /// Pending `can_use_tool` and `hook_callback` requests.
+    fn pending_all(&self) -> Vec<String> {
+        let mut p = self.s.pending_requests();
+        p.extend(self.s.pending_hook_callbacks());
+        p
     }
 
     /// A tool's output: `out`, or under a small line limit `out` and up to 2,999 more bytes
@@ -431,8 +472,34 @@ impl Run {
 
 /// One fuzz case.
 pub fn interleavings(data: &[u8]) {
-    run_case(data, crate::encode::DEFAULT_MAX_RECORD_LEN);
+    run_case(data, crate::encode::DEFAULT_MAX_RECORD_LEN, false);
 }
+
+/// One fuzz case in the SDK profile with hook callbacks registered for PreToolUse,
+/// PostToolUse, UserPromptSubmit and Stop (PROFILE §16; `onFailure` and the matcher timeout
+/// of 1 s chosen from the data), fed random `hook_callback` answers and timer firings.
+pub fn interleavings_sdk_hooks(data: &[u8]) {
+    run_case(data, crate::encode::DEFAULT_MAX_RECORD_LEN, true);
+}
+
+/// The answers the fuzzer gives hook callbacks (`ERROR` is an error response).
+const HOOK_ANSWERS: &[&str] = &[
+    "{}",
+    r#"{"async":true}"#,
+    r#"{"hookSpecificOutput":{"permissionDecision":"allow"}}"#,
+    r#"{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"y"}}}"#,
+    r#"{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"no"}}"#,
+    r#"{"hookSpecificOutput":{"permissionDecision":"ask"}}"#,
+    r#"{"hookSpecificOutput":{"permissionDecision":"defer","additionalContext":"ctx"}}"#,
+    r#"{"hookSpecificOutput":{"permissionDecision":"maybe"}}"#,
+    r#"{"hookSpecificOutput":{"updatedInput":"x","permissionDecision":"allow"}}"#,
+    r#"{"decision":"block","reason":"r"}"#,
+    r#"{"decision":"approve"}"#,
+    r#"{"continue":false,"stopReason":"s"}"#,
+    r#"{"hookSpecificOutput":{"additionalContext":"more"}}"#,
+    "[1]",
+    "ERROR",
+];
 
 /// One fuzz case under a small output line limit (700 to 2,699 bytes, from the data), so
 /// that every kind of record the session writes is sometimes too long for a line: the same
@@ -443,12 +510,15 @@ pub fn interleavings_small_lines(data: &[u8]) {
     let sum = data
         .iter()
         .fold(0usize, |a, &b| a.wrapping_mul(31).wrapping_add(b.into()));
-    run_case(data, 700 + sum % 2000);
+    run_case(data, 700 + sum % 2000, false);
 }
 
-fn run_case(data: &[u8], max_record_len: usize) {
+fn run_case(data: &[u8], max_record_len: usize, sdk_hooks: bool) {
     let mut b = Bytes { data, at: 0 };
     let mut config = SessionConfig::local(SID, "/work/p");
+    if sdk_hooks {
+        config.profile = crate::session::Profile::Sdk;
+    }
     config.max_record_len = max_record_len;
     config.hook_configured = b.below(2) == 0;
     config.replay_user_messages = b.below(2) == 0;
@@ -468,6 +538,30 @@ fn run_case(data: &[u8], max_record_len: usize) {
         },
         long_outputs: max_record_len < crate::encode::DEFAULT_MAX_RECORD_LEN,
     };
+    if sdk_hooks {
+        let on_failure = ["continue", "block"][b.below(2)];
+        let matcher = |ids: &str| {
+            format!(
+                r#"[{{"matcher":null,"hookCallbackIds":[{ids}],"timeout":1,"onFailure":"{on_failure}"}}]"#
+            )
+        };
+        // PreToolUse and PostToolUse always; UserPromptSubmit and Stop (which gate every
+        // turn) only sometimes, so tool uses are reached often.
+        let prompt = match b.below(3) {
+            0 => format!(r#","UserPromptSubmit":{}"#, matcher(r#""h3""#)),
+            _ => String::new(),
+        };
+        let stop = match b.below(2) {
+            0 => format!(r#","Stop":{}"#, matcher(r#""h4""#)),
+            _ => String::new(),
+        };
+        let line = format!(
+            r#"{{"type":"control_request","request_id":"init","request":{{"subtype":"initialize","hooks":{{"PreToolUse":{},"PostToolUse":{}{prompt}{stop}}}}}}}"#,
+            matcher(r#""h0","h1""#),
+            matcher(r#""h2""#),
+        );
+        run.send(line.as_bytes(), &mut b);
+    }
     let mut eof = false;
     let mut steps = 0;
     while let Some(op) = b.byte() {
@@ -482,6 +576,37 @@ fn run_case(data: &[u8], max_record_len: usize) {
                     r#"{{"type":"user","message":"p{}","parent_tool_use_id":null{priority}}}"#,
                     run.line
                 );
+                run.send(line.as_bytes(), &mut b);
+            }
+            2 if !eof
+                && sdk_hooks
+                && match run.s.pending_hook_callbacks().is_empty() {
+                    false => b.below(4) != 0,
+                    true => b.below(8) == 0,
+                } =>
+            {
+                // PROFILE §16: a random answer to a pending (or stale) hook callback.
+                let pending = run.s.pending_hook_callbacks();
+                let id = match pending.get(b.below(pending.len() + 1)) {
+                    Some(id) => id.clone(),
+                    None => "stale".to_string(),
+                };
+                let answer = HOOK_ANSWERS[b.below(HOOK_ANSWERS.len())];
+                let decisive_allow = answer.contains("\"allow\"") || answer.contains("approve");
+                if let Some((event, Some(tool))) = run.check.hook_requests.get(&id) {
+                    if decisive_allow && event == "PreToolUse" && pending.contains(&id) {
+                        run.check.allowed.insert(tool.clone());
+                    }
+                }
+                let line = if answer == "ERROR" {
+                    format!(
+                        r#"{{"type":"control_response","response":{{"subtype":"error","request_id":"{id}","error":"raised"}}}}"#
+                    )
+                } else {
+                    format!(
+                        r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{id}","response":{answer}}}}}"#
+                    )
+                };
                 run.send(line.as_bytes(), &mut b);
             }
             2 if !eof => {
@@ -519,7 +644,7 @@ fn run_case(data: &[u8], max_record_len: usize) {
                     "set_provider",
                     "get_context_usage",
                 ][b.below(6)];
-                let pending = run.s.pending_requests();
+                let pending = run.pending_all();
                 let line = format!(
                     r#"{{"type":"control_request","request_id":"{id}","request":{{"subtype":"{sub}"}}}}"#
                 );
@@ -613,7 +738,7 @@ fn run_case(data: &[u8], max_record_len: usize) {
                 eof = true;
                 run.s.handle_eof(run.now);
                 run.drain(&mut b);
-                assert!(run.s.pending_requests().is_empty(), "pending after EOF");
+                assert!(run.pending_all().is_empty(), "pending after EOF");
             }
             _ => run.model_step(&mut b),
         }

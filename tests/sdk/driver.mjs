@@ -314,6 +314,32 @@ const FLOWS = {
       await s.close();
     }
   },
+  async hooks_interrupt() {
+    let started;
+    const hookStarted = new Promise((resolve) => (started = resolve));
+    const slow = (input, _id, { signal }) =>
+      new Promise((resolve) => {
+        emit({ event: "hook", tool: input.tool_name });
+        started();
+        signal.addEventListener("abort", () => {
+          emit({ event: "hook_cancelled" });
+          resolve({});
+        });
+      });
+    const s = session({
+      canUseTool: hostSaysNo,
+      hooks: { PreToolUse: [{ matcher: "Bash", hooks: [slow] }] },
+    });
+    await s.turn('!tool Bash {"command":"echo hi"}\n!say never', async (m) => {
+      if (m.type === "assistant" && m.message.content.some((b) => b.type === "tool_use")) {
+        await hookStarted;
+        await s.q.interrupt();
+        emit({ event: "interrupted" });
+      }
+    });
+    await s.turn("after the interrupt");
+    await s.close();
+  },
   // PROFILE §16: `outputFormat` (sent as --json-schema and initialize jsonSchema); a valid
   // `!json` answer is the result's `structured_output`, an invalid one ends after 3 attempts.
   async structured_output() {

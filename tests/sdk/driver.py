@@ -343,6 +343,36 @@ async def flow_hooks_raise():
             await turn(c, "still here")
 
 
+async def flow_hooks_interrupt():
+    started = anyio.Event()
+
+    async def slow(input_data, _tool_use_id, _context):
+        emit(event="hook", tool=input_data["tool_name"])
+        started.set()
+        try:
+            await anyio.sleep(3600)
+        except anyio.get_cancelled_exc_class():
+            emit(event="hook_cancelled")
+            raise
+        return {}
+
+    opts = options(
+        can_use_tool=host_says_no,
+        hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[slow])]},
+    )
+    async with ClaudeSDKClient(options=opts) as c:
+        await c.query('!tool Bash {"command":"echo hi"}\n!say never')
+        async for m in c.receive_response():
+            record(m)
+            if type(m).__name__ == "AssistantMessage" and any(
+                type(b).__name__ == "ToolUseBlock" for b in m.content
+            ):
+                await started.wait()
+                await c.interrupt()
+                emit(event="interrupted")
+        await turn(c, "after the interrupt")
+
+
 SCHEMA = {
     "type": "object",
     "properties": {"answer": {"type": "integer"}},

@@ -49,6 +49,7 @@ macro_rules! every_flow {
             hooks_post_tool_use => check_hooks_post_tool_use,
             hooks_user_prompt_submit => check_hooks_user_prompt_submit,
             hooks_raise => check_hooks_raise,
+            hooks_interrupt => check_hooks_interrupt,
             structured_output => check_structured_output,
         }
     };
@@ -853,6 +854,33 @@ pub fn check_hooks_raise(f: &Flow) {
     assert_eq!(warns.len(), 2, "{:?}", f.stderr);
     assert!(warns[0].ends_with("failed: the callback answered an error; onFailure continue"));
     assert!(warns[1].ends_with("failed: the callback answered an error; onFailure block"));
+}
+
+pub fn check_hooks_interrupt(f: &Flow) {
+    // PROFILE §16 / WIRE-011: an interrupt while the PreToolUse callback is pending cancels
+    // it (the SDK saw the control_cancel_request: its callback was cancelled), the tool use
+    // gets its `interrupted` tool_result, the host is never asked, the session goes on.
+    assert_eq!(f.named("hook").len(), 1);
+    assert_eq!(f.named("hook_cancelled").len(), 1, "{:?}", f.events);
+    assert_eq!(f.named("interrupted").len(), 1);
+    assert!(f.named("callback").is_empty());
+    assert_eq!(
+        f.labels(),
+        [
+            "system/init",
+            "assistant",
+            "user",
+            "result/error_during_execution",
+            "assistant",
+            "result/success"
+        ]
+    );
+    assert_eq!(
+        tool_results(f),
+        [(&serde_json::json!("interrupted"), &Value::Bool(true))]
+    );
+    assert_eq!(result(f, 0)["errors"], serde_json::json!(["interrupted"]));
+    assert_eq!(result(f, 1)["result"], "echo: after the interrupt");
 }
 
 /// PROFILE §16 structured output through the SDK's `output_format` / `outputFormat`: the
