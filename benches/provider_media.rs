@@ -156,6 +156,7 @@ fn main() {
         .into(),
         tools: vec![],
         system: None,
+        output_schema: None,
     };
     let source = Arc::new(FsBlobs::new(&home));
     let (port, bodies) = serve();

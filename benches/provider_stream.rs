@@ -107,6 +107,7 @@ fn request() -> ModelRequest {
         messages: vec![Message::user("write a long answer")].into(),
         tools: vec![],
         system: None,
+        output_schema: None,
     }
 }
 

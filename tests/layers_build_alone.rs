@@ -39,6 +39,8 @@ const NOT_IN_THE_CODEC: &[&str] = &[
     "signal-hook",
     "rustix",
     "serde_json",
+    // PROFILE §16 structured output's validator (feature `agent`).
+    "jsonschema",
 ];
 
 fn cargo() -> Command {

@@ -54,6 +54,7 @@ fn request(effort: Option<&str>, messages: Vec<Message>) -> ModelRequest {
             input_schema: r#"{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}"#.into(),
         }],
         system: None,
+        output_schema: None,
     }
 }
 

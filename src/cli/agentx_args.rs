@@ -22,6 +22,7 @@ use std::path::PathBuf;
 
 use super::sdk_args::{self, Disposition, PermissionPrompts, SdkArgs};
 use crate::provider::Format;
+use crate::session::structured::{OutputSchema, SchemaError};
 use crate::wire::permission::PermissionMode;
 
 /// The full `--help` text of `agentx` (PROFILE §2).
@@ -227,6 +228,7 @@ enum Opt {
     NoSessionPersistence,
     StrictMcpConfig,
     AwaitInitialize,
+    JsonSchema,
 }
 
 /// `(spelling, option, takes a value)`.
@@ -272,12 +274,14 @@ const OPTIONS: &[(&str, Opt, bool)] = &[
     ("--strict-mcp-config", Opt::StrictMcpConfig, false),
     // Nothing is written before the host's first record anyway (PROFILE §8).
     ("--await-initialize", Opt::AwaitInitialize, false),
+    // PROFILE §16 structured output.
+    ("--json-schema", Opt::JsonSchema, true),
 ];
 
 const OPT_COUNT: usize = OPTIONS.len();
 
 /// The options only the SDK profile has (`--verbose` itself included).
-const SDK_ONLY: [Opt; 21] = [
+const SDK_ONLY: [Opt; 22] = [
     Opt::Verbose,
     Opt::SystemPrompt,
     Opt::SystemPromptFile,
@@ -299,6 +303,7 @@ const SDK_ONLY: [Opt; 21] = [
     Opt::NoSessionPersistence,
     Opt::StrictMcpConfig,
     Opt::AwaitInitialize,
+    Opt::JsonSchema,
 ];
 
 fn spelling(opt: Opt) -> &'static str {
@@ -762,7 +767,23 @@ fn sdk(s: Scanned) -> Result<SdkArgs, UsageError> {
             sdk_args::tool_selection(v).map_err(|e| UsageError::at(format!("--tools: {e}"), p))?,
         ),
     };
+    // PROFILE §16: the schema is checked and compiled here, so a bad one is a usage error that
+    // names the option (never its value).
+    let json_schema = match s.value(Opt::JsonSchema) {
+        None => None,
+        Some((v, p)) => Some(OutputSchema::compile(v).map_err(|e| {
+            let why = match e {
+                SchemaError::NotJson(_) => "it is not JSON",
+                SchemaError::Invalid(_) => "it is not a valid schema",
+            };
+            UsageError::at(
+                format!("--json-schema takes a JSON Schema (drafts 7 and 2020-12): {why}"),
+                p,
+            )
+        })?),
+    };
     Ok(SdkArgs {
+        json_schema,
         system_prompt: owned(Opt::SystemPrompt),
         system_prompt_file: owned(Opt::SystemPromptFile).map(PathBuf::from),
         append_system_prompt: owned(Opt::AppendSystemPrompt),
@@ -1269,10 +1290,15 @@ mod tests {
             "--thinking=adaptive",
             "--betas",
             "x",
+            "--json-schema={\"type\":\"object\"}",
         ]);
         assert_eq!(
             s.sdk,
             SdkArgs {
+                json_schema: Some(
+                    crate::session::structured::OutputSchema::compile(r#"{"type":"object"}"#)
+                        .unwrap()
+                ),
                 system_prompt: None,
                 system_prompt_file: Some(PathBuf::from("sp.txt")),
                 append_system_prompt: None,
@@ -1384,11 +1410,6 @@ mod tests {
                 &["--settings={}"],
                 "--settings is not supported: Claude Code settings are not read (agentx reads \
                  settings.json in AgentX home) (argument 6)",
-            ),
-            (
-                &["--json-schema={}"],
-                "--json-schema is not supported: structured output is not supported yet \
-                 (argument 6)",
             ),
             (
                 &["--agent=reviewer"],

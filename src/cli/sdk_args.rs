@@ -25,6 +25,9 @@ use crate::session::{Budget, SettingSource};
 /// (PROFILE §15, the "sdkopts" work of issue 20): this module only types them.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct SdkArgs {
+    /// `--json-schema SCHEMA` (PROFILE §16), checked and compiled: the final text of every
+    /// turn must be one JSON value valid against it.
+    pub json_schema: Option<crate::session::structured::OutputSchema>,
     /// `--system-prompt S` (it may be empty: no system prompt, PROFILE §16).
     pub system_prompt: Option<String>,
     /// `--system-prompt-file PATH`: the system prompt read from a file at startup.
@@ -141,11 +144,6 @@ pub(super) const OTHER: &[(&str, bool, Disposition)] = &[
         "--mcp-config",
         true,
         Disposition::Refused("MCP servers are not supported yet"),
-    ),
-    (
-        "--json-schema",
-        true,
-        Disposition::Refused("structured output is not supported yet"),
     ),
     (
         "--agent",

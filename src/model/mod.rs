@@ -50,6 +50,9 @@ pub struct ModelRequest {
     /// `--append-system-prompt`, initialize `systemPrompt`/`appendSystemPrompt`; the SDK
     /// profile only). `None`: no system message.
     pub system: Option<String>,
+    /// PROFILE §16 structured output: the JSON Schema (canonical compact JSON) the final
+    /// answer must match; `openai` providers send it as `response_format` `json_schema`.
+    pub output_schema: Option<Arc<str>>,
 }
 
 /// A tool the model may call.

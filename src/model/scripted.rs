@@ -2,16 +2,16 @@
 //! latest user message's text, sans-IO.
 //!
 //! Owns the directive grammar (`!say`, `!tool`, `!sleep`, `!task`, `!suggest`, `!cost`,
-//! `!usage`, `!error`, `!network`, `!history`, `!compact`, and PROFILE §16's `!system`), the echo
-//! reply, the provider's
-//! `script` file (turns separated by `---` lines), and the schedule of one model call: given a
+//! `!usage`, `!error`, `!network`, `!history`, `!compact`, and PROFILE §16's `!system` and
+//! `!json`), the echo reply, the provider's `script` file (turns separated by `---` lines), and the schedule of one model call: given a
 //! [`ModelRequest`] and a start time it yields [`ModelEvent`]s and "nothing until t" steps
 //! ([`Step`]), so the same run is driven on the real clock by the `agentx` driver and on a
 //! virtual clock by tests.
 //!
 //! One request is one call. A turn whose directives contain `!tool` groups spans several
-//! calls: call `index` runs the directives after the `index`-th tool group, so a follow-up
-//! request continues where the previous call stopped without any state kept between calls.
+//! calls: a call runs the directives after the tool groups answered since the latest user
+//! message (for call `index` of a prompt, the `index`-th), so a follow-up request continues
+//! where the previous call stopped without any state kept between calls.
 //! `!cost` and `!usage` are turn-level: the turn's last call carries them (earlier calls
 //! report zero usage and a cost of `0` when the turn's cost is known, `None` when it is not),
 //! so a session that sums per-call figures reports exactly the declared ones (WIRE-012).
@@ -22,7 +22,9 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use super::{Message, ModelEvent, ModelRequest, NetworkDecision, StopReason, TaskStatus, Usage};
+use super::{
+    Block, Message, ModelEvent, ModelRequest, NetworkDecision, StopReason, TaskStatus, Usage,
+};
 use crate::wire::output::AssistantError;
 use crate::wire::AttachmentRef;
 
@@ -108,6 +110,8 @@ enum Directive {
     Compact,
     /// PROFILE §16: `system: <the system message, or (none)>`.
     System,
+    /// PROFILE §16 `!json VALUE`: VALUE (one strict JSON value, as written) as the text block.
+    Json(String),
     /// PROFILE §16: `last tool result: <the text of the last tool_result the model saw>`.
     LastToolResult,
 }
@@ -260,13 +264,29 @@ impl ScriptedModel {
                         _ => {}
                     }
                 }
-                let (segment, last) = segment(all, request.index);
+                let (segment, last) = segment(all, answered_groups(&request.messages, last_user));
                 run.last_call = last;
                 run.ops = segment.into();
             }
         }
         run
     }
+}
+
+/// How many tool groups of the latest user message were answered: the assistant messages
+/// with a `tool_use` block after it. Within one prompt this is the call's `index`; a user
+/// message the session adds within the turn (PROFILE §16's corrective prompt of structured
+/// output) starts its own directives from the first segment.
+fn answered_groups(messages: &[Message], last_user: Option<usize>) -> u32 {
+    let after = last_user.map_or(0, |i| i + 1);
+    let n = messages[after.min(messages.len())..]
+        .iter()
+        .filter(|m| {
+            matches!(m, Message::Assistant { blocks, .. }
+                if blocks.iter().any(|b| matches!(b, Block::ToolUse { .. })))
+        })
+        .count();
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// Echo when the text has no directive line; otherwise every directive line parsed, or the
@@ -399,6 +419,11 @@ fn parse_directive(line: &str) -> Option<Directive> {
         "!history" if words(rest).is_empty() => Some(Directive::History),
         "!compact" if words(rest).is_empty() => Some(Directive::Compact),
         "!system" if words(rest).is_empty() => Some(Directive::System),
+        "!json" => {
+            let value = rest?.trim();
+            crate::json::parse(value.as_bytes()).ok()?;
+            Some(Directive::Json(value.to_owned()))
+        }
         "!last_tool_result" if words(rest).is_empty() => Some(Directive::LastToolResult),
         _ => None,
     }
@@ -630,6 +655,7 @@ impl ScriptRun {
                     let text = format!("system: {}", self.system.as_deref().unwrap_or("(none)"));
                     self.push_text(&text);
                 }
+                Directive::Json(value) => self.push_text(&value),
                 Directive::LastToolResult => {
                     let text = format!(
                         "last tool result: {}",

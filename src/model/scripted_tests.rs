@@ -12,7 +12,31 @@ fn req(turn: u64, index: u32, messages: Vec<Message>) -> ModelRequest {
         messages: messages.into(),
         tools: Vec::new(),
         system: None,
+        output_schema: None,
     }
+}
+
+fn tool_use(id: &str) -> Block {
+    Block::ToolUse {
+        id: id.into(),
+        name: "Read".into(),
+        input: "{}".into(),
+    }
+}
+
+/// One answered tool group: its assistant message and the tool's result.
+fn answered(id: &str) -> [Message; 2] {
+    [
+        Message::Assistant {
+            message_id: format!("msg_{id}"),
+            blocks: vec![tool_use(id)],
+        },
+        Message::ToolResult {
+            tool_use_id: id.into(),
+            content: "x".into(),
+            is_error: false,
+        },
+    ]
 }
 
 fn user(text: &str) -> Message {
@@ -210,11 +234,14 @@ fn consecutive_tools_are_one_message_and_followups_continue() {
             },
         ]
     );
-    let history = vec![
+    let mut history = vec![
         user(prompt),
         Message::Assistant {
             message_id: "msg_00000001_4_0".into(),
-            blocks: vec![Block::Text("before".into())],
+            blocks: vec![
+                Block::Text("before".into()),
+                tool_use("toolu_00000001_4_0_0"),
+            ],
         },
         Message::ToolResult {
             tool_use_id: "toolu_00000001_4_0_0".into(),
@@ -233,13 +260,15 @@ fn consecutive_tools_are_one_message_and_followups_continue() {
         name: "Write".into()
     }));
     assert_eq!(stop(&c1).0, StopReason::ToolUse);
+    history.extend(answered("toolu_00000001_4_1_0"));
     let c2: Vec<_> = run_all(&model, &req(4, 2, history.clone()))
         .into_iter()
         .map(|(_, e)| e)
         .collect();
     assert_eq!(texts(&c2), vec!["done"]);
     assert_eq!(stop(&c2), (StopReason::EndTurn, usage(0, 1), None));
-    // Past the end: an empty end_turn message.
+    // Past the end (more groups answered than the prompt has): an empty end_turn message.
+    history.extend(answered("toolu_extra"));
     let c3: Vec<_> = run_all(&model, &req(4, 3, history))
         .into_iter()
         .map(|(_, e)| e)
@@ -253,7 +282,9 @@ fn trailing_tool_group_gets_an_empty_final_call() {
     let model = ScriptedModel::new(None, 1);
     let r0 = req(1, 0, vec![user("!tool Read {\"file_path\":\"x\"}")]);
     assert_eq!(stop(&events_of(&model, &r0)).0, StopReason::ToolUse);
-    let r1 = req(1, 1, vec![user("!tool Read {\"file_path\":\"x\"}")]);
+    let mut history = vec![user("!tool Read {\"file_path\":\"x\"}")];
+    history.extend(answered("toolu_1"));
+    let r1 = req(1, 1, history);
     let c1 = events_of(&model, &r1);
     assert_eq!(c1.len(), 2);
     assert_eq!(stop(&c1).0, StopReason::EndTurn);
@@ -430,7 +461,9 @@ fn cost_and_usage_ride_on_the_last_call() {
         stop(&c0),
         (StopReason::ToolUse, Usage::default(), Some(0.0))
     );
-    let c1 = events_of(&model, &req(1, 1, vec![user(p)]));
+    let mut history = vec![user(p)];
+    history.extend(answered("toolu_1"));
+    let c1 = events_of(&model, &req(1, 1, history));
     assert_eq!(stop(&c1), (StopReason::EndTurn, usage(10, 20), Some(1.5)));
 }
 
@@ -621,6 +654,53 @@ fn script_blocks_by_turn_and_the_last_repeats() {
     // A prompt with directives of its own ignores the script.
     msgs.push(user("!say mine"));
     assert_eq!(texts(&events_of(&model, &req(5, 0, msgs))), vec!["mine"]);
+}
+
+#[test]
+fn profile_16_json_writes_the_value_as_the_text_block() {
+    let evs = events("!json  {\"answer\": [1, 2]} \n!json \"two words\"");
+    assert_eq!(texts(&evs), vec!["{\"answer\": [1, 2]}", "\"two words\""]);
+    assert_eq!(stop(&evs).0, StopReason::EndTurn);
+    // Not one strict JSON value: a bad directive (PROFILE §9).
+    for bad in [
+        "!json",
+        "!json ",
+        "!json {",
+        "!json 1 2",
+        "!json {\"a\":1,\"a\":2}",
+        "!json nope",
+    ] {
+        let evs = events(bad);
+        assert!(
+            matches!(evs.last(), Some(ModelEvent::Failed { message: Some(m), .. }) if m == "scripted error: bad directive line 1"),
+            "{bad:?}: {evs:?}"
+        );
+    }
+}
+
+/// PROFILE §16: a user message the session adds within the turn (structured output's
+/// corrective prompt) is a prompt of its own: its directives (or the script's block) run from
+/// the first segment, whatever the call's `index`.
+#[test]
+fn profile_16_a_prompt_within_the_turn_starts_at_its_first_segment() {
+    let script = Script::parse("!json \"one\"\n---\n!tool Read {}\n!json [2]");
+    let model = ScriptedModel::new(Some(script), 0);
+    let mut history = vec![user("first")];
+    assert_eq!(
+        texts(&events_of(&model, &req(1, 0, history.clone()))),
+        vec!["\"one\""]
+    );
+    history.push(Message::Assistant {
+        message_id: "m0".into(),
+        blocks: vec![Block::Text("\"one\"".into())],
+    });
+    history.push(user("structured output: not an object"));
+    let c1 = events_of(&model, &req(1, 1, history.clone()));
+    assert!(c1
+        .iter()
+        .any(|e| matches!(e, ModelEvent::ToolUseStart { name, .. } if name == "Read")));
+    history.extend(answered("toolu_r"));
+    assert_eq!(texts(&events_of(&model, &req(1, 2, history))), vec!["[2]"]);
 }
 
 /// PROFILE §8 "Memory": the first `WORD_DELTAS` words are one delta each; after them a delta

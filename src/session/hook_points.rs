@@ -44,6 +44,12 @@ pub(crate) struct TurnHooks {
 }
 
 impl TurnHooks {
+    /// The turn's model work ended through `continue: false` (PROFILE §16 structured output
+    /// does not check such a turn's text).
+    pub(crate) fn halted(&self) -> bool {
+        self.halted
+    }
+
     /// Keeps the first `continue: false` of the turn.
     pub(crate) fn halt_with(&mut self, halt: Option<String>) {
         if self.halt.is_none() {
@@ -212,6 +218,7 @@ impl Session {
                     "input error: blocked by UserPromptSubmit hook: {reason}"
                 )],
                 prompt_uuid: t.prompt_record.clone().and_then(Uuid::new),
+                structured_output: None,
             };
             self.close_turn(t, fields, false);
             return;

@@ -275,6 +275,7 @@ impl Session {
             denials: Vec::new(),
             errors: vec![format!("input error: {reason}")],
             prompt_uuid: prompt_uuid.map(IntoOwned::into_owned),
+            structured_output: None,
         };
         let rec = self.stamp.result(&fields);
         super::push_other(&mut self.out, &rec, "result (input error)");

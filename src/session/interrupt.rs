@@ -120,6 +120,7 @@ impl Session {
             denials: t.denials.clone(),
             errors,
             prompt_uuid: t.prompt_uuid(),
+            structured_output: None,
         };
         self.close_turn(t, fields, false);
     }

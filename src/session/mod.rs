@@ -64,6 +64,7 @@ mod records;
 mod scan;
 mod sdk;
 mod sdk_hooks;
+pub mod structured;
 pub mod tool_rules;
 mod turn;
 mod upload;
@@ -201,6 +202,9 @@ pub struct Session {
     /// The system prompt's parts and appended text (PROFILE §15, §16; the SDK profile only):
     /// from the command line, replaced by an accepted initialize's members.
     pub(crate) system_prompt: (Option<Vec<String>>, Option<String>),
+    /// PROFILE §16 structured output: `--json-schema`, replaced by an accepted initialize's
+    /// `jsonSchema`.
+    pub(crate) output_schema: Option<structured::OutputSchema>,
     /// The SDK hook callbacks registered by initialize and their runs (PROFILE §16).
     pub(crate) sdk_hooks: sdk_hooks::SdkHooks,
 }
@@ -233,6 +237,7 @@ impl Session {
         );
         Ok(Session {
             system_prompt,
+            output_schema: config.output_schema.clone(),
             config,
             stamp,
             out,

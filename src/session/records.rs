@@ -332,7 +332,9 @@ impl Stamp {
                 .collect(),
             errors: (a.subtype != ResultSubtype::Success)
                 .then(|| a.errors.iter().map(|e| Cow::Owned(e.clone())).collect()),
-            structured_output: None,
+            structured_output: (a.subtype == ResultSubtype::Success)
+                .then(|| a.structured_output.clone())
+                .flatten(),
             fast_mode_state: None,
             prompt_uuid: a.prompt_uuid.clone(),
             uuid: self.uuid(),
@@ -372,6 +374,8 @@ pub(crate) struct ResultFields {
     pub(crate) denials: Vec<Denial>,
     pub(crate) errors: Vec<String>,
     pub(crate) prompt_uuid: Option<Uuid<'static>>,
+    /// PROFILE §16: the valid final answer of a turn with an output schema.
+    pub(crate) structured_output: Option<RawJson<'static>>,
 }
 
 /// `{"input_tokens":..,"output_tokens":..,"cache_read_input_tokens":..,"cache_creation_input_tokens":..}`.

@@ -39,6 +39,8 @@ impl Session {
             control_error(id, ALREADY_INITIALIZED)
         } else if let Some(why) = init.refusal() {
             control_error(id, &why)
+        } else if let Err(why) = self.sdk_output_schema(init) {
+            control_error(id, &why)
         } else {
             for name in &init.ignored {
                 self.out.diagnostic(format!(
@@ -77,6 +79,21 @@ impl Session {
             control_success(id, Some(crate::wire::RawJson::from_encoded(payload)))
         };
         super::respond(&mut self.out, id, &rec);
+    }
+
+    /// PROFILE §16: initialize `jsonSchema` replaces `--json-schema` (the TypeScript SDK sends
+    /// both; initialize wins when they differ). A schema that does not compile refuses the
+    /// request (a correlated error naming the member), and nothing changes.
+    fn sdk_output_schema(&mut self, init: &SdkInitialize<'static>) -> Result<(), String> {
+        let Some(raw) = &init.json_schema else {
+            return Ok(());
+        };
+        let text = std::str::from_utf8(raw.as_bytes())
+            .map_err(|_| "initialize.jsonSchema: not UTF-8".to_string())?;
+        let schema = super::structured::OutputSchema::compile(text)
+            .map_err(|e| format!("initialize.jsonSchema: {e}"))?;
+        self.output_schema = Some(schema);
+        Ok(())
     }
 
     /// Registers initialize `hooks` (PROFILE §16): every event agentx does not call gets one

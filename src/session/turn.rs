@@ -133,6 +133,13 @@ pub(crate) struct Turn {
     pub(crate) limit: Option<Limit>,
     /// PROFILE §16 hooks of this turn (`hook_points`).
     pub(crate) hooks: super::hook_points::TurnHooks,
+    /// The text blocks of the turn's latest model request, joined with `\n`: the final text
+    /// that PROFILE §16's structured output checks.
+    answer: String,
+    /// PROFILE §16: the answers checked against the output schema so far.
+    structured_attempts: u32,
+    /// The last answer's validation error (the result's `errors` after the last attempt).
+    structured_error: Option<String>,
 }
 
 /// The last user/assistant exchange of the finished turns that a compaction preserves
@@ -309,6 +316,9 @@ impl Session {
             compacted: false,
             limit: None,
             hooks: Default::default(),
+            answer: String::new(),
+            structured_attempts: 0,
+            structured_error: None,
         });
         self.publish(SessionState::Running);
         if self.budget_reached() {
@@ -400,6 +410,7 @@ impl Session {
         t.request_started = Some(now);
         t.message_id = None;
         t.open_blocks.clear();
+        t.answer.clear();
         let index = t.requests;
         t.requests += 1;
         // Only the messages new since the last request are copied; the request shares the rest
@@ -416,6 +427,7 @@ impl Session {
             messages,
             tools: self.config.tools.clone(),
             system: self.system_message(),
+            output_schema: self.output_schema.as_ref().map(|s| Arc::clone(s.text())),
         }));
     }
 
@@ -704,6 +716,10 @@ impl Session {
         let (block, state) = match block {
             OpenBlock::Text(text) => {
                 t.last_text = text.clone();
+                if !t.answer.is_empty() {
+                    t.answer.push('\n');
+                }
+                t.answer.push_str(&text);
                 (Block::Text(text), None)
             }
             OpenBlock::Tool { id, name, json } => {
@@ -1147,11 +1163,66 @@ impl Session {
         self.turn = Some(t);
     }
 
+    /// PROFILE §16 structured output at the end of a turn that neither failed nor hit a
+    /// limit: the final text checked against the schema. `Ok(output)` when it is valid;
+    /// `Err(true)` when it is not and the corrective prompt was added (the caller starts the
+    /// next request); `Err(false)` when the attempts are spent or a limit forbids another
+    /// request (`t` then carries the error or the limit, and ends).
+    fn structured_end(
+        &mut self,
+        t: &mut Turn,
+        schema: &super::structured::OutputSchema,
+    ) -> Result<RawJson<'static>, bool> {
+        t.structured_attempts += 1;
+        let error = match schema.check(&t.answer) {
+            Ok(value) => return Ok(value),
+            Err(error) => error,
+        };
+        if t.structured_attempts >= super::structured::MAX_ATTEMPTS {
+            t.structured_error = Some(error);
+            return Err(false);
+        }
+        if let Some(limit) = self.next_request_limit(t) {
+            // PROFILE §15's limits hold for the corrective requests too.
+            t.limit = Some(limit);
+            return Err(false);
+        }
+        // "asked again with the validation error": one user message, kept in the transcript
+        // (not written to stdout) so a resume rebuilds the context the model saw (PROFILE §11).
+        let text = super::structured::corrective_text(&error);
+        let rec = super::structured::corrective_record(&text, &mut self.stamp);
+        if let Some(line) = self.out.encode_prompt(&rec, false) {
+            self.out.keep(line);
+        }
+        t.messages.push(Message::user(text));
+        t.model_done = false;
+        Err(true)
+    }
+
     /// The result, the surviving suggestion, the transcript flush, `idle` (PROFILE §8).
     pub(crate) fn finish_turn(&mut self, mut t: Turn, now: Instant) {
+        let mut structured_output = None;
+        // Not for a turn a hook halted (`continue: false` ends it with its stop reason).
+        let checked = !t.failed && t.limit.is_none() && !t.hooks.halted();
+        if let (Some(schema), true) = (self.output_schema.clone(), checked) {
+            match self.structured_end(&mut t, &schema) {
+                Ok(value) => structured_output = Some(value),
+                Err(true) => {
+                    self.turn = Some(t);
+                    self.start_request(now);
+                    return;
+                }
+                Err(false) => {}
+            }
+        }
         let mut errors = t.errors.clone();
         let subtype = match (t.failed, t.limit) {
             (true, _) => ResultSubtype::ErrorDuringExecution,
+            (false, None) if t.structured_error.is_some() => {
+                let e = t.structured_error.as_deref().unwrap_or_default();
+                errors.push(super::structured::exhausted_error(e));
+                ResultSubtype::ErrorMaxStructuredOutputRetries
+            }
             (false, None) => ResultSubtype::Success,
             (false, Some(Limit::MaxTurns)) => {
                 let n = self.config.limits.max_turns.unwrap_or(t.requests);
@@ -1182,6 +1253,7 @@ impl Session {
             denials: t.denials.clone(),
             errors,
             prompt_uuid: t.prompt_uuid.clone(),
+            structured_output,
         };
         self.close_turn(t, fields, true);
     }

@@ -146,7 +146,7 @@ pub struct SdkInitialize<'a> {
     pub sdk_mcp_server_configs: Option<RawObject<'a>>,
     /// `sdkMcpServerManifests`: each in-process server's tools list.
     pub sdk_mcp_server_manifests: Option<RawObject<'a>>,
-    /// `jsonSchema`: structured output (§16; not supported yet).
+    /// `jsonSchema`: structured output (§16); the session compiles it.
     pub json_schema: Option<RawJson<'a>>,
     /// `systemPrompt`: a string (one part) or an array of strings; replaces `--system-prompt`
     /// (§15). Empty parts are dropped and the rest joined by a blank line (§16).
@@ -293,9 +293,9 @@ impl<'a> SdkInitialize<'a> {
     }
 
     /// Why this request cannot be honoured yet, naming the member (the correlated error of
-    /// PROFILE §15; `sdkMcpServers` and `jsonSchema` are §16's next step; `hooks` are
-    /// registered, PROFILE §16). An empty
-    /// or `null` value is accepted.
+    /// PROFILE §15; `sdkMcpServers` is §16's next step; `hooks` are registered and
+    /// `jsonSchema` honoured, PROFILE §16: only a schema that does not compile is refused, by
+    /// the session). An empty or `null` value is accepted.
     pub fn refusal(&self) -> Option<String> {
         let nonempty = |o: &Option<RawObject<'_>>| o.as_ref().and_then(first_member);
         if self.sdk_mcp_servers.as_ref().is_some_and(|v| !v.is_empty())
@@ -305,9 +305,6 @@ impl<'a> SdkInitialize<'a> {
             return Some(
                 "initialize.sdkMcpServers: in-process MCP servers are not supported yet".into(),
             );
-        }
-        if self.json_schema.is_some() {
-            return Some("initialize.jsonSchema: structured output is not supported yet".into());
         }
         if let Some(name) = nonempty(&self.mcp_servers) {
             let mut quoted = Vec::new();
@@ -453,10 +450,6 @@ mod tests {
             (
                 r#""sdkMcpServers":["calc"]"#,
                 "initialize.sdkMcpServers: in-process MCP servers are not supported yet",
-            ),
-            (
-                r#""jsonSchema":{"type":"object"}"#,
-                "initialize.jsonSchema: structured output is not supported yet",
             ),
             (
                 r#""mcpServers":{"files":{"type":"stdio","command":"x"}}"#,

@@ -340,6 +340,18 @@ const FLOWS = {
     await s.turn("after the interrupt");
     await s.close();
   },
+  // PROFILE §16: `outputFormat` (sent as --json-schema and initialize jsonSchema); a valid
+  // `!json` answer is the result's `structured_output`, an invalid one ends after 3 attempts.
+  async structured_output() {
+    const schema = { type: "object", properties: { answer: { type: "integer" } }, required: ["answer"] };
+    const s = session({ outputFormat: { type: "json_schema", schema } });
+    const onMessage = (m) => {
+      if (m.type === "result") emit({ event: "structured", subtype: m.subtype, value: m.structured_output ?? null });
+    };
+    await s.turn('!json {"answer": 42}', onMessage);
+    await s.turn('!json {"answer": "x"}', onMessage);
+    await s.close();
+  },
 };
 
 async function hostSaysNo(tool, input) {

@@ -373,6 +373,26 @@ async def flow_hooks_interrupt():
         await turn(c, "after the interrupt")
 
 
+SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "integer"}},
+    "required": ["answer"],
+}
+
+
+async def flow_structured_output():
+    # PROFILE §16: `output_format` becomes `--json-schema`; a valid `!json` answer is the
+    # result's `structured_output`, an invalid one ends after 3 attempts.
+    opts = options(output_format={"type": "json_schema", "schema": SCHEMA})
+    async with ClaudeSDKClient(options=opts) as c:
+        for prompt in ('!json {"answer": 42}', '!json {"answer": "x"}'):
+            await c.query(prompt)
+            async for m in c.receive_response():
+                record(m)
+                if type(m).__name__ == "ResultMessage":
+                    emit(event="structured", subtype=m.subtype, value=m.structured_output)
+
+
 async def main():
     await globals()["flow_" + sys.argv[1]]()
     emit(event="done")

@@ -50,6 +50,7 @@ macro_rules! every_flow {
             hooks_user_prompt_submit => check_hooks_user_prompt_submit,
             hooks_raise => check_hooks_raise,
             hooks_interrupt => check_hooks_interrupt,
+            structured_output => check_structured_output,
         }
     };
 }
@@ -880,4 +881,53 @@ pub fn check_hooks_interrupt(f: &Flow) {
     );
     assert_eq!(result(f, 0)["errors"], serde_json::json!(["interrupted"]));
     assert_eq!(result(f, 1)["result"], "echo: after the interrupt");
+}
+
+/// PROFILE §16 structured output through the SDK's `output_format` / `outputFormat`: the
+/// valid `!json` answer is `structured_output`; the invalid one is asked again twice (the
+/// corrective prompts have no directive, so agentx-echo answers `echo: …`) and the turn ends
+/// `error_max_structured_output_retries`.
+pub fn check_structured_output(f: &Flow) {
+    let structured: Vec<(&Value, &Value)> = f
+        .named("structured")
+        .iter()
+        .map(|e| (&e["subtype"], &e["value"]))
+        .collect();
+    assert_eq!(
+        structured,
+        [
+            (
+                &serde_json::json!("success"),
+                &serde_json::json!({"answer": 42})
+            ),
+            (
+                &serde_json::json!("error_max_structured_output_retries"),
+                &Value::Null
+            ),
+        ]
+    );
+    let results = f.messages("result");
+    assert_eq!(results[0]["num_turns"], 1);
+    assert_eq!(results[1]["is_error"], true);
+    assert_eq!(results[1]["num_turns"], 3);
+    let errors = results[1]["errors"].as_array().expect("errors");
+    assert!(
+        errors[0]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("structured output not valid after 3 attempts: "),
+        "{errors:?}"
+    );
+    let texts: Vec<&Value> = f
+        .messages("assistant")
+        .iter()
+        .map(|m| &m["blocks"][0]["text"])
+        .collect();
+    assert_eq!(texts.len(), 4, "{texts:?}");
+    assert_eq!(texts[0], "{\"answer\": 42}");
+    assert_eq!(texts[1], "{\"answer\": \"x\"}");
+    assert!(texts[2]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("echo: structured output: "));
 }

@@ -149,6 +149,7 @@ pub fn start(
         },
         system_prompt,
         append_system_prompt: sdk.and_then(|s| s.append_system_prompt.clone()),
+        output_schema: sdk.and_then(|s| s.json_schema.clone()),
         permission_mode: common.permission_mode(),
         replay_user_messages,
         include_partial_messages: common.include_partial_messages,

@@ -268,6 +268,7 @@ mod tests {
             messages: vec![Message::user("x")].into(),
             tools: vec![],
             system: None,
+            output_schema: None,
         };
         client
             .spawn(request, interrupt.clone(), move |r| tx.send(r).unwrap())

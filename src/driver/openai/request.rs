@@ -34,6 +34,8 @@ pub enum BodyError {
         /// The tool's name.
         tool: String,
     },
+    /// The structured-output schema (PROFILE §16) is not a strict JSON object or boolean.
+    OutputSchema,
     /// A blob of the current message is missing, or its size or SHA-256 differs from the
     /// manifest (PROFILE §14: the turn ends with `attachment <id> is unavailable`).
     Unavailable {
@@ -46,7 +48,7 @@ impl BodyError {
     /// The assistant text of the failure (PROFILE §14), for [`BodyError::Unavailable`].
     pub fn message(&self) -> Option<String> {
         match self {
-            BodyError::Tool { .. } => None,
+            BodyError::Tool { .. } | BodyError::OutputSchema => None,
             BodyError::Unavailable { attachment_id } => {
                 Some(format!("attachment {attachment_id} is unavailable"))
             }
@@ -267,7 +269,27 @@ fn write_body(
         }
         out.push(b']');
     }
+    if let Some(schema) = &request.output_schema {
+        write_response_format(out, schema)?;
+    }
     out.push(b'}');
+    Ok(())
+}
+
+/// PROFILE §16: the structured-output schema as `response_format` `json_schema`. `strict` is
+/// false: OpenAI's strict mode accepts only a subset of JSON Schema (every property required,
+/// `additionalProperties: false` everywhere), and agentx validates the answer itself.
+fn write_response_format(out: &mut Vec<u8>, schema: &str) -> Result<(), BodyError> {
+    let doc = json::parse(schema.as_bytes()).map_err(|_| BodyError::OutputSchema)?;
+    let root = doc.root();
+    if root.as_object().is_none() && root.as_bool().is_none() {
+        return Err(BodyError::OutputSchema);
+    }
+    out.extend_from_slice(
+        b",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"structured_output\",\"strict\":false,\"schema\":",
+    );
+    json::write_value(out, root);
+    out.extend_from_slice(b"}}");
     Ok(())
 }
 
@@ -455,6 +477,7 @@ mod tests {
             messages: messages.into(),
             tools,
             system: None,
+            output_schema: None,
         }
     }
 
@@ -538,6 +561,18 @@ mod tests {
                 r#"{"role":"assistant","content":"done"}]}"#
             )
         );
+    }
+
+    #[test]
+    fn profile_16_output_schema_is_response_format_json_schema() {
+        let mut r = request(vec![user("x")], vec![], None);
+        r.output_schema = Some(r#"{"type":"object","required":["a"]}"#.into());
+        assert!(body_text(&r).ends_with(concat!(
+            r#""messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","#,
+            r#""json_schema":{"name":"structured_output","strict":false,"schema":{"type":"object","required":["a"]}}}}"#
+        )));
+        r.output_schema = Some("[1]".into());
+        assert_eq!(body(&r, &NoBlobs), Err(BodyError::OutputSchema));
     }
 
     #[test]
