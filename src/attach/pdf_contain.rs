@@ -48,8 +48,11 @@ pub fn run<T: Send + 'static>(
         .name("agentx-pdf-validate".into())
         .stack_size(STACK_BYTES)
         .spawn(move || {
-            let _guard = guard;
             let outcome = catch_unwind(AssertUnwindSafe(|| inspect(&bytes)));
+            // This thread burns no more CPU: release its slot before the caller wakes, so a
+            // caller that validates again at once (or under heavy load, while this thread is
+            // not yet scheduled to exit) is never refused for a thread that already finished.
+            drop(guard);
             // The receiver may have given up; nothing to do then.
             let _ = tx.send(outcome.ok().map(|verdict| (verdict, bytes)));
         });
