@@ -18,14 +18,12 @@
 
 use std::time::Instant;
 
-use crate::model::{Message, Usage};
+use crate::model::Message;
 use crate::wire::grammar::Uuid;
 use crate::wire::sdk_hooks::HookEvent;
-use crate::wire::ResultSubtype;
 
 use super::output::Pushed;
 use super::policy::Verdict;
-use super::records::ResultFields;
 use super::sdk_hooks::{member_raw, member_str, Combined, PrePermission, Target};
 use super::turn::{Turn, UseState};
 use super::Session;
@@ -203,23 +201,10 @@ impl Session {
             } else {
                 reason
             };
-            let fields = ResultFields {
-                subtype: ResultSubtype::ErrorDuringExecution,
-                duration_ms: 0,
-                duration_api_ms: 0,
-                num_turns: 0,
-                text: String::new(),
-                stop_reason: None,
-                cost: None,
-                usage: Usage::default(),
-                model: None,
-                denials: Vec::new(),
-                errors: vec![format!(
-                    "input error: blocked by UserPromptSubmit hook: {reason}"
-                )],
-                prompt_uuid: t.prompt_record.clone().and_then(Uuid::new),
-                structured_output: None,
-            };
+            let fields = super::input::input_error_fields(
+                &format!("blocked by UserPromptSubmit hook: {reason}"),
+                t.prompt_record.clone().and_then(Uuid::new),
+            );
             self.close_turn(t, fields, false);
             return;
         }

@@ -262,21 +262,7 @@ impl Session {
         now: Instant,
     ) {
         let _ = now;
-        let fields = ResultFields {
-            subtype: ResultSubtype::ErrorDuringExecution,
-            duration_ms: 0,
-            duration_api_ms: 0,
-            num_turns: 0,
-            text: String::new(),
-            stop_reason: None,
-            cost: None,
-            usage: Usage::default(),
-            model: None,
-            denials: Vec::new(),
-            errors: vec![format!("input error: {reason}")],
-            prompt_uuid: prompt_uuid.map(IntoOwned::into_owned),
-            structured_output: None,
-        };
+        let fields = input_error_fields(reason, prompt_uuid.map(IntoOwned::into_owned));
         let rec = self.stamp.result(&fields);
         super::push_other(&mut self.out, &rec, "result (input error)");
     }
@@ -314,4 +300,24 @@ fn capability_absent(upload_id: &str) -> OutputRecord<'static> {
         upload_id,
         reason: ReasonCode::CapabilityAbsent,
     })
+}
+
+/// The fields of PROFILE §8's input-error result (`input error: <reason>`), for a line
+/// rejected before its turn and for a turn a `UserPromptSubmit` hook blocked (PROFILE §16).
+pub(crate) fn input_error_fields(reason: &str, prompt_uuid: Option<Uuid<'static>>) -> ResultFields {
+    ResultFields {
+        subtype: ResultSubtype::ErrorDuringExecution,
+        duration_ms: 0,
+        duration_api_ms: 0,
+        num_turns: 0,
+        text: String::new(),
+        stop_reason: None,
+        cost: None,
+        usage: Usage::default(),
+        model: None,
+        denials: Vec::new(),
+        errors: vec![format!("input error: {reason}")],
+        prompt_uuid,
+        structured_output: None,
+    }
 }

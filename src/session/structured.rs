@@ -158,17 +158,7 @@ pub(crate) fn corrective_record(
     OutputRecord::User(rec)
 }
 
-/// At most `max` bytes of `s`, cut at a character boundary.
-fn cut(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
+use crate::wire::responses::cut;
 
 #[cfg(test)]
 mod tests {

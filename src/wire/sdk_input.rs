@@ -393,17 +393,7 @@ fn first_member(o: &RawObject<'_>) -> Option<String> {
     first
 }
 
-/// At most `max` bytes of `s`, cut at a character boundary (PROFILE §5: 64 bytes of input).
-fn cut(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
+use super::responses::cut;
 
 #[cfg(test)]
 mod tests {
