@@ -1306,6 +1306,7 @@ mod tests {
         assert_eq!(
             s.sdk,
             SdkArgs {
+                mcp_servers: Vec::new(),
                 json_schema: Some(
                     crate::session::structured::OutputSchema::compile(r#"{"type":"object"}"#)
                         .unwrap()
@@ -1428,7 +1429,10 @@ mod tests {
     fn refused_sdk_options_name_themselves_and_why() {
         for (bad, msg) in [
             (
-                &["--mcp-config", r#"{"mcpServers":{"files":{"command":"x"}}}"#][..],
+                &[
+                    "--mcp-config",
+                    r#"{"mcpServers":{"files":{"command":"x"}}}"#,
+                ][..],
                 "--mcp-config: MCP server \"files\" is of type \"stdio\": only in-process SDK \
                  servers (type \"sdk\") are supported (argument 7)",
             ),

@@ -268,7 +268,10 @@ pub fn tools_of(result: &str) -> Result<(Vec<ListedTool>, Option<String>), Strin
             .get("inputSchema")
             .filter(|s| s.as_object().is_some())
             .ok_or_else(|| {
-                format!("tools/list: tool {} has no inputSchema object", quoted(&name))
+                format!(
+                    "tools/list: tool {} has no inputSchema object",
+                    quoted(&name)
+                )
             })?;
         let mut input_schema = Vec::new();
         json::write_value(&mut input_schema, schema);
@@ -342,9 +345,21 @@ mod tests {
         );
         assert_eq!(sdk_servers_of_config(r#"{"mcpServers":{}}"#), Ok(vec![]));
         for (config, server, kind) in [
-            (r#"{"mcpServers":{"files":{"command":"x"}}}"#, "\"files\"", "\"stdio\""),
-            (r#"{"mcpServers":{"w":{"type":"http","url":"u"}}}"#, "\"w\"", "\"http\""),
-            (r#"{"mcpServers":{"s":{"type":"sse","url":"u"}}}"#, "\"s\"", "\"sse\""),
+            (
+                r#"{"mcpServers":{"files":{"command":"x"}}}"#,
+                "\"files\"",
+                "\"stdio\"",
+            ),
+            (
+                r#"{"mcpServers":{"w":{"type":"http","url":"u"}}}"#,
+                "\"w\"",
+                "\"http\"",
+            ),
+            (
+                r#"{"mcpServers":{"s":{"type":"sse","url":"u"}}}"#,
+                "\"s\"",
+                "\"sse\"",
+            ),
             (
                 r#"{"mcpServers":{"a":{"type":"sdk"},"s":{"type":1}}}"#,
                 "\"s\"",
@@ -449,7 +464,10 @@ mod tests {
         );
         // A notification's acknowledgement: any id (TypeScript sends 0, Python none).
         assert_eq!(
-            response_result(br#"{"mcp_response":{"jsonrpc":"2.0","result":{},"id":0}}"#, None),
+            response_result(
+                br#"{"mcp_response":{"jsonrpc":"2.0","result":{},"id":0}}"#,
+                None
+            ),
             Ok("{}".into())
         );
         let err = br#"{"mcp_response":{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Server 'x' not found"}}}"#;

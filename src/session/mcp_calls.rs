@@ -83,14 +83,18 @@ impl Session {
             .tool(&name)
             .map(|(s, t)| (s.to_string(), t.to_string()))
         else {
-            self.mcp.ready.push_back((id, failed("the tool is not served")));
+            self.mcp
+                .ready
+                .push_back((id, failed("the tool is not served")));
             return;
         };
         let rpc_id = self.mcp.rpc_id();
         let message = mcp::tools_call_message(rpc_id, &tool, &input)
             .and_then(|m| RawJson::parse_owned(m).ok());
         let Some(message) = message else {
-            self.mcp.ready.push_back((id, failed("its input is not an object")));
+            self.mcp
+                .ready
+                .push_back((id, failed("its input is not an object")));
             return;
         };
         let body = ControlRequestBody::McpMessage(McpMessage {

@@ -186,11 +186,14 @@ enum Answer {
 
 fn answer_of(outcome: &Outcome, rpc_id: Option<u64>) -> Answer {
     match outcome {
-        Outcome::Success(Payload::Json(raw)) => match mcp::response_result(raw.as_bytes(), rpc_id)
-        {
-            Ok(result) => Answer::Result(result),
-            Err(_) => Answer::Failed("it answered a JSON-RPC error or a malformed mcp_response"),
-        },
+        Outcome::Success(Payload::Json(raw)) => {
+            match mcp::response_result(raw.as_bytes(), rpc_id) {
+                Ok(result) => Answer::Result(result),
+                Err(_) => {
+                    Answer::Failed("it answered a JSON-RPC error or a malformed mcp_response")
+                }
+            }
+        }
         Outcome::Success(_) => Answer::Failed("it answered without an mcp_response"),
         Outcome::Error { .. } => Answer::Failed("the host answered an error"),
         Outcome::Invalid(_) => Answer::Failed("an invalid control_response"),
@@ -283,11 +286,11 @@ impl Session {
 
     /// A broker resolution: `true` when it was a listing request's or a call's.
     pub(crate) fn mcp_resolved(&mut self, r: &Resolved, now: Instant) -> bool {
-        let found = self.mcp.servers.iter().position(|s| {
-            s.step
-                .as_ref()
-                .is_some_and(|st| st.request_id == r.id)
-        });
+        let found = self
+            .mcp
+            .servers
+            .iter()
+            .position(|s| s.step.as_ref().is_some_and(|st| st.request_id == r.id));
         let Some(i) = found else {
             return self.mcp_call_resolved(r, now);
         };

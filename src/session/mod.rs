@@ -82,9 +82,9 @@ pub use config::{
     default_tools, Budget, ConfigError, Profile, Projection, ReferenceProfile, SessionConfig,
     SettingSource, TurnLimits, CLAUDE_CODE_VERSION,
 };
+pub use mcp_servers::{McpConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_LIST_TIMEOUT};
 pub use prompts::{Settlement, REQUEST_ID_PREFIX, RESOLVED_CAPACITY};
 pub use queue::{QUEUE_MAX_BYTES, QUEUE_MAX_RECORDS};
-pub use mcp_servers::{McpConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_LIST_TIMEOUT};
 pub use sdk_hooks::HOOK_CALLBACK_FAILED;
 
 use crate::json::Parser;

@@ -964,13 +964,9 @@ impl Session {
     /// A tool finished.
     pub(crate) fn tool_done(&mut self, tool_use_id: &str, outcome: ToolOutcome, now: Instant) {
         let Some(t) = self.turn.as_mut() else { return };
-        if let Some(u) = t
-            .uses
-            .iter_mut()
-            .find(|u| {
-                u.id == tool_use_id && matches!(u.state, UseState::Running | UseState::McpCall)
-            })
-        {
+        if let Some(u) = t.uses.iter_mut().find(|u| {
+            u.id == tool_use_id && matches!(u.state, UseState::Running | UseState::McpCall)
+        }) {
             u.state = UseState::PostHook {
                 content: outcome.content,
                 is_error: outcome.is_error,
