@@ -194,6 +194,18 @@ impl Session {
         self.mcp.calls.drain(..).map(|c| c.request_id).collect()
     }
 
+    /// Pending `mcp_message` requests (listing and calls), by request ID.
+    pub fn pending_mcp_messages(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self
+            .mcp
+            .pending_steps()
+            .into_iter()
+            .map(String::from)
+            .collect();
+        ids.extend(self.pending_mcp_calls());
+        ids
+    }
+
     /// Pending `tools/call` requests, by request ID.
     pub fn pending_mcp_calls(&self) -> Vec<String> {
         self.mcp
