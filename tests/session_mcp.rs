@@ -529,3 +529,113 @@ fn eof_with_a_call_pending() {
     assert_eq!(r["is_error"], true);
     assert_eq!(sim.s.is_done().map(|e| e.code), Some(0));
 }
+
+/// The listing limits at their edges: 256 tools of one server are offered and the 257th is
+/// not (one WARN line); `tools/list` pages are followed 16 times and no 17th is asked for
+/// (`session::mcp::MAX_TOOLS_PER_SERVER`, `MAX_LIST_PAGES`).
+#[test]
+fn listing_limits_at_their_edges() {
+    use agentx_wire::session::mcp::{MAX_LIST_PAGES, MAX_TOOLS_PER_SERVER};
+    let tool = |i: usize| json!({"name":format!("t{i}"),"inputSchema":{"type":"object"}});
+    // 257 tools on one page.
+    let many: Vec<Value> = (0..=MAX_TOOLS_PER_SERVER).map(tool).collect();
+    let mut sim = Sim::new(sdk_config(&["big"]));
+    sim.send(&control(
+        "init",
+        json!({"subtype":"initialize","hooks":null}),
+    ));
+    serve_listing(&mut sim, Value::Array(many));
+    assert_eq!(
+        sim.diagnostics,
+        ["agentx: WARN MCP server \"big\" lists more than 256 tools; the rest are not offered"]
+    );
+    sim.send(&user("hi"));
+    let init = sim.out.iter().find(|v| v["subtype"] == "init").unwrap();
+    let tools = init["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 3 + MAX_TOOLS_PER_SERVER);
+    assert_eq!(tools.last().unwrap(), "mcp__big__t255");
+    // Every page names a next one: 16 are read, then the server is connected.
+    let mut sim = Sim::new(sdk_config(&["paged"]));
+    sim.send(&control(
+        "init",
+        json!({"subtype":"initialize","hooks":null}),
+    ));
+    let (id, _, m) = last_mcp(&sim, "initialize");
+    sim.send(&mcp_answer(
+        &id,
+        result_of(&m, json!({"capabilities":{"tools":{}}})),
+    ));
+    let (id, _, _) = last_mcp(&sim, "notifications/initialized");
+    sim.send(&mcp_answer(&id, json!({"jsonrpc":"2.0","result":{}})));
+    for page in 0..MAX_LIST_PAGES as usize {
+        let (id, _, m) = last_mcp(&sim, "tools/list");
+        sim.send(&mcp_answer(
+            &id,
+            result_of(
+                &m,
+                json!({"tools":[tool(page)],"nextCursor":format!("c{page}")}),
+            ),
+        ));
+    }
+    let lists = mcp_requests(&sim)
+        .iter()
+        .filter(|r| r.2["method"] == "tools/list")
+        .count();
+    assert_eq!(lists, MAX_LIST_PAGES as usize, "no 17th page");
+    sim.send(&user("hi"));
+    let init = sim.out.iter().find(|v| v["subtype"] == "init").unwrap();
+    assert_eq!(
+        init["mcp_servers"],
+        json!([{"name":"paged","status":"connected"}])
+    );
+    assert_eq!(
+        init["tools"].as_array().unwrap().len(),
+        3 + MAX_LIST_PAGES as usize
+    );
+}
+
+/// WIRE-008: EOF while a server is listed: the listing fails (`control stream closed`), the
+/// prompt queued behind it runs without the server's tools, and the session exits 0.
+#[test]
+fn eof_during_listing() {
+    let mut sim = Sim::new(sdk_config(&["calc"]));
+    sim.send(&control(
+        "init",
+        json!({"subtype":"initialize","hooks":null}),
+    ));
+    sim.send(&user("hi"));
+    assert!(sim.requests.is_empty());
+    sim.eof();
+    assert_eq!(
+        sim.diagnostics,
+        ["agentx: WARN MCP server \"calc\" failed: control stream closed"]
+    );
+    let init = sim.out.iter().find(|v| v["subtype"] == "init").unwrap();
+    assert_eq!(
+        init["mcp_servers"],
+        json!([{"name":"calc","status":"failed"}])
+    );
+    assert_eq!(sim.last_of("result")["result"], "echo: hi");
+    assert_eq!(sim.s.is_done().map(|e| e.code), Some(0));
+}
+
+/// PROFILE §16: an answer to a pending call that the strict reader rejects (a duplicate
+/// member, PROFILE §2b) is a malformed answer: the use gets an `is_error` result, once.
+#[test]
+fn a_rejected_answer_line_fails_the_call() {
+    let mut c = sdk_config(&["calc"]);
+    c.permission_mode = PermissionMode::BypassPermissions;
+    let mut sim = listed(c);
+    sim.script(tool_reply("msg_a", &[("toolu_1", "mcp__calc__add", ADD)]))
+        .script(text_reply("msg_b", "done", None));
+    sim.send(&user("go"));
+    let (id, _, _) = last_mcp(&sim, "tools/call");
+    sim.send(&format!(
+        r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{id}","response":{{"mcp_response":{{}},"mcp_response":{{}}}}}}}}"#
+    ));
+    let r = tool_result(&sim, "toolu_1");
+    assert_eq!(r["content"], "MCP call failed: an invalid control_response");
+    assert_eq!(r["is_error"], true);
+    assert!(sim.s.pending_mcp_calls().is_empty());
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+}
