@@ -12,6 +12,7 @@ mod provider_http_support;
 mod agentx_backpressure;
 mod agentx_hostile;
 mod agentx_list_providers;
+mod agentx_mcp;
 mod agentx_memory;
 mod agentx_oneshot;
 mod agentx_permission;

@@ -5,7 +5,7 @@
 //! permissions as `tools/call`, error results, timeouts at their edge, refusals, and an
 //! interrupt with an MCP call and a hook callback pending.
 
-mod session_sim;
+use crate::session_sim;
 
 use std::time::Duration;
 

@@ -5,9 +5,8 @@
 //! and a name over 64 characters mapped there and back (a real HTTP/1.1 + SSE server on
 //! 127.0.0.1, tests/provider_http_support).
 
-#[path = "common/agentx.rs"]
-mod harness;
-mod provider_http_support;
+use crate::harness;
+use crate::provider_http_support;
 
 use agentx_wire::driver::openai::names::FunctionNames;
 use agentx_wire::model::ToolSpec;
