@@ -19,13 +19,18 @@ const STACK_BYTES: usize = 256 * 1024 * 1024;
 /// Validation threads allowed to be alive at once (running or overrun).
 const MAX_RUNAWAY: usize = 4;
 
-static LIVE: AtomicUsize = AtomicUsize::new(0);
+/// The count of validation threads alive (running or overrun) against `MAX_RUNAWAY`.
+struct Slots(AtomicUsize);
 
-struct LiveGuard;
+/// The process's slots: every validation of the agent counts here.
+static SLOTS: Slots = Slots(AtomicUsize::new(0));
+
+/// One taken slot, released when the validation thread stops burning CPU.
+struct LiveGuard(&'static Slots);
 
 impl Drop for LiveGuard {
     fn drop(&mut self) {
-        LIVE.fetch_sub(1, Ordering::AcqRel);
+        self.0 .0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -38,11 +43,21 @@ pub fn run<T: Send + 'static>(
     time_limit: Duration,
     inspect: fn(&[u8]) -> T,
 ) -> Result<(T, Vec<u8>), ReasonCode> {
-    if LIVE.fetch_add(1, Ordering::AcqRel) >= MAX_RUNAWAY {
-        LIVE.fetch_sub(1, Ordering::AcqRel);
+    run_counted(&SLOTS, bytes, time_limit, inspect)
+}
+
+/// [`run`] counting against `slots` (the tests' own, so no other test's threads count).
+fn run_counted<T: Send + 'static>(
+    slots: &'static Slots,
+    bytes: Vec<u8>,
+    time_limit: Duration,
+    inspect: fn(&[u8]) -> T,
+) -> Result<(T, Vec<u8>), ReasonCode> {
+    if slots.0.fetch_add(1, Ordering::AcqRel) >= MAX_RUNAWAY {
+        slots.0.fetch_sub(1, Ordering::AcqRel);
         return Err(ReasonCode::ProcessFailure);
     }
-    let guard = LiveGuard;
+    let guard = LiveGuard(slots);
     let (tx, rx) = mpsc::sync_channel(1);
     let spawned = std::thread::Builder::new()
         .name("agentx-pdf-validate".into())
@@ -57,7 +72,7 @@ pub fn run<T: Send + 'static>(
             let _ = tx.send(outcome.ok().map(|verdict| (verdict, bytes)));
         });
     if spawned.is_err() {
-        // The closure (and the guard in it) was dropped: LIVE is already released.
+        // The closure (and the guard in it) was dropped: the slot is already released.
         return Err(ReasonCode::ProcessFailure);
     }
     match rx.recv_timeout(time_limit) {
@@ -89,6 +104,73 @@ mod tests {
             }
         }
         depth(b.len())
+    }
+
+    fn live(slots: &Slots) -> usize {
+        slots.0.load(Ordering::Acquire)
+    }
+
+    #[test]
+    fn a_finished_validation_holds_no_slot_once_its_verdict_is_back() {
+        // The slot is released before the verdict is sent, so when `run` returns, the thread
+        // that produced the verdict no longer counts, however late it is scheduled to exit
+        // (a loaded CI machine refused validations for threads that had already finished).
+        static MINE: Slots = Slots(AtomicUsize::new(0));
+        for i in 0..64 {
+            let (n, _) = run_counted(&MINE, vec![0; i], Duration::from_secs(20), <[u8]>::len)
+                .expect("a quick validation succeeds");
+            assert_eq!(n, i);
+            assert_eq!(live(&MINE), 0, "validation {i} still holds its slot");
+        }
+        assert_eq!(
+            run_counted(&MINE, vec![1], Duration::from_secs(20), panics).map(|(v, _)| v),
+            Err(ReasonCode::PdfInvalid)
+        );
+        assert_eq!(live(&MINE), 0, "a contained panic releases its slot");
+    }
+
+    static GATE: (std::sync::Mutex<bool>, std::sync::Condvar) =
+        (std::sync::Mutex::new(false), std::sync::Condvar::new());
+
+    /// Runs until the test opens `GATE`: an overrun that stays alive as long as needed.
+    fn waits_for_the_gate(_: &[u8]) -> u8 {
+        let (open, cv) = &GATE;
+        let mut g = open.lock().unwrap();
+        while !*g {
+            g = cv.wait(g).unwrap();
+        }
+        1
+    }
+
+    #[test]
+    fn max_runaway_overruns_are_allowed_and_one_more_is_refused() {
+        static MINE: Slots = Slots(AtomicUsize::new(0));
+        // At the limit: each of MAX_RUNAWAY overruns is accepted (run, then given up on).
+        for _ in 0..MAX_RUNAWAY {
+            assert_eq!(
+                run_counted(&MINE, vec![], Duration::from_millis(5), waits_for_the_gate)
+                    .map(|(v, _)| v),
+                Err(ReasonCode::PdfInvalid)
+            );
+        }
+        assert_eq!(live(&MINE), MAX_RUNAWAY);
+        // One past: refused at once, without starting a thread.
+        assert_eq!(
+            run_counted(&MINE, vec![], Duration::from_secs(20), <[u8]>::len).map(|(v, _)| v),
+            Err(ReasonCode::ProcessFailure)
+        );
+        assert_eq!(live(&MINE), MAX_RUNAWAY);
+        let (open, cv) = &GATE;
+        *open.lock().unwrap() = true;
+        cv.notify_all();
+        // The overruns end and give their slots back (waiting for that state, not a time).
+        while live(&MINE) != 0 {
+            std::thread::yield_now();
+        }
+        assert_eq!(
+            run_counted(&MINE, vec![7], Duration::from_secs(20), <[u8]>::len).map(|(v, _)| v),
+            Ok(1)
+        );
     }
 
     #[test]

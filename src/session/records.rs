@@ -102,17 +102,7 @@ impl Stamp {
         write_str(&mut b, tool_use_id);
         b.extend_from_slice(b",\"content\":");
         write_str(&mut b, content);
-        b.extend_from_slice(b",\"is_error\":");
-        b.extend_from_slice(if is_error { b"true" } else { b"false" });
-        b.push(b'}');
-        let mut rec = UserRecord::text("");
-        rec.message = UserMessage::Object {
-            versioned: false,
-            content: UserContent::Blocks(vec![ContentBlock::Other(RawJson::from_encoded(b))]),
-        };
-        rec.uuid = Some(self.uuid());
-        rec.session_id = Some(self.sid());
-        OutputRecord::User(rec)
+        self.tool_result_record(b, is_error)
     }
 
     /// A `tool_result` whose content is text blocks: the tool's output, then one block per
@@ -139,7 +129,14 @@ impl Stamp {
             write_str(&mut b, text);
             b.push(b'}');
         }
-        b.extend_from_slice(b"],\"is_error\":");
+        b.extend_from_slice(b"]");
+        self.tool_result_record(b, is_error)
+    }
+
+    /// Closes a `tool_result` block begun in `b` (its `is_error` and the brace) and stamps the
+    /// `user` record that carries it.
+    fn tool_result_record(&mut self, mut b: Vec<u8>, is_error: bool) -> OutputRecord<'static> {
+        b.extend_from_slice(b",\"is_error\":");
         b.extend_from_slice(if is_error { b"true" } else { b"false" });
         b.push(b'}');
         let mut rec = UserRecord::text("");
@@ -152,8 +149,6 @@ impl Stamp {
         OutputRecord::User(rec)
     }
 
-    /// The replay form of an accepted user record: `uuid` (kept, or minted), `session_id`,
-    /// `isReplay: true` (PROFILE §8 Replay).
     /// The replay form of `user` for measuring only: as [`Stamp::replay`], with a fixed
     /// placeholder where a UUID would be minted (same length, no mint consumed).
     pub(crate) fn replay_probe(&self, user: &UserRecord<'static>) -> OutputRecord<'static> {
@@ -161,15 +156,19 @@ impl Stamp {
         if user.uuid.is_none() {
             user.uuid = Some(probe_uuid());
         }
-        user.session_id = Some(self.sid());
-        user.is_replay = true;
-        OutputRecord::User(user)
+        self.stamp_replay(user)
     }
 
+    /// The replay form of an accepted user record: `uuid` (kept, or minted), `session_id`,
+    /// `isReplay: true` (PROFILE §8 Replay).
     pub(crate) fn replay(&mut self, mut user: UserRecord<'static>) -> OutputRecord<'static> {
         if user.uuid.is_none() {
             user.uuid = Some(self.uuid());
         }
+        self.stamp_replay(user)
+    }
+
+    fn stamp_replay(&self, mut user: UserRecord<'static>) -> OutputRecord<'static> {
         user.session_id = Some(self.sid());
         user.is_replay = true;
         OutputRecord::User(user)
