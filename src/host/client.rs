@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use super::calls::{initialize_response, peer_initialize_response, Reply};
 use super::command::AgentCommand;
 use super::error::HostError;
-use super::inbound::{helper, Inbound, Next};
+use super::inbound::{helper, Inbound};
 use super::limits::{spawn_with_descriptors, DESCRIPTORS_PER_AGENT};
 use super::pending;
 use super::permission::{decide, CanUseToolHandler};
@@ -558,11 +558,7 @@ impl Client {
     /// # Ok::<(), agentx_wire::host::HostError>(())
     /// ```
     pub fn recv_timeout(&self, timeout: Duration) -> Result<Option<RecordItem>, HostError> {
-        match self.shared.inbound.recv_until(Instant::now() + timeout) {
-            Next::Item(item) => Ok(Some(item)),
-            Next::Ended => Ok(None),
-            Next::TimedOut => Err(HostError::Timeout { subtype: "recv" }),
-        }
+        self.shared.inbound.recv_until(Instant::now() + timeout)
     }
 
     /// Ends the agent's input (it sees EOF) while the record stream stays readable.

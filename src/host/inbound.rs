@@ -30,6 +30,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::client::{RecordItem, Routes, Shared};
+use super::error::HostError;
 use super::stream::Output;
 use crate::encode::{contained, discard_foreign};
 
@@ -170,13 +171,6 @@ impl Drop for InRecv<'_> {
     }
 }
 
-/// What the next item of the stream is, for a waiter.
-pub(crate) enum Next {
-    Item(RecordItem),
-    Ended,
-    TimedOut,
-}
-
 impl Inbound {
     pub(crate) fn new(source: Box<dyn Read + Send>, side: Output) -> Inbound {
         Inbound {
@@ -227,19 +221,19 @@ impl Inbound {
         }
     }
 
-    /// The next item by `deadline`; the helper reads for it.
-    pub(crate) fn recv_until(&self, deadline: Instant) -> Next {
+    /// The next item by `deadline` (`Ok(None)`: the output ended); the helper reads for it.
+    pub(crate) fn recv_until(&self, deadline: Instant) -> Result<Option<RecordItem>, HostError> {
         let _demand = self.demand();
         let mut inbox = lock(&self.inbox);
         loop {
             if let Some(item) = inbox.queue.pop_front() {
-                return Next::Item(item);
+                return Ok(Some(item));
             }
             if inbox.ended {
-                return Next::Ended;
+                return Ok(None);
             }
             if Instant::now() >= deadline {
-                return Next::TimedOut;
+                return Err(HostError::Timeout { subtype: "recv" });
             }
             inbox = sleep(inbox, &self.changed, Some(deadline));
         }
