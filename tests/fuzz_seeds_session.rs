@@ -52,3 +52,30 @@ fn session_seeds_and_random_cases_with_sdk_hook_callbacks() {
         agentx_wire::fuzzing::session::interleavings_sdk_hooks(&data);
     }
 }
+
+/// PROFILE §16: the `session` seeds and the `session_sdk_mcp` ones, then a deterministic batch
+/// of random cases, through the SDK-MCP entry point (random `mcp_message` answers to the
+/// listing and the calls, and timeouts; every tool use settled once, every request removed
+/// once, a call's cancel before an interrupt's acknowledgement).
+#[test]
+fn session_seeds_and_random_cases_with_an_sdk_mcp_server() {
+    common::replay_seeds(
+        "session",
+        agentx_wire::fuzzing::session::interleavings_sdk_mcp,
+    );
+    common::replay_seeds(
+        "session_sdk_mcp",
+        agentx_wire::fuzzing::session::interleavings_sdk_mcp,
+    );
+    let mut x = 0x6a09_e667_f3bc_c908u64;
+    let mut byte = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x as u8
+    };
+    for case in 0..2000 {
+        let data: Vec<u8> = (0..64 + case % 400).map(|_| byte()).collect();
+        agentx_wire::fuzzing::session::interleavings_sdk_mcp(&data);
+    }
+}

@@ -229,6 +229,7 @@ enum Opt {
     StrictMcpConfig,
     AwaitInitialize,
     JsonSchema,
+    McpConfig,
 }
 
 /// `(spelling, option, takes a value)`.
@@ -276,12 +277,14 @@ const OPTIONS: &[(&str, Opt, bool)] = &[
     ("--await-initialize", Opt::AwaitInitialize, false),
     // PROFILE §16 structured output.
     ("--json-schema", Opt::JsonSchema, true),
+    // PROFILE §16: in-process SDK MCP servers only.
+    ("--mcp-config", Opt::McpConfig, true),
 ];
 
 const OPT_COUNT: usize = OPTIONS.len();
 
 /// The options only the SDK profile has (`--verbose` itself included).
-const SDK_ONLY: [Opt; 22] = [
+const SDK_ONLY: [Opt; 23] = [
     Opt::Verbose,
     Opt::SystemPrompt,
     Opt::SystemPromptFile,
@@ -304,6 +307,7 @@ const SDK_ONLY: [Opt; 22] = [
     Opt::StrictMcpConfig,
     Opt::AwaitInitialize,
     Opt::JsonSchema,
+    Opt::McpConfig,
 ];
 
 fn spelling(opt: Opt) -> &'static str {
@@ -782,7 +786,14 @@ fn sdk(s: Scanned) -> Result<SdkArgs, UsageError> {
             )
         })?),
     };
+    // PROFILE §16: the SDK servers; any other type is a usage error naming the server.
+    let mcp_servers = match s.value(Opt::McpConfig) {
+        None => Vec::new(),
+        Some((v, p)) => crate::session::mcp::sdk_servers_of_config(v)
+            .map_err(|e| UsageError::at(format!("--mcp-config: {e}"), p))?,
+    };
     Ok(SdkArgs {
+        mcp_servers,
         json_schema,
         system_prompt: owned(Opt::SystemPrompt),
         system_prompt_file: owned(Opt::SystemPromptFile).map(PathBuf::from),
@@ -1295,6 +1306,7 @@ mod tests {
         assert_eq!(
             s.sdk,
             SdkArgs {
+                mcp_servers: Vec::new(),
                 json_schema: Some(
                     crate::session::structured::OutputSchema::compile(r#"{"type":"object"}"#)
                         .unwrap()
@@ -1400,11 +1412,34 @@ mod tests {
     }
 
     #[test]
+    fn mcp_config_names_the_sdk_servers() {
+        // PROFILE §16: Python 0.2.189's `--mcp-config` for `create_sdk_mcp_server` servers.
+        let s = sdk_ok(&[
+            "--mcp-config",
+            r#"{"mcpServers":{"calc":{"type":"sdk","name":"calc"},"t":{"type":"sdk","name":"t"}}}"#,
+        ]);
+        assert_eq!(s.sdk.mcp_servers, ["calc", "t"]);
+        assert!(sdk_ok(&["--mcp-config={\"mcpServers\":{}}"])
+            .sdk
+            .mcp_servers
+            .is_empty());
+    }
+
+    #[test]
     fn refused_sdk_options_name_themselves_and_why() {
         for (bad, msg) in [
             (
-                &["--mcp-config", "{\"mcpServers\":{}}"][..],
-                "--mcp-config is not supported: MCP servers are not supported yet (argument 6)",
+                &[
+                    "--mcp-config",
+                    r#"{"mcpServers":{"files":{"command":"x"}}}"#,
+                ][..],
+                "--mcp-config: MCP server \"files\" is of type \"stdio\": only in-process SDK \
+                 servers (type \"sdk\") are supported (argument 7)",
+            ),
+            (
+                &["--mcp-config=/etc/mcp.json"][..],
+                "--mcp-config: it is not JSON {\"mcpServers\":{…}} (a file path is not read) \
+                 (argument 6)",
             ),
             (
                 &["--settings={}"],

@@ -25,6 +25,9 @@ use crate::session::{Budget, SettingSource};
 /// (PROFILE §15, the "sdkopts" work of issue 20): this module only types them.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct SdkArgs {
+    /// `--mcp-config JSON` (PROFILE §16): the in-process SDK MCP servers it names, in order
+    /// (any other server type is a usage error naming the server).
+    pub mcp_servers: Vec<String>,
     /// `--json-schema SCHEMA` (PROFILE §16), checked and compiled: the final text of every
     /// turn must be one JSON value valid against it.
     pub json_schema: Option<crate::session::structured::OutputSchema>,
@@ -139,11 +142,6 @@ pub(super) const OTHER: &[(&str, bool, Disposition)] = &[
         Disposition::Refused(
             "Claude Code settings are not read (agentx reads settings.json in AgentX home)",
         ),
-    ),
-    (
-        "--mcp-config",
-        true,
-        Disposition::Refused("MCP servers are not supported yet"),
     ),
     (
         "--agent",
@@ -277,7 +275,6 @@ mod tests {
         // PROFILE §15: options that change what the agent may do are never ignored.
         for name in [
             "--settings",
-            "--mcp-config",
             "--agent",
             "--plugin-dir",
             "--plugin-dir-no-mcp",

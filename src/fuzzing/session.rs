@@ -22,7 +22,12 @@
 //!   `hook_callback` answers (decisions, blocks, contexts, `continue: false`, errors, malformed
 //!   answers, late answers) and timeouts keep every invariant above; a callback request is
 //!   removed once, its cancel precedes an interrupt's acknowledgement, and a Bash use runs
-//!   only after a decisive allow of the host, the settings hook or a PreToolUse callback.
+//!   only after a decisive allow of the host, the settings hook or a PreToolUse callback;
+//! - with an SDK MCP server as well ([`interleavings_sdk_mcp`], PROFILE §16): random
+//!   `mcp_message` answers to the listing and to `tools/call` (results, `isError`, JSON-RPC
+//!   errors, error answers, malformed and late ones, wrong ids) and timeouts keep every
+//!   invariant above: an MCP request is removed once, a call's cancel precedes an interrupt's
+//!   acknowledgement, and each MCP tool use is settled once before its turn's result.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -64,7 +69,13 @@ struct Model {
     tasks: Vec<(String, u32)>,
 }
 
-fn script(b: &mut Bytes<'_>, turn: TurnId, index: u32, tool_seq: &mut u32) -> VecDeque<ModelEvent> {
+fn script(
+    b: &mut Bytes<'_>,
+    turn: TurnId,
+    index: u32,
+    tool_seq: &mut u32,
+    mcp: bool,
+) -> VecDeque<ModelEvent> {
     let mut ev = VecDeque::new();
     ev.push_back(ModelEvent::MessageStart {
         message_id: format!("msg_{turn}_{index}"),
@@ -78,7 +89,8 @@ fn script(b: &mut Bytes<'_>, turn: TurnId, index: u32, tool_seq: &mut u32) -> Ve
             0 | 1 => {
                 *tool_seq += 1;
                 tools += 1;
-                let (name, input) = match b.below(4) {
+                let (name, input) = match b.below(if mcp { 6 } else { 4 }) {
+                    4 | 5 => ("mcp__calc__add", r#"{"a":1}"#.to_string()),
                     0 => ("Read", r#"{"file_path":"a.txt"}"#.to_string()),
                     1 => ("Nope", "{}".to_string()),
                     2 => ("Bash", "[1]".to_string()),
@@ -160,6 +172,8 @@ struct Checker {
     request_tool: HashMap<String, String>,
     /// `hook_callback` request ID → (hook event, tool-use ID) (PROFILE §16).
     hook_requests: HashMap<String, (String, Option<String>)>,
+    /// `mcp_message` request ID → its JSON-RPC id (`0` for a notification) (PROFILE §16).
+    mcp_requests: HashMap<String, u64>,
     tool_uses: HashSet<String>,
     tool_results: HashSet<String>,
     /// Tool uses the host or hook allowed (decisive allows sent by the fuzzer).
@@ -242,6 +256,24 @@ impl Checker {
                 }
             }
             OutputRecord::ControlRequest(r) => {
+                if let crate::wire::ControlRequestBody::McpMessage(m) = &r.request {
+                    let id = r.request_id.as_str().to_string();
+                    assert!(
+                        !self.removed.contains(&id)
+                            && !self.pending.contains(&id)
+                            && !self.mcp_requests.contains_key(&id),
+                        "request id reused"
+                    );
+                    let doc = m.message.document().expect("valid");
+                    let rpc = doc
+                        .root()
+                        .as_object()
+                        .and_then(|o| o.get("id"))
+                        .and_then(|v| v.as_number())
+                        .and_then(|n| n.as_u64())
+                        .unwrap_or(0);
+                    self.mcp_requests.insert(id, rpc);
+                }
                 if let crate::wire::ControlRequestBody::HookCallback(h) = &r.request {
                     let id = r.request_id.as_str().to_string();
                     assert!(
@@ -279,7 +311,9 @@ impl Checker {
                     "two cancellations for one request"
                 );
                 assert!(
-                    self.request_tool.contains_key(&id) || self.hook_requests.contains_key(&id),
+                    self.request_tool.contains_key(&id)
+                        || self.hook_requests.contains_key(&id)
+                        || self.mcp_requests.contains_key(&id),
                     "cancel of an unknown request"
                 );
             }
@@ -350,6 +384,8 @@ struct Run {
     tools: Vec<String>,
     hooks: Vec<String>,
     tool_seq: u32,
+    /// An SDK MCP server is configured (PROFILE §16).
+    mcp: bool,
     check: Checker,
     /// Under a small line limit: tool outputs of varied length, some too long for a line.
     long_outputs: bool,
@@ -372,7 +408,7 @@ impl Run {
                     Action::StartModel(req) => {
                         self.model = Some(Model {
                             turn: req.turn,
-                            events: script(b, req.turn, req.index, &mut self.tool_seq),
+                            events: script(b, req.turn, req.index, &mut self.tool_seq, self.mcp),
                             waiting: false,
                             tasks: self.model.take().map(|m| m.tasks).unwrap_or_default(),
                         });
@@ -406,13 +442,19 @@ impl Run {
                 break;
             }
         }
-        self.check.pending(self.pending_all());
+        let mut every = self.pending_all();
+        every.extend(self.s.pending_mcp_messages());
+        every.sort();
+        every.dedup();
+        self.check.pending(every);
     }
 
-    /// Pending `can_use_tool` and `hook_callback` requests.
+    /// Pending `can_use_tool`, `hook_callback` and `tools/call` requests (what an interrupt
+    /// cancels; an MCP server's listing is not a turn's and goes on).
     fn pending_all(&self) -> Vec<String> {
         let mut p = self.s.pending_requests();
         p.extend(self.s.pending_hook_callbacks());
+        p.extend(self.s.pending_mcp_calls());
         p
     }
 
@@ -472,14 +514,46 @@ impl Run {
 
 /// One fuzz case.
 pub fn interleavings(data: &[u8]) {
-    run_case(data, crate::encode::DEFAULT_MAX_RECORD_LEN, false);
+    run_case(data, crate::encode::DEFAULT_MAX_RECORD_LEN, Mode::Plain);
 }
+
+/// Which SDK callbacks a case registers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Plain,
+    Hooks,
+    /// Hooks, and the SDK MCP server `calc` (listing and calls by `mcp_message`).
+    Mcp,
+}
+
+/// One fuzz case with the hooks of [`interleavings_sdk_hooks`] and an SDK MCP server `calc`
+/// (PROFILE §16; listing and call timeouts of 1 s), fed random `mcp_message` answers.
+pub fn interleavings_sdk_mcp(data: &[u8]) {
+    run_case(data, crate::encode::DEFAULT_MAX_RECORD_LEN, Mode::Mcp);
+}
+
+/// The answers the fuzzer gives `mcp_message` requests: `{id}` is the request's JSON-RPC id,
+/// `ERROR` an error response.
+const MCP_ANSWERS: &[&str] = &[
+    r#"{"mcp_response":{"jsonrpc":"2.0","id":{id},"result":{"capabilities":{"tools":{}}}}}"#,
+    r#"{"mcp_response":{"jsonrpc":"2.0","result":{},"id":0}}"#,
+    r#"{"mcp_response":{"jsonrpc":"2.0","id":{id},"result":{"tools":[{"name":"add","inputSchema":{"type":"object"}}]}}}"#,
+    r#"{"mcp_response":{"jsonrpc":"2.0","id":{id},"result":{"tools":[{"name":"add","inputSchema":{"type":"object"}}],"nextCursor":"c"}}}"#,
+    r#"{"mcp_response":{"jsonrpc":"2.0","id":{id},"result":{"content":[{"type":"text","text":"3"}]}}}"#,
+    r#"{"mcp_response":{"jsonrpc":"2.0","id":{id},"result":{"content":[{"type":"text","text":"no"}],"isError":true}}}"#,
+    r#"{"mcp_response":{"jsonrpc":"2.0","id":{id},"error":{"code":-32601,"message":"not found"}}}"#,
+    r#"{"mcp_response":{"jsonrpc":"2.0","id":999999,"result":{}}}"#,
+    r#"{"mcp_response":{"jsonrpc":"2.0","id":{id}}}"#,
+    r#"{"mcp_response":[1]}"#,
+    "{}",
+    "ERROR",
+];
 
 /// One fuzz case in the SDK profile with hook callbacks registered for PreToolUse,
 /// PostToolUse, UserPromptSubmit and Stop (PROFILE §16; `onFailure` and the matcher timeout
 /// of 1 s chosen from the data), fed random `hook_callback` answers and timer firings.
 pub fn interleavings_sdk_hooks(data: &[u8]) {
-    run_case(data, crate::encode::DEFAULT_MAX_RECORD_LEN, true);
+    run_case(data, crate::encode::DEFAULT_MAX_RECORD_LEN, Mode::Hooks);
 }
 
 /// The answers the fuzzer gives hook callbacks (`ERROR` is an error response).
@@ -510,14 +584,21 @@ pub fn interleavings_small_lines(data: &[u8]) {
     let sum = data
         .iter()
         .fold(0usize, |a, &b| a.wrapping_mul(31).wrapping_add(b.into()));
-    run_case(data, 700 + sum % 2000, false);
+    run_case(data, 700 + sum % 2000, Mode::Plain);
 }
 
-fn run_case(data: &[u8], max_record_len: usize, sdk_hooks: bool) {
+fn run_case(data: &[u8], max_record_len: usize, mode: Mode) {
+    let sdk_hooks = mode != Mode::Plain;
+    let mcp = mode == Mode::Mcp;
     let mut b = Bytes { data, at: 0 };
     let mut config = SessionConfig::local(SID, "/work/p");
     if sdk_hooks {
         config.profile = crate::session::Profile::Sdk;
+    }
+    if mcp {
+        config.mcp.servers = vec!["calc".into()];
+        config.mcp.list_timeout = Duration::from_secs(1);
+        config.mcp.call_timeout = Duration::from_secs(1);
     }
     config.max_record_len = max_record_len;
     config.hook_configured = b.below(2) == 0;
@@ -532,6 +613,7 @@ fn run_case(data: &[u8], max_record_len: usize, sdk_hooks: bool) {
         tools: Vec::new(),
         hooks: Vec::new(),
         tool_seq: 0,
+        mcp,
         check: Checker {
             max_record_len,
             ..Checker::default()
@@ -570,6 +652,30 @@ fn run_case(data: &[u8], max_record_len: usize, sdk_hooks: bool) {
             break;
         }
         match op % 16 {
+            2 if !eof && mcp && b.below(2) == 0 => {
+                // PROFILE §16: a random answer to a pending (or stale) `mcp_message`.
+                let pending = run.s.pending_mcp_messages();
+                let id = match pending.get(b.below(pending.len() + 1)) {
+                    Some(id) => id.clone(),
+                    None => "stale".to_string(),
+                };
+                let rpc = run
+                    .check
+                    .mcp_requests
+                    .get(&id)
+                    .map_or("0".to_string(), |r| r.to_string());
+                let answer = MCP_ANSWERS[b.below(MCP_ANSWERS.len())].replace("{id}", &rpc);
+                let line = if answer == "ERROR" {
+                    format!(
+                        r#"{{"type":"control_response","response":{{"subtype":"error","request_id":"{id}","error":"raised"}}}}"#
+                    )
+                } else {
+                    format!(
+                        r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{id}","response":{answer}}}}}"#
+                    )
+                };
+                run.send(line.as_bytes(), &mut b);
+            }
             0 | 1 if !eof => {
                 let priority = ["", r#","priority":"now""#, r#","priority":"later""#][b.below(3)];
                 let line = format!(
@@ -739,6 +845,7 @@ fn run_case(data: &[u8], max_record_len: usize, sdk_hooks: bool) {
                 run.s.handle_eof(run.now);
                 run.drain(&mut b);
                 assert!(run.pending_all().is_empty(), "pending after EOF");
+                assert!(run.s.pending_mcp_messages().is_empty(), "pending after EOF");
             }
             _ => run.model_step(&mut b),
         }

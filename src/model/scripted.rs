@@ -2,8 +2,8 @@
 //! latest user message's text, sans-IO.
 //!
 //! Owns the directive grammar (`!say`, `!tool`, `!sleep`, `!task`, `!suggest`, `!cost`,
-//! `!usage`, `!error`, `!network`, `!history`, `!compact`, and PROFILE §16's `!system` and
-//! `!json`), the echo reply, the provider's `script` file (turns separated by `---` lines), and the schedule of one model call: given a
+//! `!usage`, `!error`, `!network`, `!history`, `!compact`, and PROFILE §16's `!system`,
+//! `!json` and `!mcp SERVER TOOL JSON`, a tool use `mcp__SERVER__TOOL`), the echo reply, the provider's `script` file (turns separated by `---` lines), and the schedule of one model call: given a
 //! [`ModelRequest`] and a start time it yields [`ModelEvent`]s and "nothing until t" steps
 //! ([`Step`]), so the same run is driven on the real clock by the `agentx` driver and on a
 //! virtual clock by tests.
@@ -370,6 +370,23 @@ fn parse_directive(line: &str) -> Option<Directive> {
             crate::json::write_value(&mut input, root);
             Some(Directive::Tool {
                 name: tool.to_owned(),
+                input: String::from_utf8(input).ok()?,
+            })
+        }
+        // PROFILE §16: `!mcp SERVER TOOL JSON` is one tool use `mcp__SERVER__TOOL`.
+        "!mcp" => {
+            let (server, rest) = rest?.trim_start().split_once(' ')?;
+            let (tool, json) = rest.trim_start().split_once(' ')?;
+            if server.is_empty() || tool.is_empty() {
+                return None;
+            }
+            let doc = crate::json::parse(json.trim().as_bytes()).ok()?;
+            let root = doc.root();
+            root.as_object()?;
+            let mut input = Vec::new();
+            crate::json::write_value(&mut input, root);
+            Some(Directive::Tool {
+                name: format!("mcp__{server}__{tool}"),
                 input: String::from_utf8(input).ok()?,
             })
         }

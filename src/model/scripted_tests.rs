@@ -513,6 +513,9 @@ fn bad_directives_name_their_line() {
         ("!compact x", 1),
         ("a\nb\n!say\n", 3),
         ("!suggest ", 1),
+        ("!mcp calc add", 1),
+        ("!mcp calc {}", 1),
+        ("!mcp calc add [1]", 1),
     ] {
         let evs = events(prompt);
         assert_eq!(
@@ -768,4 +771,27 @@ fn last_tool_result_reports_what_the_model_saw() {
         e,
         ModelEvent::Failed { message: Some(m), .. } if m == "scripted error: bad directive line 1"
     )));
+}
+
+#[test]
+fn profile_16_mcp_is_one_tool_use_named_mcp_server_tool() {
+    let evs = events("!mcp calc add {\"a\": 1, \"b\": 2}\n!mcp calc mul {}");
+    let tools: Vec<(String, String)> = evs
+        .iter()
+        .filter_map(|e| match e {
+            ModelEvent::ToolUseStart { name, .. } => Some(name.clone()),
+            _ => None,
+        })
+        .zip(evs.iter().filter_map(|e| match e {
+            ModelEvent::InputJsonDelta { partial_json, .. } => Some(partial_json.clone()),
+            _ => None,
+        }))
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            ("mcp__calc__add".to_string(), r#"{"a":1,"b":2}"#.to_string()),
+            ("mcp__calc__mul".to_string(), "{}".to_string()),
+        ]
+    );
 }

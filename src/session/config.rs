@@ -203,6 +203,9 @@ pub struct SessionConfig {
     /// HOOK_INPUT `transcript_path` (PROFILE §16): `<home>/sessions/<id>/transcript.ndjson`
     /// (the driver sets it; empty without a store).
     pub transcript_path: String,
+    /// PROFILE §16 in-process MCP servers (`--mcp-config`'s; initialize adds its own) and
+    /// their timeouts.
+    pub mcp: super::McpConfig,
 }
 
 impl SessionConfig {
@@ -237,6 +240,7 @@ impl SessionConfig {
             limits: TurnLimits::default(),
             max_record_len: crate::encode::DEFAULT_MAX_RECORD_LEN,
             transcript_path: String::new(),
+            mcp: Default::default(),
         }
     }
 }

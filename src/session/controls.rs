@@ -313,9 +313,13 @@ impl Session {
 /// profile's dynamic servers report `pending` until the driver connects them).
 fn mcp_status(s: &Session) -> RawJson<'static> {
     let mut o = Vec::from(&b"{\"mcpServers\":["[..]);
+    // PROFILE §16: the SDK's in-process servers, `pending` while listed, then `connected`
+    // or `failed`.
+    s.mcp_status_json(&mut o);
+    let mut first = s.mcp.servers.is_empty();
     if let Some(r) = &s.config.reference {
-        for (i, (n, _)) in r.mcp_servers.iter().enumerate() {
-            if i > 0 {
+        for (n, _) in r.mcp_servers.iter() {
+            if !std::mem::take(&mut first) {
                 o.push(b',');
             }
             o.extend_from_slice(b"{\"name\":");

@@ -55,6 +55,9 @@ mod hook_answer;
 mod hook_points;
 mod input;
 mod interrupt;
+pub mod mcp;
+mod mcp_calls;
+mod mcp_servers;
 mod output;
 pub mod permission;
 pub mod policy;
@@ -79,6 +82,7 @@ pub use config::{
     default_tools, Budget, ConfigError, Profile, Projection, ReferenceProfile, SessionConfig,
     SettingSource, TurnLimits, CLAUDE_CODE_VERSION,
 };
+pub use mcp_servers::{McpConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_LIST_TIMEOUT};
 pub use prompts::{Settlement, REQUEST_ID_PREFIX, RESOLVED_CAPACITY};
 pub use queue::{QUEUE_MAX_BYTES, QUEUE_MAX_RECORDS};
 pub use sdk_hooks::HOOK_CALLBACK_FAILED;
@@ -207,6 +211,8 @@ pub struct Session {
     pub(crate) output_schema: Option<structured::OutputSchema>,
     /// The SDK hook callbacks registered by initialize and their runs (PROFILE §16).
     pub(crate) sdk_hooks: sdk_hooks::SdkHooks,
+    /// The host's in-process MCP servers, their listing and calls (PROFILE §16).
+    pub(crate) mcp: mcp_servers::McpServers,
 }
 
 impl Session {
@@ -231,6 +237,10 @@ impl Session {
             },
             config.replay_user_messages,
         );
+        let mut mcp = mcp_servers::McpServers::default();
+        for name in &config.mcp.servers {
+            mcp.add(name, None);
+        }
         let system_prompt = (
             config.system_prompt.clone().map(|s| vec![s]),
             config.append_system_prompt.clone(),
@@ -261,6 +271,7 @@ impl Session {
             last_exchange: None,
             spent_usd: 0.0,
             sdk_hooks: Default::default(),
+            mcp,
         })
     }
 
@@ -339,6 +350,7 @@ impl Session {
             return;
         }
         self.hooks_timeout(now);
+        self.mcp_timeout(now);
         if let Some(a) = self.attachments.as_mut() {
             let due = a.poll_timeout().is_some_and(|t| t <= now);
             if due {
@@ -388,10 +400,8 @@ impl Session {
     pub fn poll_timeout(&self) -> Option<Instant> {
         let uploads = self.attachments.as_ref().and_then(|a| a.poll_timeout());
         let hooks = self.sdk_hooks.next_deadline();
-        match (uploads, hooks) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let mcp = self.mcp.next_deadline();
+        [uploads, hooks, mcp].into_iter().flatten().min()
     }
 
     /// SDK `hook_callback` requests still pending, by request ID (PROFILE §16).
@@ -509,6 +519,8 @@ impl Session {
             if self.done.is_some() {
                 return;
             }
+            // PROFILE §16: MCP call outcomes known while their turn was borrowed.
+            self.mcp_ready(now);
             if self.out.failed() {
                 self.stop_everything(now);
                 self.finish(1);
@@ -531,6 +543,14 @@ impl Session {
             // The next queued record starts its turn (whose first records may be refused
             // too: checked on the next round).
             if self.turn.is_some() {
+                break;
+            }
+            // PROFILE §16: the SDK MCP servers are listed before the first turn, so its
+            // system/init and model requests see their tools.
+            if !self.queue.is_empty() {
+                self.mcp_begin(now);
+            }
+            if self.mcp_listing() {
                 break;
             }
             match self.queue.pop() {

@@ -125,6 +125,9 @@ pub enum ToolInput {
         /// The host asked for.
         host: String,
     },
+    /// A tool of an SDK MCP server (PROFILE §16, `mcp__<server>__<tool>`): any object; its
+    /// server checks it against its own schema.
+    Mcp,
 }
 
 impl ToolInput {
@@ -134,6 +137,7 @@ impl ToolInput {
             ToolInput::Read { file_path } | ToolInput::Write { file_path } => file_path,
             ToolInput::Bash { command } => command,
             ToolInput::Network { host } => host,
+            ToolInput::Mcp => "",
         }
     }
 }
@@ -146,6 +150,11 @@ pub fn check_input(tool: &str, input_json: &str) -> Result<ToolInput, String> {
     let obj = root
         .as_object()
         .ok_or_else(|| "invalid tool input: not an object".to_string())?;
+    // PROFILE §16: only tools offered reach here (`evaluate` checks), so an `mcp__` name is
+    // a connected server's tool.
+    if tool.starts_with(super::mcp::TOOL_PREFIX) {
+        return Ok(ToolInput::Mcp);
+    }
     let allowed: &[(&str, Kind, bool)] = match tool {
         "Read" => &[
             ("file_path", Kind::String, true),
@@ -336,6 +345,7 @@ pub fn description(tool: &str, input_json: &str) -> String {
         Ok(ToolInput::Write { file_path }) => format!("Write {file_path}"),
         Ok(ToolInput::Bash { command }) => format!("Bash: {}", cut(&command, 64)),
         Ok(ToolInput::Network { host }) => format!("SandboxNetworkAccess {host}"),
+        Ok(ToolInput::Mcp) => cut(tool, 128).to_string(),
         Err(_) => tool.to_string(),
     }
 }

@@ -298,8 +298,11 @@ impl Session {
             Routed::Race(actions) => self.carry_out(actions, now),
             Routed::Other(Dispatch::Orphan(_)) => self.orphans += 1,
             // A `hook_callback` answer (PROFILE §16).
+            // A `hook_callback` or `mcp_message` answer (PROFILE §16).
             Routed::Other(Dispatch::Resolved(r)) => {
-                self.hook_resolved(&r, now);
+                if !self.hook_resolved(&r, now) {
+                    self.mcp_resolved(&r, now);
+                }
             }
             // Known-late (WIRE-007: a cancelled callback's or prompt's late answer),
             // duplicate (PERM-050).
@@ -324,7 +327,9 @@ impl Session {
                 Some(actions) => self.carry_out(actions, now),
                 // PROFILE §16: a rejected answer to a pending hook callback is malformed.
                 None => {
-                    self.hook_rejected(id, error, now);
+                    if !self.hook_rejected(id, error, now) {
+                        self.mcp_rejected(id, error, now);
+                    }
                 }
             }
         }
@@ -409,6 +414,7 @@ impl Session {
         let actions = self.prompts.race.shutdown(&mut self.prompts.broker, now);
         self.kill_hooks(actions);
         self.hooks_shutdown();
+        self.mcp_shutdown();
     }
 
     fn kill_hooks(&mut self, actions: Vec<RaceAction>) {

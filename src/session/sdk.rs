@@ -12,6 +12,7 @@ use std::time::Instant;
 use crate::wire::sdk_input::{decode_sdk_line, SdkInitialize, SdkInput};
 
 use super::controls::ALREADY_INITIALIZED;
+use super::mcp;
 use super::records::{control_error, control_success};
 use super::Session;
 
@@ -24,7 +25,7 @@ impl Session {
         match decoded {
             Ok(SdkInput::Record(record)) => self.dispatch(record, line.len(), line_no, now),
             Ok(SdkInput::Initialize { request_id, init }) => {
-                self.sdk_initialize(request_id.as_str(), &init)
+                self.sdk_initialize(request_id.as_str(), &init, now)
             }
             Err(e) => self.decode_error(&e, line, line_no, now),
         }
@@ -34,10 +35,13 @@ impl Session {
     /// `initialize` in the SDK profile (PROFILE §15): at most once, like §8's; a request
     /// naming what the profile cannot honour yet is refused with a correlated error and does
     /// not count. Ignored members get one WARN line each.
-    fn sdk_initialize(&mut self, id: &str, init: &SdkInitialize<'static>) {
+    fn sdk_initialize(&mut self, id: &str, init: &SdkInitialize<'static>, now: Instant) {
+        let mut servers = Vec::new();
         let rec = if self.initialized {
             control_error(id, ALREADY_INITIALIZED)
         } else if let Some(why) = init.refusal() {
+            control_error(id, &why)
+        } else if let Err(why) = sdk_mcp_servers(init).map(|s| servers = s) {
             control_error(id, &why)
         } else if let Err(why) = self.sdk_output_schema(init) {
             control_error(id, &why)
@@ -56,6 +60,19 @@ impl Session {
                 self.system_prompt.1 = Some(append.to_string());
             }
             let hooks_applied = self.register_sdk_hooks(init);
+            if init
+                .sdk_mcp_server_configs
+                .as_ref()
+                .is_some_and(|c| c.0.as_bytes() != b"{}")
+            {
+                self.out.diagnostic(
+                    "agentx: WARN initialize.sdkMcpServerConfigs is not supported; ignored"
+                        .to_string(),
+                );
+            }
+            for (name, tools) in std::mem::take(&mut servers) {
+                self.mcp_add(&name, tools);
+            }
             self.initialized = true;
             let mut payload = self.initialize_payload().as_bytes().to_vec();
             // PROFILE §16: this profile honours `onFailure` (both SDKs refuse a `block`
@@ -79,6 +96,10 @@ impl Session {
             control_success(id, Some(crate::wire::RawJson::from_encoded(payload)))
         };
         super::respond(&mut self.out, id, &rec);
+        // PROFILE §16: the servers are listed once the host has its response.
+        if self.initialized {
+            self.mcp_begin(now);
+        }
     }
 
     /// PROFILE §16: initialize `jsonSchema` replaces `--json-schema` (the TypeScript SDK sends
@@ -133,3 +154,45 @@ impl Session {
         (!text.is_empty()).then(|| text.join("\n\n"))
     }
 }
+
+/// PROFILE §16: the SDK servers of an initialize (`mcpServers` entries of type `sdk`, then
+/// `sdkMcpServers`), each with its manifest's tools when `sdkMcpServerManifests` lists them.
+/// Any other server type is refused with a correlated error naming it.
+fn sdk_mcp_servers(init: &SdkInitialize<'static>) -> Result<Vec<McpServer>, String> {
+    let mut names = Vec::new();
+    if let Some(map) = &init.mcp_servers {
+        let doc = map
+            .0
+            .document()
+            .map_err(|_| "initialize.mcpServers: not JSON".to_string())?;
+        names = mcp::sdk_servers_of_map(doc.root())
+            .map_err(|e| format!("initialize.mcpServers: {e}"))?;
+    }
+    for name in init.sdk_mcp_servers.iter().flatten() {
+        if name.is_empty() {
+            return Err("initialize.sdkMcpServers: an MCP server name is empty".into());
+        }
+        if !names.iter().any(|n| n == &**name) {
+            names.push(name.to_string());
+        }
+    }
+    let manifests = init
+        .sdk_mcp_server_manifests
+        .as_ref()
+        .and_then(|m| m.0.document().ok());
+    let manifest = |name: &str| {
+        let doc = manifests.as_ref()?;
+        let m = doc.root().as_object()?.get(name)?;
+        mcp::manifest_tools(m)
+    };
+    Ok(names
+        .into_iter()
+        .map(|n| {
+            let tools = manifest(&n);
+            (n, tools)
+        })
+        .collect())
+}
+
+/// A server's name and, from a manifest, its tools.
+type McpServer = (String, Option<Vec<mcp::ListedTool>>);

@@ -361,12 +361,18 @@ impl Session {
     /// Interrupt or a cut turn (WIRE-011): one `control_cancel_request` per pending callback,
     /// oldest first, before the caller's acknowledgement; every run is dropped (the
     /// hard-interrupt order writes the `interrupted` tool results).
+    ///
+    /// The pending `tools/call` requests of SDK MCP tools are cancelled with them, all in the
+    /// order they were sent (`mcp_calls`).
     pub(crate) fn hooks_cancel_all(&mut self, now: Instant) -> Option<EmissionFailure> {
-        let ids = self.sdk_hooks.pending_requests();
+        let mut ids = self.sdk_hooks.pending_requests();
         self.sdk_hooks.runs.clear();
+        ids.extend(self.mcp_take_calls());
         if ids.is_empty() {
             return None;
         }
+        let order = self.prompts.broker.pending_ids();
+        ids.sort_by_key(|id| order.iter().position(|o| o == id));
         let refs: Vec<&str> = ids.iter().map(|s| &**s).collect();
         self.abort_requests(&refs, now)
     }
@@ -381,7 +387,10 @@ impl Session {
     /// either, so it fails the same way).
     pub(crate) fn hooks_eof(&mut self, resolved: Vec<Resolved>, now: Instant) {
         for r in resolved {
-            self.hook_resolved(&r, now);
+            // PROFILE §16: MCP listing requests and calls end the same way.
+            if !self.hook_resolved(&r, now) {
+                self.mcp_resolved(&r, now);
+            }
         }
     }
 

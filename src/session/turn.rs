@@ -53,6 +53,9 @@ pub(crate) enum UseState {
     PreHook,
     /// PROFILE §16: the tool ran; its `PostToolUse` hook callbacks run before the record.
     PostHook { content: String, is_error: bool },
+    /// PROFILE §16: its `tools/call` went to the host's in-process MCP server
+    /// (`session::mcp_calls`).
+    McpCall,
 }
 
 /// One accepted tool use (an `assistant` record with its `tool_use` block was written).
@@ -384,7 +387,14 @@ impl Session {
                 .then(|| Cow::Owned(c.version.clone())),
             cwd: Cow::Owned(c.cwd.clone()),
             tools: c.tools.iter().map(|t| Cow::Owned(t.name.clone())).collect(),
-            mcp_servers: Vec::new(),
+            mcp_servers: self
+                .mcp
+                .statuses()
+                .map(|(name, status)| crate::wire::init::McpServerStatus {
+                    name: Cow::Owned(name.to_string()),
+                    status: Cow::Borrowed(status),
+                })
+                .collect(),
             model: Cow::Owned(p.model.clone()),
             provider: Some(Cow::Owned(p.provider.clone())),
             provider_type: Some(Cow::Borrowed(p.provider_type.as_str())),
@@ -828,7 +838,7 @@ impl Session {
         };
         let verdict = super::hook_points::pre_verdict(pre.permission, verdict);
         match verdict {
-            Verdict::Allow => self.run_tool(t, i, None),
+            Verdict::Allow => self.run_tool(t, i, None, now),
             Verdict::Deny(message) => self.deny_use(t, i, message),
             Verdict::Invalid(message) => {
                 t.uses[i].state = UseState::Done {
@@ -846,7 +856,7 @@ impl Session {
                     updated_permissions,
                 }) => {
                     self.rules.apply(&updated_permissions);
-                    self.run_tool(t, i, updated_input);
+                    self.run_tool(t, i, updated_input, now);
                 }
                 // The request was too large for one line: nobody was asked, so it is not
                 // a denial; the tool use ends with the output error (with its turn).
@@ -861,11 +871,17 @@ impl Session {
         }
     }
 
-    fn run_tool(&mut self, t: &mut Turn, i: usize, updated_input: Option<String>) {
+    fn run_tool(&mut self, t: &mut Turn, i: usize, updated_input: Option<String>, now: Instant) {
         let u = &mut t.uses[i];
         if let Some(input) = updated_input {
             u.input = input;
         }
+        // PROFILE §16: a tool of an SDK MCP server runs as `tools/call` on the host.
+        if self.is_mcp_tool(&t.uses[i].name) {
+            self.mcp_call(t, i, now);
+            return;
+        }
+        let u = &mut t.uses[i];
         u.state = UseState::Running;
         self.actions.push_back(Action::RunTool {
             tool_use_id: u.id.clone(),
@@ -924,7 +940,7 @@ impl Session {
                     updated_permissions,
                 } => {
                     self.rules.apply(&updated_permissions);
-                    self.run_tool(&mut t, i, updated_input);
+                    self.run_tool(&mut t, i, updated_input, now);
                 }
                 Settlement::Deny {
                     message,
@@ -948,11 +964,9 @@ impl Session {
     /// A tool finished.
     pub(crate) fn tool_done(&mut self, tool_use_id: &str, outcome: ToolOutcome, now: Instant) {
         let Some(t) = self.turn.as_mut() else { return };
-        if let Some(u) = t
-            .uses
-            .iter_mut()
-            .find(|u| u.id == tool_use_id && u.state == UseState::Running)
-        {
+        if let Some(u) = t.uses.iter_mut().find(|u| {
+            u.id == tool_use_id && matches!(u.state, UseState::Running | UseState::McpCall)
+        }) {
             u.state = UseState::PostHook {
                 content: outcome.content,
                 is_error: outcome.is_error,

@@ -140,7 +140,7 @@ fn typed<'a, T: WireValue<'a>>(
 pub struct SdkInitialize<'a> {
     /// `hooks`: the matcher map of hook callbacks, typed (PROFILE §16).
     pub hooks: Option<HookMap>,
-    /// `sdkMcpServers`: the in-process MCP server names (§16; not supported yet unless empty).
+    /// `sdkMcpServers`: the in-process MCP server names (§16).
     pub sdk_mcp_servers: Option<Vec<Text<'a>>>,
     /// `sdkMcpServerConfigs`: per-server settings of in-process servers.
     pub sdk_mcp_server_configs: Option<RawObject<'a>>,
@@ -293,28 +293,13 @@ impl<'a> SdkInitialize<'a> {
     }
 
     /// Why this request cannot be honoured yet, naming the member (the correlated error of
-    /// PROFILE §15; `sdkMcpServers` is §16's next step; `hooks` are registered and
+    /// PROFILE §15; the MCP members are checked by the session, §16; `hooks` are registered and
     /// `jsonSchema` honoured, PROFILE §16: only a schema that does not compile is refused, by
     /// the session). An empty or `null` value is accepted.
     pub fn refusal(&self) -> Option<String> {
         let nonempty = |o: &Option<RawObject<'_>>| o.as_ref().and_then(first_member);
-        if self.sdk_mcp_servers.as_ref().is_some_and(|v| !v.is_empty())
-            || nonempty(&self.sdk_mcp_server_configs).is_some()
-            || nonempty(&self.sdk_mcp_server_manifests).is_some()
-        {
-            return Some(
-                "initialize.sdkMcpServers: in-process MCP servers are not supported yet".into(),
-            );
-        }
-        if let Some(name) = nonempty(&self.mcp_servers) {
-            let mut quoted = Vec::new();
-            crate::json::write_str(&mut quoted, cut(&name, 64));
-            return Some(format!(
-                "initialize.mcpServers: MCP server {} is not supported (MCP servers are not \
-                 supported yet)",
-                String::from_utf8_lossy(&quoted)
-            ));
-        }
+        // `sdkMcpServers`, `sdkMcpServerManifests` and `mcpServers` are the session's
+        // (PROFILE §16: it refuses any server but an in-process SDK one, naming it).
         if nonempty(&self.agents).is_some() {
             return Some("initialize.agents: agent definitions are not supported".into());
         }
@@ -393,8 +378,6 @@ fn first_member(o: &RawObject<'_>) -> Option<String> {
     first
 }
 
-use super::responses::cut;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,26 +419,21 @@ mod tests {
 
     #[test]
     fn members_the_profile_cannot_honour_are_named() {
-        for (request, refusal) in [
-            (
-                r#""sdkMcpServers":["calc"]"#,
-                "initialize.sdkMcpServers: in-process MCP servers are not supported yet",
-            ),
-            (
-                r#""mcpServers":{"files":{"type":"stdio","command":"x"}}"#,
-                "initialize.mcpServers: MCP server \"files\" is not supported (MCP servers are \
-                 not supported yet)",
-            ),
-            (
-                r#""agents":{"a":{"description":"d","prompt":"p"}}"#,
-                "initialize.agents: agent definitions are not supported",
-            ),
+        // The MCP members are the session's to check (PROFILE §16).
+        for request in [
+            r#""sdkMcpServers":["calc"]"#,
+            r#""mcpServers":{"files":{"type":"stdio","command":"x"}}"#,
         ] {
             let line = format!(
                 r#"{{"type":"control_request","request_id":"r","request":{{"subtype":"initialize",{request}}}}}"#
             );
-            assert_eq!(init(&line).refusal().as_deref(), Some(refusal), "{request}");
+            assert_eq!(init(&line).refusal(), None, "{request}");
         }
+        let line = r#"{"type":"control_request","request_id":"r","request":{"subtype":"initialize","agents":{"a":{"description":"d","prompt":"p"}}}}"#;
+        assert_eq!(
+            init(line).refusal().as_deref(),
+            Some("initialize.agents: agent definitions are not supported")
+        );
     }
 
     #[test]

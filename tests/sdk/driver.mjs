@@ -10,7 +10,10 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-const { query } = await import(pathToFileURL(process.env.SDK_TS_MODULE).href);
+const sdkUrl = pathToFileURL(process.env.SDK_TS_MODULE);
+const { query, tool, createSdkMcpServer } = await import(sdkUrl.href);
+// zod is the SDK's own dependency, installed beside it (the `tool()` input shapes).
+const { z } = await import(new URL("../../zod/index.js", sdkUrl).href);
 
 function emit(event) {
   const sorted = Object.fromEntries(Object.entries(event).sort(([a], [b]) => (a < b ? -1 : 1)));
@@ -64,12 +67,23 @@ function record(m) {
 
 // A streaming-input session: prompts are pushed one at a time, each after the previous
 // turn's result, as a multi-turn SDK host does.
+// A prompt pushed before the SDK reads its input (it waits for in-process MCP servers first)
+// is queued until it does.
 function session(extra = {}) {
   const waiting = [];
-  let push;
+  let wake = null;
+  const push = (text) => {
+    waiting.push(text);
+    if (wake) {
+      const w = wake;
+      wake = null;
+      w();
+    }
+  };
   async function* input() {
     while (true) {
-      const text = await new Promise((resolve) => (push = resolve));
+      while (waiting.length === 0) await new Promise((resolve) => (wake = resolve));
+      const text = waiting.shift();
       if (text === null) return;
       yield { type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: "" };
     }
@@ -352,7 +366,84 @@ const FLOWS = {
     await s.turn('!json {"answer": "x"}', onMessage);
     await s.close();
   },
+  // PROFILE §16: an SDK MCP server (initialize `sdkMcpServers` + manifests), two `!mcp`
+  // calls through canUseTool, their results the tool_results.
+  async mcp_tools() {
+    const s = session({
+      mcpServers: { calc: calcServer() },
+      canUseTool: async (tool, input) => {
+        emit({ event: "callback", tool, input });
+        return { behavior: "allow", updatedInput: input };
+      },
+    });
+    await s.turn(MCP_PROMPT);
+    await s.close();
+  },
+  async mcp_status() {
+    const s = session({ mcpServers: { calc: calcServer() } });
+    await s.turn("hello");
+    const status = await s.q.mcpServerStatus();
+    emit({ event: "mcp_status", value: { mcpServers: status.map((x) => ({ name: x.name, status: x.status })) } });
+    await s.close();
+  },
+  async interrupt_hook_mcp() {
+    let hookStarted, mcpStarted;
+    const hookP = new Promise((resolve) => (hookStarted = resolve));
+    const mcpP = new Promise((resolve) => (mcpStarted = resolve));
+    const slow = (input, _id, { signal }) =>
+      new Promise((resolve) => {
+        emit({ event: "hook", tool: input.tool_name });
+        hookStarted();
+        signal.addEventListener("abort", () => {
+          emit({ event: "hook_cancelled" });
+          resolve({});
+        });
+      });
+    const s = session({
+      mcpServers: { calc: calcServer(mcpStarted) },
+      permissionMode: "bypassPermissions",
+      allowDangerouslySkipPermissions: true,
+      hooks: { PreToolUse: [{ matcher: "Bash", hooks: [slow] }] },
+    });
+    let interrupted = false;
+    await s.turn('!mcp calc add {"a": 1, "b": 2}\n!tool Bash {"command":"echo hi"}\n!say never', async (m) => {
+      const bash = m.type === "assistant" && m.message.content.some((b) => b.type === "tool_use" && b.name === "Bash");
+      if (bash && !interrupted) {
+        interrupted = true;
+        await hookP;
+        await mcpP;
+        await s.q.interrupt();
+        emit({ event: "interrupted" });
+      }
+    });
+    await s.turn("after the interrupt");
+    await s.close();
+  },
 };
+
+// PROFILE §16: an in-process SDK MCP server `calc` with two tools, `add` and `fail`.
+function calcServer(onSlow = null) {
+  const add = tool("add", "Add two integers", { a: z.number().int(), b: z.number().int() }, async (args, extra) => {
+    emit({ event: "mcp_call", tool: "add", args });
+    if (onSlow) {
+      onSlow();
+      await new Promise((resolve) => {
+        extra?.signal?.addEventListener("abort", () => {
+          emit({ event: "mcp_cancelled" });
+          resolve();
+        });
+      });
+    }
+    return { content: [{ type: "text", text: String(args.a + args.b) }] };
+  });
+  const fail = tool("fail", "Always fails", { why: z.string() }, async (args) => {
+    emit({ event: "mcp_call", tool: "fail", args });
+    return { content: [{ type: "text", text: "failed: " + args.why }], isError: true };
+  });
+  return createSdkMcpServer({ name: "calc", version: "1.0.0", tools: [add, fail] });
+}
+
+const MCP_PROMPT = '!mcp calc add {"a": 1, "b": 2}\n!mcp calc fail {"why": "on purpose"}\n!last_tool_result';
 
 async function hostSaysNo(tool, input) {
   emit({ event: "callback", tool, input });

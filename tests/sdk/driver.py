@@ -19,7 +19,9 @@ from claude_agent_sdk import (
     ClaudeSDKClient,
     PermissionResultAllow,
     PermissionResultDeny,
+    create_sdk_mcp_server,
     query,
+    tool,
 )
 
 
@@ -391,6 +393,99 @@ async def flow_structured_output():
                 record(m)
                 if type(m).__name__ == "ResultMessage":
                     emit(event="structured", subtype=m.subtype, value=m.structured_output)
+
+
+def calc_server(slow=None):
+    """PROFILE §16: an in-process SDK MCP server `calc` with two tools, `add` and `fail`."""
+
+    @tool("add", "Add two integers", {"a": int, "b": int})
+    async def add(args):
+        emit(event="mcp_call", tool="add", args=args)
+        if slow is not None:
+            slow.set()
+            try:
+                await anyio.sleep(3600)
+            except anyio.get_cancelled_exc_class():
+                emit(event="mcp_cancelled")
+                raise
+        return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+
+    @tool("fail", "Always fails", {"why": str})
+    async def fail(args):
+        emit(event="mcp_call", tool="fail", args=args)
+        return {"content": [{"type": "text", "text": "failed: " + args["why"]}], "is_error": True}
+
+    return create_sdk_mcp_server(name="calc", version="1.0.0", tools=[add, fail])
+
+
+MCP_PROMPT = (
+    '!mcp calc add {"a": 1, "b": 2}\n'
+    '!mcp calc fail {"why": "on purpose"}\n'
+    "!last_tool_result"
+)
+
+
+async def flow_mcp_tools():
+    # PROFILE §16: `mcp_servers` with an SDK server becomes `--mcp-config`; agentx lists the
+    # tools by `mcp_message`, `!mcp` calls them (through can_use_tool), their results are
+    # the tool_results.
+    async def decide(tool_name, tool_input, _context):
+        emit(event="callback", tool=tool_name, input=tool_input)
+        return PermissionResultAllow()
+
+    opts = options(mcp_servers={"calc": calc_server()}, can_use_tool=decide)
+    async with ClaudeSDKClient(options=opts) as c:
+        await turn(c, MCP_PROMPT)
+
+
+async def flow_mcp_status():
+    opts = options(mcp_servers={"calc": calc_server()})
+    async with ClaudeSDKClient(options=opts) as c:
+        await turn(c, "hello")
+        status = await c.get_mcp_status()
+        emit(event="mcp_status", value={"mcpServers": [
+            {"name": s["name"], "status": s["status"]} for s in status["mcpServers"]
+        ]})
+
+
+async def flow_interrupt_hook_mcp():
+    # PROFILE §16 / WIRE-011: an interrupt while an MCP call and a PreToolUse callback are
+    # pending; both uses get their `interrupted` tool_result, the session goes on.
+    hook_started = anyio.Event()
+    mcp_started = anyio.Event()
+
+    async def slow_hook(input_data, _tool_use_id, _context):
+        emit(event="hook", tool=input_data["tool_name"])
+        hook_started.set()
+        try:
+            await anyio.sleep(3600)
+        except anyio.get_cancelled_exc_class():
+            emit(event="hook_cancelled")
+            raise
+        return {}
+
+    opts = options(
+        mcp_servers={"calc": calc_server(slow=mcp_started)},
+        permission_mode="bypassPermissions",
+        hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[slow_hook])]},
+    )
+    async with ClaudeSDKClient(options=opts) as c:
+        await c.query(
+            '!mcp calc add {"a": 1, "b": 2}\n!tool Bash {"command":"echo hi"}\n!say never'
+        )
+        interrupted = False
+        async for m in c.receive_response():
+            record(m)
+            uses = type(m).__name__ == "AssistantMessage" and any(
+                type(b).__name__ == "ToolUseBlock" and b.name == "Bash" for b in m.content
+            )
+            if uses and not interrupted:
+                await hook_started.wait()
+                await mcp_started.wait()
+                await c.interrupt()
+                interrupted = True
+                emit(event="interrupted")
+        await turn(c, "after the interrupt")
 
 
 async def main():

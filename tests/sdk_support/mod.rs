@@ -51,6 +51,9 @@ macro_rules! every_flow {
             hooks_raise => check_hooks_raise,
             hooks_interrupt => check_hooks_interrupt,
             structured_output => check_structured_output,
+            mcp_tools => check_mcp_tools,
+            mcp_status => check_mcp_status,
+            interrupt_hook_mcp => check_interrupt_hook_mcp,
         }
     };
 }
@@ -930,4 +933,107 @@ pub fn check_structured_output(f: &Flow) {
         .as_str()
         .unwrap_or_default()
         .starts_with("echo: structured output: "));
+}
+
+/// PROFILE §16: an SDK MCP server with two tools: system/init lists them and the server
+/// `connected`; each `!mcp` call goes through the host's permission callback, runs in the
+/// host's process (`mcp_call`) and its result is the `tool_result` (the `isError` one an
+/// error); the model saw the last one (`!last_tool_result`).
+pub fn check_mcp_tools(f: &Flow) {
+    let init = &f.messages("system")[0]["data"];
+    let tools = init["tools"].as_array().unwrap();
+    for t in ["mcp__calc__add", "mcp__calc__fail"] {
+        assert!(tools.contains(&serde_json::json!(t)), "{tools:?}");
+    }
+    assert_eq!(
+        init["mcp_servers"],
+        serde_json::json!([{"name": "calc", "status": "connected"}])
+    );
+    let asked: Vec<&Value> = f.named("callback").iter().map(|c| &c["tool"]).collect();
+    assert_eq!(
+        asked,
+        ["mcp__calc__add", "mcp__calc__fail"],
+        "{:?}",
+        f.events
+    );
+    let calls: Vec<(&Value, &Value)> = f
+        .named("mcp_call")
+        .iter()
+        .map(|c| (&c["tool"], &c["args"]))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            (
+                &serde_json::json!("add"),
+                &serde_json::json!({"a": 1, "b": 2})
+            ),
+            (
+                &serde_json::json!("fail"),
+                &serde_json::json!({"why": "on purpose"})
+            ),
+        ]
+    );
+    let results = tool_results(f);
+    assert_eq!(results.len(), 2, "{:?}", f.events);
+    let text = |v: &Value| -> String {
+        match v {
+            Value::String(s) => s.clone(),
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            other => panic!("tool_result content {other}"),
+        }
+    };
+    assert_eq!(text(results[0].0), "3");
+    assert_eq!(results[0].1, &Value::Bool(false));
+    assert_eq!(text(results[1].0), "failed: on purpose");
+    assert_eq!(results[1].1, &Value::Bool(true));
+    let r = result(f, 0);
+    assert_eq!(r["subtype"], "success");
+    assert_eq!(r["result"], "last tool result: failed: on purpose");
+}
+
+/// PROFILE §16: `get_mcp_status` / `mcpServerStatus()` reports the SDK server `connected`.
+pub fn check_mcp_status(f: &Flow) {
+    assert_eq!(
+        f.named("mcp_status")[0]["value"],
+        serde_json::json!({"mcpServers": [{"name": "calc", "status": "connected"}]})
+    );
+    assert_eq!(result(f, 0)["subtype"], "success");
+}
+
+/// PROFILE §16 / WIRE-011: an interrupt while an MCP call and a PreToolUse callback are
+/// pending: the hook callback is cancelled, both tool uses get their `interrupted`
+/// `tool_result` in block order, the host is never asked, and the session goes on.
+pub fn check_interrupt_hook_mcp(f: &Flow) {
+    assert_eq!(f.named("hook").len(), 1);
+    assert_eq!(f.named("mcp_call").len(), 1);
+    assert_eq!(f.named("hook_cancelled").len(), 1, "{:?}", f.events);
+    assert_eq!(f.named("interrupted").len(), 1);
+    assert_eq!(
+        f.labels(),
+        [
+            "system/init",
+            "assistant",
+            "assistant",
+            "user",
+            "user",
+            "result/error_during_execution",
+            "assistant",
+            "result/success"
+        ]
+    );
+    let interrupted = serde_json::json!("interrupted");
+    assert_eq!(
+        tool_results(f),
+        [
+            (&interrupted, &Value::Bool(true)),
+            (&interrupted, &Value::Bool(true))
+        ]
+    );
+    assert_eq!(result(f, 0)["errors"], serde_json::json!(["interrupted"]));
+    assert_eq!(result(f, 1)["result"], "echo: after the interrupt");
 }

@@ -175,6 +175,10 @@ pub fn start(
             crate::encode::DEFAULT_MAX_RECORD_LEN
         },
         transcript_path: String::new(),
+        mcp: crate::session::McpConfig {
+            servers: sdk.map(|s| s.mcp_servers.clone()).unwrap_or_default(),
+            ..Default::default()
+        },
     };
     if let Some(sdk) = sdk {
         sdk_options::apply(&mut config, sdk, &selection, &cwd)?;

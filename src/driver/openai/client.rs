@@ -147,10 +147,13 @@ impl Client {
                 return;
             }
         };
+        let names = super::names::FunctionNames::of(&request.tools);
         let mut cancel = std::pin::pin!(cancel);
         let mut retries = 0;
         loop {
-            let (failure, message) = match self.attempt(&body, retries, cancel.as_mut(), sink).await
+            let (failure, message) = match self
+                .attempt(&body, &names, retries, cancel.as_mut(), sink)
+                .await
             {
                 Attempt::Ended => return,
                 Attempt::Cancelled => {
@@ -186,6 +189,7 @@ impl Client {
     async fn attempt<C: Future<Output = ()>>(
         &self,
         body: &bytes::Bytes,
+        names: &super::names::FunctionNames,
         retries_done: u32,
         mut cancel: Pin<&mut C>,
         sink: &mut dyn FnMut(Report),
@@ -253,7 +257,7 @@ impl Client {
         }
 
         let mut parser = sse::Parser::new();
-        let mut mapper = Mapper::new(mint_message_id());
+        let mut mapper = Mapper::new(mint_message_id()).with_names(names.clone());
         let mut events = Vec::new();
         let mut out = Vec::new();
         let mut got_byte = false;

@@ -70,6 +70,8 @@ pub struct Mapper {
     calls: Vec<Call>,
     finish: Option<Finish>,
     usage: Usage,
+    /// PROFILE §16: the request's renamed tools, mapped back.
+    names: super::names::FunctionNames,
 }
 
 impl Mapper {
@@ -84,7 +86,15 @@ impl Mapper {
             calls: Vec::new(),
             finish: None,
             usage: Usage::default(),
+            names: Default::default(),
         }
+    }
+
+    /// The same mapper reporting each call under the tool name its function name stands
+    /// for (PROFILE §16, [`FunctionNames`](super::names::FunctionNames)).
+    pub fn with_names(mut self, names: super::names::FunctionNames) -> Mapper {
+        self.names = names;
+        self
     }
 
     /// True once a terminal event was emitted.
@@ -246,6 +256,7 @@ impl Mapper {
                 self.calls.push(Call { api_index, block });
                 let p = self.calls.len() - 1;
                 self.open = Some(Open::Tool(p));
+                let name = self.names.tool(&name).to_string();
                 out.push(ModelEvent::ToolUseStart {
                     index: block,
                     id,

@@ -37,6 +37,7 @@ pub mod client;
 pub mod endpoint;
 pub mod mapping;
 pub mod media;
+pub mod names;
 pub mod request;
 pub mod retry;
 pub mod sse;

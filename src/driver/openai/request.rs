@@ -25,6 +25,7 @@ use crate::model::{BlobSource, Block, Message, ModelRequest, ToolSpec, UserBlock
 use crate::wire::AttachmentRef;
 
 use super::media::{self, Candidate, RequestLimits};
+use super::names::FunctionNames;
 
 /// Why a body could not be built.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -257,7 +258,9 @@ fn write_body(
             out.push(b',');
         }
     }
-    write_messages(out, &request.messages, attachment)?;
+    // PROFILE §16: OpenAI function names (an SDK MCP tool's may not fit as it is).
+    let names = FunctionNames::of(&request.tools);
+    write_messages(out, &request.messages, attachment, &names)?;
     out.push(b']');
     if !request.tools.is_empty() {
         out.extend_from_slice(b",\"tools\":[");
@@ -265,7 +268,7 @@ fn write_body(
             if i > 0 {
                 out.push(b',');
             }
-            write_tool(out, tool)?;
+            write_tool(out, tool, &names)?;
         }
         out.push(b']');
     }
@@ -293,7 +296,7 @@ fn write_response_format(out: &mut Vec<u8>, schema: &str) -> Result<(), BodyErro
     Ok(())
 }
 
-fn write_tool(out: &mut Vec<u8>, tool: &ToolSpec) -> Result<(), BodyError> {
+fn write_tool(out: &mut Vec<u8>, tool: &ToolSpec, names: &FunctionNames) -> Result<(), BodyError> {
     let doc = json::parse(tool.input_schema.as_bytes()).map_err(|_| BodyError::Tool {
         tool: tool.name.clone(),
     })?;
@@ -304,7 +307,7 @@ fn write_tool(out: &mut Vec<u8>, tool: &ToolSpec) -> Result<(), BodyError> {
         });
     }
     out.extend_from_slice(b"{\"type\":\"function\",\"function\":{\"name\":");
-    json::write_str(out, &tool.name);
+    json::write_str(out, &names.function(&tool.name));
     out.extend_from_slice(b",\"description\":");
     json::write_str(out, &tool.description);
     out.extend_from_slice(b",\"parameters\":");
@@ -325,6 +328,7 @@ fn write_messages(
     out: &mut Vec<u8>,
     messages: &[Message],
     attachment: &mut AttachmentWriter<'_>,
+    names: &FunctionNames,
 ) -> Result<(), BodyError> {
     let mut first = true;
     let mut sep = |out: &mut Vec<u8>| {
@@ -391,7 +395,7 @@ fn write_messages(
                     i += 1;
                 }
                 sep(out);
-                write_assistant(out, &merged);
+                write_assistant(out, &merged, names);
                 // Its tool results, in call order; results answering no call keep their order
                 // after them.
                 let start = i;
@@ -422,7 +426,7 @@ fn write_messages(
     Ok(())
 }
 
-fn write_assistant(out: &mut Vec<u8>, m: &Assistant<'_>) {
+fn write_assistant(out: &mut Vec<u8>, m: &Assistant<'_>, names: &FunctionNames) {
     out.extend_from_slice(b"{\"role\":\"assistant\",\"content\":");
     if m.text.is_empty() && !m.calls.is_empty() {
         out.extend_from_slice(b"null");
@@ -438,7 +442,7 @@ fn write_assistant(out: &mut Vec<u8>, m: &Assistant<'_>) {
             out.extend_from_slice(b"{\"id\":");
             json::write_str(out, id);
             out.extend_from_slice(b",\"type\":\"function\",\"function\":{\"name\":");
-            json::write_str(out, name);
+            json::write_str(out, &names.function(name));
             out.extend_from_slice(b",\"arguments\":");
             json::write_str(out, input);
             out.extend_from_slice(b"}}");
