@@ -639,3 +639,52 @@ fn a_rejected_answer_line_fails_the_call() {
     assert!(sim.s.pending_mcp_calls().is_empty());
     assert_eq!(sim.last_of("result")["subtype"], "success");
 }
+
+/// A server an initialize adds after a prompt began the listing is listed too, and the
+/// queued turn waits for both servers (none is left `pending` forever).
+#[test]
+fn a_server_added_while_listing_is_listed_too() {
+    let mut sim = Sim::new(sdk_config(&["calc"]));
+    sim.send(&user("hi"));
+    assert_eq!(
+        mcp_requests(&sim).len(),
+        1,
+        "the prompt began calc's listing"
+    );
+    sim.send(&control(
+        "init",
+        json!({"subtype":"initialize","sdkMcpServers":["more"]}),
+    ));
+    let reqs = mcp_requests(&sim);
+    assert_eq!(reqs.len(), 2, "{:?}", sim.labels());
+    assert_eq!(reqs[1].1, "more");
+    // Both answer the handshake and list one tool each.
+    for (id, server, m) in reqs {
+        sim.send(&mcp_answer(
+            &id,
+            result_of(&m, json!({"capabilities":{"tools":{}}})),
+        ));
+        let (id, s2, _) = last_mcp(&sim, "notifications/initialized");
+        assert_eq!(s2, server);
+        sim.send(&mcp_answer(&id, json!({"jsonrpc":"2.0","result":{}})));
+        let (id, _, m) = last_mcp(&sim, "tools/list");
+        assert!(sim.requests.is_empty() || server == "more");
+        sim.send(&mcp_answer(
+            &id,
+            result_of(
+                &m,
+                json!({"tools":[{"name":"x","inputSchema":{"type":"object"}}]}),
+            ),
+        ));
+    }
+    let init = sim.out.iter().find(|v| v["subtype"] == "init").unwrap();
+    assert_eq!(
+        init["tools"],
+        json!(["Read", "Write", "Bash", "mcp__calc__x", "mcp__more__x"])
+    );
+    assert_eq!(
+        init["mcp_servers"],
+        json!([{"name":"calc","status":"connected"},{"name":"more","status":"connected"}])
+    );
+    assert_eq!(sim.last_of("result")["result"], "echo: hi");
+}

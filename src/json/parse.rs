@@ -112,51 +112,24 @@ pub fn parse(input: &[u8]) -> Result<Document<'_>, Error> {
     })
 }
 
-#[inline]
+#[inline(always)]
 fn is_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+    scan::scalar::is_space(b)
 }
 
 /// The offset of the first non-whitespace byte at or after `i` (`b.len()` if none). Compact
 /// JSON has no whitespace: one comparison; one space, two. A longer run (a newline and
-/// indentation in pretty-printed JSON) goes to [`skip_ws_run`].
+/// indentation in pretty-printed JSON) goes to the kernel's [`Kernel::space_run`], which
+/// answers from the parse's 64-byte window.
 #[inline(always)]
-fn skip_ws(b: &[u8], i: usize) -> usize {
+fn skip_ws<K: Kernel>(k: K, b: &[u8], i: usize, w: &mut Window) -> usize {
     match b.get(i) {
         Some(&c) if is_ws(c) => match b.get(i + 1) {
             // One space (`"name": value`): no run.
-            Some(&c) if is_ws(c) => skip_ws_run(b, i + 2),
+            Some(&c) if is_ws(c) => k.space_run(b, i + 2, w),
             _ => i + 1,
         },
         _ => i,
-    }
-}
-
-/// [`skip_ws`] after two whitespace bytes. Runs are mostly indentation, so the first byte
-/// that is not a space is found eight bytes at a time (an exact per-byte SWAR test, no carries
-/// between bytes); a tab, CR or LF there is skipped and the search goes on.
-#[inline(never)]
-fn skip_ws_run(b: &[u8], mut i: usize) -> usize {
-    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    const SPACES: u64 = 0x2020_2020_2020_2020;
-    loop {
-        while let Some(chunk) = b.get(i..i + 8) {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            let t = u64::from_le_bytes(word) ^ SPACES;
-            // The high bit of every byte that is not a space.
-            let other = (((t & LOW7) + LOW7) | t) & HIGH;
-            if other != 0 {
-                i += (other.trailing_zeros() / 8) as usize;
-                break;
-            }
-            i += 8;
-        }
-        match b.get(i) {
-            Some(&c) if is_ws(c) => i += 1,
-            _ => return i,
-        }
     }
 }
 
@@ -247,12 +220,13 @@ impl Parser {
 
     #[inline(always)]
     fn document<K: Kernel>(&mut self, k: K, b: &[u8]) -> Result<(), Error> {
-        let mut i = skip_ws(b, 0);
+        // The 64-byte view of the short-string step and of whitespace runs, kept across the
+        // tokens of this document.
+        let mut w = Window::default();
+        let mut i = skip_ws(k, b, 0, &mut w);
         if i == b.len() {
             return Err(Error::malformed(Malformed::EmptyInput, i));
         }
-        // The short-string step's 64-byte view, kept across the strings of this document.
-        let mut w = Window::default();
         'value: loop {
             // A value starts at `i` (whitespace already skipped).
             let Some(&c) = b.get(i) else {
@@ -283,7 +257,7 @@ impl Parser {
                         count: 0,
                         names_from,
                     });
-                    i = skip_ws(b, i + 1);
+                    i = skip_ws(k, b, i + 1, &mut w);
                     let close = if is_object { b'}' } else { b']' };
                     if b.get(i) == Some(&close) {
                         i = self.close(b, i)?;
@@ -309,7 +283,7 @@ impl Parser {
             }
             // After a complete value: a separator, a close, or the end of the document.
             loop {
-                i = skip_ws(b, i);
+                i = skip_ws(k, b, i, &mut w);
                 let Some(top) = self.stack.last_mut() else {
                     if i == b.len() {
                         return Ok(());
@@ -320,7 +294,7 @@ impl Parser {
                 match b.get(i) {
                     Some(b',') => {
                         top.count += 1;
-                        i = skip_ws(b, i + 1);
+                        i = skip_ws(k, b, i + 1, &mut w);
                         if is_object {
                             i = self.member_name(k, b, i, &mut w)?;
                         }
@@ -416,7 +390,7 @@ impl Parser {
         self.keys.push(key);
         let mut j = end + 1;
         if b.get(j) != Some(&b':') {
-            j = skip_ws(b, j);
+            j = skip_ws(k, b, j, w);
             if b.get(j) != Some(&b':') {
                 return Err(Error::malformed(
                     if j == b.len() {
@@ -428,7 +402,7 @@ impl Parser {
                 ));
             }
         }
-        Ok(skip_ws(b, j + 1))
+        Ok(skip_ws(k, b, j + 1, w))
     }
 
     #[inline]
@@ -558,8 +532,24 @@ fn number_general(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
 mod tests {
     use super::*;
 
-    /// The SWAR whitespace skip stops where a byte-at-a-time skip stops, for runs of every
-    /// length and every byte after them.
+    /// `skip_ws` at each of `starts` in order on one backend, with one window kept across
+    /// the calls as the grammar keeps it.
+    struct Skips<'a>(&'a [u8], &'a [usize]);
+
+    impl scan::WithKernel for Skips<'_> {
+        type Out = Vec<usize>;
+        fn run<K: Kernel>(self, k: K) -> Vec<usize> {
+            let mut w = Window::default();
+            self.1
+                .iter()
+                .map(|&i| skip_ws(k, self.0, i, &mut w))
+                .collect()
+        }
+    }
+
+    /// The whitespace skip of every backend (the SWAR twin, the vector windows) stops where a
+    /// byte-at-a-time skip stops, for runs of every length (across 64-byte windows) and every
+    /// byte after them, with the window kept across calls in order and out of order.
     #[test]
     fn skip_ws_matches_a_byte_loop() {
         let byte_loop = |b: &[u8], mut i: usize| {
@@ -569,18 +559,37 @@ mod tests {
             i
         };
         let ws = [b' ', b'\n', b'\t', b'\r'];
-        for len in 0..40usize {
-            for stop in 0..=255u8 {
+        let lens = (0..70usize).chain([100, 127, 128, 129, 191, 200]);
+        for len in lens {
+            let stops: Vec<u8> = if len < 40 {
+                (0..=255u8).collect()
+            } else {
+                vec![b'"', b'x', 0x0b, 0x0c, 0x80, 0xff, b'}', 0x1f, 0x21]
+            };
+            for stop in stops {
                 for lead in 0..3usize {
                     let mut b = vec![b'{'; lead];
                     b.extend((0..len).map(|k| ws[(k * 7 + len) % 4]));
                     b.push(stop);
                     b.extend_from_slice(b"  x");
-                    for i in 0..b.len() + 1 {
-                        assert_eq!(skip_ws(&b, i), byte_loop(&b, i), "{b:?} at {i}");
+                    b.extend(std::iter::repeat_n(b' ', len % 5));
+                    let forward: Vec<usize> = (0..b.len() + 1).collect();
+                    let backward: Vec<usize> = forward.iter().rev().copied().collect();
+                    let want: Vec<usize> = forward.iter().map(|&i| byte_loop(&b, i)).collect();
+                    let want_back: Vec<usize> = want.iter().rev().copied().collect();
+                    for backend in scan::available() {
+                        let checked = scan::checked(backend).unwrap();
+                        let got = scan::dispatch(checked, Skips(&b, &forward));
+                        assert_eq!(got, want, "{backend:?} {b:?}");
+                        let got = scan::dispatch(checked, Skips(&b, &backward));
+                        assert_eq!(got, want_back, "{backend:?} backward {b:?}");
                     }
                     b.truncate(lead + len);
-                    assert_eq!(skip_ws(&b, lead), byte_loop(&b, lead), "{b:?} to the end");
+                    for backend in scan::available() {
+                        let checked = scan::checked(backend).unwrap();
+                        let got = scan::dispatch(checked, Skips(&b, &[lead]));
+                        assert_eq!(got, [byte_loop(&b, lead)], "{backend:?} {b:?} to the end");
+                    }
                 }
             }
         }

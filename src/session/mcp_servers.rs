@@ -94,6 +94,10 @@ pub(crate) struct Server {
     pub(crate) tools: Vec<ListedTool>,
     step: Option<Step>,
     pages: u32,
+    /// Its listing was started.
+    begun: bool,
+    /// Its tools joined the model's list.
+    offered: bool,
 }
 
 /// The servers, their listing and the calls in flight.
@@ -106,15 +110,13 @@ pub(crate) struct McpServers {
     next_rpc: u64,
     /// The listing started (at initialize, or before the first turn).
     started: bool,
-    /// The connected servers' tools were added to the model's list.
-    registered: bool,
 }
 
 impl McpServers {
     /// Adds a server (a name given twice is one server); `tools` from a manifest make it
     /// `connected` without listing.
     pub(crate) fn add(&mut self, name: &str, tools: Option<Vec<ListedTool>>) {
-        if self.registered || self.servers.iter().any(|s| s.name == name) {
+        if self.servers.iter().any(|s| s.name == name) {
             return;
         }
         let status = match tools {
@@ -127,6 +129,8 @@ impl McpServers {
             tools: tools.unwrap_or_default(),
             step: None,
             pages: 0,
+            begun: false,
+            offered: false,
         });
     }
 
@@ -155,18 +159,12 @@ impl McpServers {
 
     /// The server and its own name for the tool the model calls `full_name`.
     pub(crate) fn tool(&self, full_name: &str) -> Option<(&str, &str)> {
-        if !self.registered {
-            return None;
-        }
-        self.servers
-            .iter()
-            .filter(|s| s.status == Status::Connected)
-            .find_map(|s| {
-                s.tools
-                    .iter()
-                    .find(|t| mcp::tool_name(&s.name, &t.name) == full_name)
-                    .map(|t| (s.name.as_str(), t.name.as_str()))
-            })
+        self.servers.iter().filter(|s| s.offered).find_map(|s| {
+            s.tools
+                .iter()
+                .find(|t| mcp::tool_name(&s.name, &t.name) == full_name)
+                .map(|t| (s.name.as_str(), t.name.as_str()))
+        })
     }
 
     /// Listing requests still pending, by request ID.
@@ -212,18 +210,17 @@ impl Session {
     /// True while a server is listed: no turn starts (its system/init and first request
     /// must see the tools).
     pub(crate) fn mcp_listing(&self) -> bool {
-        self.mcp.started && !self.mcp.registered
+        self.mcp.started && self.mcp.servers.iter().any(|s| s.status == Status::Pending)
     }
 
-    /// Starts listing every server that needs it (once); registers the tools at once when
-    /// none does.
+    /// Starts listing every server that needs it and was not listed yet (a server an
+    /// initialize adds after the listing began is listed too); registers the tools at once
+    /// when none needs listing.
     pub(crate) fn mcp_begin(&mut self, now: Instant) {
-        if self.mcp.started {
-            return;
-        }
         self.mcp.started = true;
         for i in 0..self.mcp.servers.len() {
-            if self.mcp.servers[i].status == Status::Pending {
+            let s = &mut self.mcp.servers[i];
+            if s.status == Status::Pending && !std::mem::replace(&mut s.begun, true) {
                 let id = self.mcp.rpc_id();
                 let message = mcp::initialize_message(id, &self.config.version);
                 self.mcp_send(i, StepKind::Initialize, message, Some(id), now);
@@ -386,23 +383,21 @@ impl Session {
         self.mcp_maybe_registered();
     }
 
-    /// Once no server is pending: the connected servers' tools join the model's list, after
-    /// the built-in ones, less those `--disallowedTools` names plainly (PROFILE §15).
+    /// Once no server is pending: the tools of every connected server not offered yet join
+    /// the model's list, after the built-in ones (and the servers offered before), less those
+    /// `--disallowedTools` names plainly (PROFILE §15).
     fn mcp_maybe_registered(&mut self) {
-        if self.mcp.registered
-            || !self.mcp.started
-            || self.mcp.servers.iter().any(|s| s.status == Status::Pending)
-        {
+        if !self.mcp.started || self.mcp.servers.iter().any(|s| s.status == Status::Pending) {
             return;
         }
-        self.mcp.registered = true;
         let mut added: Vec<ToolSpec> = Vec::new();
         for s in self
             .mcp
             .servers
-            .iter()
-            .filter(|s| s.status == Status::Connected)
+            .iter_mut()
+            .filter(|s| s.status == Status::Connected && !s.offered)
         {
+            s.offered = true;
             for t in &s.tools {
                 let name = mcp::tool_name(&s.name, &t.name);
                 let disallowed = self
@@ -411,7 +406,11 @@ impl Session {
                     .disallowed
                     .iter()
                     .any(|r| r.is_name() && r.tool == name);
-                if disallowed || added.iter().any(|a| a.name == name) {
+                let taken = added
+                    .iter()
+                    .chain(&self.config.tools)
+                    .any(|a| a.name == name);
+                if disallowed || taken {
                     continue;
                 }
                 added.push(ToolSpec {

@@ -59,18 +59,50 @@ pub(crate) trait Kernel: Copy {
 
     /// See `super::string::walk`.
     fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error>;
+
+    /// The offset of the first byte at or after `i` that is not JSON whitespace (`b.len()` if
+    /// none); the grammar calls it for runs (indentation). The portable answer is the SWAR
+    /// twin, [`scalar::skip_space`]; a vector backend answers from the parse's [`Window`] (its
+    /// whitespace bits), reloading it 64 bytes further on while the run goes on, so the
+    /// indentation of pretty-printed JSON costs a shift and a bit scan between tokens of one
+    /// 64-byte stretch, and the string after it usually finds its bytes in the same window.
+    #[inline(always)]
+    fn space_run(self, b: &[u8], i: usize, window: &mut Window) -> usize {
+        let _ = window;
+        scalar::skip_space(b, i)
+    }
 }
 
 /// The quote, hard-stop (`"`, `\`, control) and non-ASCII bits of the 64 input bytes at `at`,
 /// kept by one parse between strings: every bit is a fact about the (unchanging) input, so a
 /// body starting inside the window whose first hard stop is inside it too needs no new load.
-/// Bytes past the end of the input are in no class.
-#[derive(Clone, Copy, Debug, Default)]
+/// Beside it, for whitespace runs, the whitespace bits of the 64 bytes at `space_at` (loaded
+/// only by runs, so compact JSON never pays for them). Bytes past the end of the input are in
+/// no class.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Window {
     at: usize,
     quote: u64,
     hard: u64,
     high: u64,
+    space_at: usize,
+    /// JSON whitespace (space, tab, LF, CR) of the bytes at `space_at`.
+    space: u64,
+}
+
+impl Default for Window {
+    /// A window that covers no offset a document can have (inputs are below 4 GiB), so the
+    /// first question of a parse loads one.
+    fn default() -> Window {
+        Window {
+            at: usize::MAX >> 1,
+            quote: 0,
+            hard: 0,
+            high: 0,
+            space_at: usize::MAX >> 1,
+            space: 0,
+        }
+    }
 }
 
 impl Window {
@@ -83,24 +115,46 @@ impl Window {
         (rest != 0).then(|| Self::answer(b, i, rest, self.quote >> off, self.high >> off))
     }
 
-    /// Makes this the window of the 64 bytes at `i` (their bits, `hard` including the quotes)
-    /// and answers [`Kernel::string_short`] from it.
+    /// Makes the string classes of the 64 bytes at `i` (`m`) this window's and answers
+    /// [`Kernel::string_short`] from them.
     #[inline(always)]
-    pub(crate) fn reload(
+    pub(crate) fn reload(&mut self, b: &[u8], i: usize, m: StringMasks) -> Option<usize> {
+        let hard = m.quote | m.backslash | m.control;
+        self.at = i;
+        self.quote = m.quote;
+        self.hard = hard;
+        self.high = m.high;
+        Self::answer(b, i, hard, m.quote, m.high)
+    }
+
+    /// [`Kernel::space_run`] from the whitespace bits, with `load(b, at)` giving the
+    /// whitespace bits of the 64 bytes at `at` (`at < b.len()`; bytes past the end not
+    /// whitespace) whenever the run reaches past the bits held.
+    #[inline(always)]
+    pub(crate) fn space_run(
         &mut self,
         b: &[u8],
-        i: usize,
-        quote: u64,
-        hard: u64,
-        high: u64,
-    ) -> Option<usize> {
-        *self = Window {
-            at: i,
-            quote,
-            hard,
-            high,
-        };
-        Self::answer(b, i, hard, quote, high)
+        mut i: usize,
+        load: impl Fn(&[u8], usize) -> u64,
+    ) -> usize {
+        loop {
+            let off = i.wrapping_sub(self.space_at);
+            if off < 64 {
+                // Past the input's end every bit of `!space` is set, so bits that reach the
+                // end always answer, with at most `b.len()`.
+                let rest = !self.space >> off;
+                if rest != 0 {
+                    return (i + rest.trailing_zeros() as usize).min(b.len());
+                }
+                // Whitespace up to the end of the bits held: go on at the next 64 bytes.
+                i = self.space_at + 64;
+            }
+            if i >= b.len() {
+                return b.len();
+            }
+            self.space = load(b, i);
+            self.space_at = i;
+        }
     }
 
     /// The closing quote at `i + k` when the lowest bit `k` of `hard` is a quote bit and the
@@ -313,6 +367,12 @@ mod tests {
                 };
                 assert_eq!(got, want, "string_masks {b:?} at {at}");
             }
+            #[cfg(target_arch = "x86_64")]
+            for b in available() {
+                if let Some(space) = x86::space_with(b, hay, at) {
+                    assert_eq!(space, scalar::space_mask(hay, at), "space {b:?} at {at}");
+                }
+            }
             let short = (0..8)
                 .map(|k| at + k)
                 .find(|&k| {
@@ -335,7 +395,7 @@ mod tests {
     fn every_special_at_every_offset_matches_scalar() {
         for special in [
             b'"', b'\\', 0x00, 0x1f, b'\n', 0x80, 0xc3, 0xff, b'/', b'b', b'f', b'n', b'r', b't',
-            b'u',
+            b'u', b' ', b'\t', b'\r', 0x0b, 0x0c, 0xa0, 0x89, 0x8d,
         ] {
             for len in [0usize, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 130] {
                 for at in 0..len {

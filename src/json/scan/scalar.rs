@@ -74,3 +74,51 @@ pub(crate) fn simple_escapes(hay: &[u8], at: usize) -> u64 {
     }
     m
 }
+
+/// JSON whitespace (RFC 8259 §2: space, tab, LF, CR).
+#[inline(always)]
+pub(crate) fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// The whitespace bits of the 64 bytes at `at` (bytes past the end are not whitespace): the
+/// reference for the vector backends' window bits.
+#[cfg(test)]
+pub(crate) fn space_mask(hay: &[u8], at: usize) -> u64 {
+    let mut m = 0;
+    for (k, &b) in hay.get(at..).unwrap_or(&[]).iter().take(64).enumerate() {
+        if is_space(b) {
+            m |= 1u64 << k;
+        }
+    }
+    m
+}
+
+/// See [`super::Kernel::space_run`]: the first byte at or after `i` that is not JSON
+/// whitespace (`b.len()` if none). Runs are mostly indentation, so the first byte that is not
+/// a space is found eight bytes at a time (an exact per-byte SWAR test, no carries between
+/// bytes); a tab, CR or LF there is skipped and the search goes on.
+#[inline(never)]
+pub(crate) fn skip_space(b: &[u8], mut i: usize) -> usize {
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const SPACES: u64 = 0x2020_2020_2020_2020;
+    loop {
+        while let Some(chunk) = b.get(i..i + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            let t = u64::from_le_bytes(word) ^ SPACES;
+            // The high bit of every byte that is not a space.
+            let other = (((t & LOW7) + LOW7) | t) & HIGH;
+            if other != 0 {
+                i += (other.trailing_zeros() / 8) as usize;
+                break;
+            }
+            i += 8;
+        }
+        match b.get(i) {
+            Some(&c) if is_space(c) => i += 1,
+            _ => return i.min(b.len()),
+        }
+    }
+}
