@@ -7,3 +7,4 @@
 mod sdk_support;
 
 every_flow!(sdk_support::Sdk::Python);
+every_example!(sdk_support::Sdk::Python);

@@ -7,3 +7,4 @@
 mod sdk_support;
 
 every_flow!(sdk_support::Sdk::TypeScript);
+every_example!(sdk_support::Sdk::TypeScript);

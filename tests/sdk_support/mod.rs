@@ -22,6 +22,9 @@ use serde_json::Value;
 #[path = "../common/agentx.rs"]
 mod harness;
 
+#[macro_use]
+pub mod examples;
+
 pub use harness::TempDir;
 
 /// Every flow, once: `tests/sdk_python.rs` and `tests/sdk_typescript.rs` each expand this with
@@ -73,7 +76,7 @@ macro_rules! flow_tests {
 }
 
 /// The longest a flow may take before it is killed and fails.
-const FLOW_TIMEOUT: Duration = Duration::from_secs(180);
+pub(crate) const FLOW_TIMEOUT: Duration = Duration::from_secs(180);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sdk {
