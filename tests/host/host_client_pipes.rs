@@ -401,3 +401,84 @@ fn stderr_is_drained_and_kept_up_to_the_cap() {
         assert_eq!(report.stderr.len(), kept);
     }
 }
+
+/// `host::inbound`: `recv` reads the agent's output on the caller's thread, and the client's
+/// helper reads it once nobody has been in `recv` for a moment. A caller that reads, stops
+/// (while the agent asks for permission twice and goes on writing), and reads again gets
+/// every record once, in output order, and both requests were answered while it did not read
+/// (WIRE-PERM-002: the callback runs without a `recv`; no hang when the caller stops reading).
+#[test]
+fn a_caller_that_stops_reading_loses_no_record_and_its_requests_are_still_answered() {
+    let options = ClientOptions::default()
+        .can_use_tool(|_: &ToolPermissionRequest| Ok(PermissionAnswer::allow()));
+    let (client, mut peer) = pair(options);
+    let event = |i: usize| {
+        format!(
+            r#"{{"type":"stream_event","event":{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"w{i} "}}}},"parent_tool_use_id":null,"uuid":"3f1e7948-5c1f-4c1f-8e2c-{i:012x}","session_id":"93ba9bd5-b18d-4283-afcb-95d00a53b0a9"}}"#
+        )
+    };
+    // The record's number, from its text.
+    let number = |item: Option<Result<OutputRecord<'static>, HostError>>| match item {
+        Some(Ok(OutputRecord::StreamEvent(e))) => {
+            let v: Value = serde_json::from_slice(e.event.as_bytes()).unwrap();
+            let text = v["delta"]["text"].as_str().unwrap().to_owned();
+            text.trim()
+                .trim_start_matches('w')
+                .parse::<usize>()
+                .unwrap()
+        }
+        other => panic!("{other:?}"),
+    };
+    let mut next = 0;
+    let mut expected = std::collections::VecDeque::new();
+    for round in 0..3 {
+        // The caller reads as records come (it holds the reading role, blocked in `read`).
+        for _ in 0..5 {
+            peer.write(&event(next));
+            assert_eq!(number(client.recv()), next);
+            next += 1;
+        }
+        // The caller stops reading: the records and requests that follow are read by the
+        // helper; the answers prove it (the peer waits for them before writing on).
+        for k in 0..2 {
+            for _ in 0..3 {
+                peer.write(&event(next));
+                expected.push_back(next);
+                next += 1;
+            }
+            let id = format!("r{round}k{k}");
+            peer.write(&can_use_tool(&id));
+            assert_eq!(decision(&mut peer, &id)["behavior"], "allow");
+        }
+        // Back to reading: what the helper queued comes first, in order, none twice.
+        while let Some(i) = expected.pop_front() {
+            assert_eq!(number(client.recv()), i);
+        }
+    }
+    peer.close();
+    assert!(client.recv().is_none());
+}
+
+/// A `recv` blocked in the agent's output (it holds the reading role) while another thread
+/// makes a control call: the `recv`'s own read routes the response to that call (WIRE-006),
+/// and the record after it is the `recv`'s.
+#[test]
+fn a_control_call_is_answered_while_another_thread_waits_in_recv() {
+    let (client, mut peer) = pair(ClientOptions::default());
+    std::thread::scope(|s| {
+        let reader = s.spawn(|| client.recv());
+        let call = s.spawn(|| client.control(ControlRequestBody::McpStatus(McpStatus), T));
+        let req = peer.read();
+        assert_eq!(req["request"]["subtype"], "mcp_status");
+        let id = req["request_id"].as_str().unwrap().to_owned();
+        peer.write(&format!(
+            r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{id}","response":{{"mcpServers":[]}}}}}}"#
+        ));
+        assert!(call.join().unwrap().expect("answered").is_some());
+        peer.write(r#"{"type":"keep_alive"}"#);
+        assert!(matches!(
+            reader.join().unwrap(),
+            Some(Ok(OutputRecord::KeepAlive))
+        ));
+    });
+}
