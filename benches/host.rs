@@ -341,8 +341,10 @@ fn print_echo(rounds: &[Vec<Run>]) {
             of(&|round| round[i].units as f64 / round[i].wall.as_secs_f64()),
             of(&|round| per(&round[i], round[i].host_cpu)),
             of(&|round| {
-                let serde = round.last().expect("the serde host runs last");
-                per(&round[i], round[i].host_cpu) / per(serde, serde.host_cpu)
+                let serde = round.iter().find(|r| r.name.starts_with("BufRead"));
+                serde.map_or(f64::NAN, |serde| {
+                    per(&round[i], round[i].host_cpu) / per(serde, serde.host_cpu)
+                })
             }),
             of(&|round| per(&round[i], round[i].agent_cpu)),
         );
@@ -494,7 +496,8 @@ fn print_live(runs: &[Run]) {
 }
 
 /// `AGENTX_BENCH_HOSTS=raw,blocking,tokio,codec,handoff,serde` picks the contenders of the live and
-/// captured runs (for profiling one); unset, all of them.
+/// captured runs (for profiling one), and `blocking,tokio,block_on,serde` those of the echo
+/// runs; unset, all of them.
 fn pick_host(name: &str) -> bool {
     let hosts = std::env::var("AGENTX_BENCH_HOSTS").unwrap_or_default();
     hosts.is_empty() || hosts.split(',').any(|x| x == name)
@@ -753,14 +756,24 @@ fn main() {
             "echo round trips, {turns} turns per host and session (after 20 warm-up turns), \
              medians of {rounds} alternating rounds (CPU: threads' schedstat, ns):"
         );
+        // `AGENTX_BENCH_HOSTS=blocking,tokio,block_on,serde` picks the contenders (for
+        // `strace -c` or `perf` of one); unset, all of them, the serde host last.
         let all: Vec<Vec<Run>> = (0..rounds)
             .map(|_| {
-                vec![
-                    echo_blocking(turns),
-                    echo_tokio(&rt, turns, true),
-                    echo_tokio(&rt, turns, false),
-                    echo_serde(turns),
-                ]
+                let mut round = Vec::new();
+                if pick_host("blocking") {
+                    round.push(echo_blocking(turns));
+                }
+                if pick_host("tokio") {
+                    round.push(echo_tokio(&rt, turns, true));
+                }
+                if pick_host("block_on") {
+                    round.push(echo_tokio(&rt, turns, false));
+                }
+                if pick_host("serde") {
+                    round.push(echo_serde(turns));
+                }
+                round
             })
             .collect();
         print_echo(&all);

@@ -13,7 +13,7 @@
 //! - cancellations precede the interrupt acknowledgement (WIRE-011);
 //! - `requires_action` / `running` alternate, `running` only when no prompt is open.
 //!
-//! Emitter panics are covered by `tests/control_broker.rs` (libFuzzer aborts on any panic).
+//! Emitter panics are covered by `tests/codec/control_broker.rs` (libFuzzer aborts on any panic).
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};

@@ -287,7 +287,7 @@ pub fn run(data: &[u8]) -> Reached {
 }
 
 /// Hand-made operation sequences for `corpus/upload_lifecycle/` (written by
-/// `cargo test --test fuzz_seeds_upload -- --ignored write_seeds`): the happy path with a
+/// `cargo test --test codec fuzz_seeds_upload::write_seeds -- --ignored`): the happy path with a
 /// prompt admission, each chunk failure, timeout, EOF, the 9th upload, post-terminal operations.
 pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     // begin(id, payload, honest, prompt 0, att = id)

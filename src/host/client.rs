@@ -1,10 +1,13 @@
-//! The blocking client: a child process (or any pipe pair), one read thread, correlated
-//! control calls with timeouts, the permission callback, and a typed record stream.
+//! The blocking client: a child process (or any pipe pair), correlated control calls with
+//! timeouts, the permission callback, and a typed record stream read by whoever waits for it
+//! (`host::inbound`: a `recv` reads on its own thread; a helper thread reads for calls,
+//! uploads and `close`, and whenever no `recv` is under way, so the agent's requests are
+//! answered whether or not the caller reads).
 
 use std::io::{self, Read, Write};
 use std::process::{Child, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -12,12 +15,13 @@ use std::time::{Duration, Instant};
 use super::calls::{initialize_response, peer_initialize_response, Reply};
 use super::command::AgentCommand;
 use super::error::HostError;
+use super::inbound::{helper, Inbound};
 use super::limits::{spawn_with_descriptors, DESCRIPTORS_PER_AGENT};
 use super::pending;
 use super::permission::{decide, CanUseToolHandler};
 use super::stream::{answer, classify, text_record, AgentRequest, Output, Route};
 use crate::driver::{OutputFifo, PushError, RecordWriter};
-use crate::encode::{contained, discard_foreign, FailureKind};
+use crate::encode::{discard_foreign, FailureKind};
 use crate::frame::DEFAULT_MAX_LINE;
 use crate::wire::import::{ImportRejected, ImportResult};
 use crate::wire::init::AttachmentCapabilities;
@@ -159,6 +163,8 @@ pub(crate) struct Shared {
     pub(crate) profile: PeerProfile,
     /// Numbers this client's upload and attachment IDs (`upl_h1`, `att_h1`, ...).
     pub(crate) next_upload: std::sync::atomic::AtomicU64,
+    /// The agent's output, its record queue, and who reads it.
+    pub(crate) inbound: Inbound,
 }
 
 /// The agent's stdin (the caller's writer for [`Client::attach`]). The FIFO's drain calls it
@@ -254,20 +260,12 @@ impl Shared {
     }
 }
 
-/// The receiving end of the record stream: batches from the read thread ([`Output`]), the
-/// current one being taken record by record.
-struct Records {
-    rx: Receiver<Vec<RecordItem>>,
-    ready: std::vec::IntoIter<RecordItem>,
-}
-
 /// A running agent session seen from the host.
 ///
 /// `Send + Sync`: share it by reference between threads (calls are correlated; records go to
 /// whoever calls [`recv`](Client::recv)).
 pub struct Client {
     pub(crate) shared: Arc<Shared>,
-    records: Mutex<Records>,
     child: Option<Child>,
     stderr: Option<JoinHandle<Vec<u8>>>,
 }
@@ -349,17 +347,15 @@ impl Client {
             capabilities: Mutex::new(None),
             next_upload: std::sync::atomic::AtomicU64::new(0),
             profile: options.profile,
+            inbound: Inbound::new(
+                Box::new(output),
+                Output::new(options.max_line, options.profile),
+            ),
         });
-        let (tx, rx) = mpsc::channel();
-        let reader_shared = Arc::clone(&shared);
-        let side = Output::new(options.max_line, options.profile);
-        thread::spawn(move || read_loop(output, side, &reader_shared, &tx));
+        let helper_shared = Arc::clone(&shared);
+        thread::spawn(move || helper(&helper_shared));
         Client {
             shared,
-            records: Mutex::new(Records {
-                rx,
-                ready: Vec::new().into_iter(),
-            }),
             child: None,
             stderr: None,
         }
@@ -474,6 +470,8 @@ impl Client {
                 return Err(e);
             }
         }
+        // The helper reads while this call waits (unless a `recv` does).
+        let _reading = self.shared.inbound.demand();
         match rx.recv_timeout(timeout) {
             Ok(reply) => reply,
             Err(RecvTimeoutError::Disconnected) => Err(HostError::StreamClosed),
@@ -533,7 +531,8 @@ impl Client {
     }
 
     /// The next output record, waiting for it; `None` once the agent's output ended and every
-    /// record was taken. An undecodable line is an `Err` item and the stream goes on.
+    /// record was taken. An undecodable line is an `Err` item and the stream goes on. When
+    /// nothing is queued and nobody else reads, the agent's output is read on this thread.
     ///
     /// ```
     /// use agentx_wire::host::{Client, ClientOptions};
@@ -545,13 +544,7 @@ impl Client {
     /// # Ok::<(), agentx_wire::host::HostError>(())
     /// ```
     pub fn recv(&self) -> Option<RecordItem> {
-        let mut r = lock(&self.records);
-        loop {
-            if let Some(item) = r.ready.next() {
-                return Some(item);
-            }
-            r.ready = r.rx.recv().ok()?.into_iter();
-        }
+        Inbound::recv(&self.shared)
     }
 
     /// Like [`recv`](Client::recv) with a deadline: `Ok(None)` once the output ended,
@@ -565,23 +558,7 @@ impl Client {
     /// # Ok::<(), agentx_wire::host::HostError>(())
     /// ```
     pub fn recv_timeout(&self, timeout: Duration) -> Result<Option<RecordItem>, HostError> {
-        let deadline = Instant::now() + timeout;
-        let mut r = lock(&self.records);
-        loop {
-            if let Some(item) = r.ready.next() {
-                return Ok(Some(item));
-            }
-            match r
-                .rx
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            {
-                Ok(batch) => r.ready = batch.into_iter(),
-                Err(RecvTimeoutError::Disconnected) => return Ok(None),
-                Err(RecvTimeoutError::Timeout) => {
-                    return Err(HostError::Timeout { subtype: "recv" })
-                }
-            }
-        }
+        self.shared.inbound.recv_until(Instant::now() + timeout)
     }
 
     /// Ends the agent's input (it sees EOF) while the record stream stays readable.
@@ -610,6 +587,8 @@ impl Client {
     /// ```
     pub fn close(mut self, timeout: Duration) -> Result<ExitReport, HostError> {
         self.end_input();
+        // The agent may still be writing: its output is read (and dropped) until it ends.
+        self.shared.inbound.drain();
         let status = match self.child.take() {
             None => None,
             Some(mut child) => Some(wait_or_kill(&mut child, timeout)?),
@@ -626,6 +605,8 @@ impl Client {
 impl Drop for Client {
     fn drop(&mut self) {
         self.end_input();
+        // The helper reads to the end (the killed agent's EOF) and exits.
+        self.shared.inbound.drain();
         if let Some(mut child) = self.child.take() {
             if matches!(child.try_wait(), Ok(None)) {
                 let _ = child.kill();
@@ -650,42 +631,8 @@ fn wait_or_kill(child: &mut Child, timeout: Duration) -> io::Result<ExitStatus> 
     }
 }
 
-/// The read thread: reads into the read side's buffer until EOF; [`Output`] does the rest.
-fn read_loop(
-    mut output: impl Read,
-    mut side: Output,
-    shared: &Arc<Shared>,
-    tx: &Sender<Vec<RecordItem>>,
-) {
-    let route = Routes(shared);
-    let mut hand_over = |items| {
-        let _ = tx.send(items);
-    };
-    loop {
-        // WIRE-015 for the caller's reader too: a panic ends the output like an error, and
-        // an error is kept only as its kind (the value is dropped unformatted).
-        match contained(|| output.read(side.buffer())) {
-            Ok(Ok(0)) => break,
-            Ok(Ok(n)) => side.filled(n, &route, &mut hand_over),
-            Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Ok(Err(e)) => {
-                side.failed(e);
-                break;
-            }
-            Err(()) => {
-                side.failed(io::ErrorKind::Other.into());
-                break;
-            }
-        }
-    }
-    // The pipe is closed before the stream ends: whoever saw `recv` return `None` finds the
-    // agent's stdout no longer held by this client.
-    discard_foreign(output);
-    side.finish(&route, &mut hand_over);
-}
-
 /// The blocking client's answers to what its read side routes.
-struct Routes<'s>(&'s Arc<Shared>);
+pub(crate) struct Routes<'s>(pub(crate) &'s Arc<Shared>);
 
 impl Route for Routes<'_> {
     fn control_response(&self, response: &ControlResponse<'_>) {

@@ -37,6 +37,7 @@ mod calls;
 mod client;
 mod command;
 mod error;
+mod inbound;
 mod limits;
 #[cfg(feature = "tokio")]
 mod outgoing;

@@ -212,6 +212,8 @@ impl Client {
         let plan = Plan::new(&caps, n, bytes);
         let (tx, rx) = mpsc::channel();
         self.shared.pending().register_upload(plan.upload_id(), tx);
+        // The output is read while the upload waits for its acknowledgements.
+        let _reading = self.shared.inbound.demand();
         let mut live = false;
         let mut run = || {
             self.send(&plan.begin(name, mime_type, prompt_uuid)?)?;

@@ -26,7 +26,7 @@
 //! (`\ud83d\ude00`, `\uD83D\uDE00`); a prose sentence carries a U+2028, written as `\u2028`.
 //!
 //! # Byte mix of [`realistic_stream`]
-//! Measured on seed 1, 64 MiB (83,613 records; `tests/sample_stream.rs` asserts each share
+//! Measured on seed 1, 64 MiB (83,613 records; `tests/codec/sample_stream.rs` asserts each share
 //! loosely on 16 MiB):
 //!
 //! | records | share of bytes | share of records |

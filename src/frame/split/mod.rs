@@ -6,7 +6,7 @@
 //! It must never know what a line means (blank lines, limits, JSON): that is `reader`'s job.
 //!
 //! Every backend implements the same three operations (`Ops`) and is tested against the
-//! scalar twin and against `memchr` (`tests/frame_split.rs`, `fuzzing::frame::splitter`).
+//! scalar twin and against `memchr` (`tests/codec/frame_split.rs`, `fuzzing::frame::splitter`).
 //!
 //! Soundness of the dispatch: an ISA module hands out its `Ops` table only from a
 //! constructor that has just checked the CPU features it needs, so holding a [`Splitter`]

@@ -19,7 +19,7 @@ pub(crate) fn validated_text(accepted: &[u8]) -> &str {
     );
     // SAFETY: `accepted` was accepted by the parser, whose string walk validated every
     // non-ASCII byte (they can only occur inside strings of an accepted text), so the whole
-    // slice is UTF-8; `tests/json_conformance.rs` and the fuzz targets check the equivalence.
+    // slice is UTF-8; `tests/codec/json_conformance.rs` and the fuzz targets check the equivalence.
     unsafe { std::str::from_utf8_unchecked(accepted) }
 }
 

@@ -1,0 +1,225 @@
+//! Black-box: a host that stops reading agentx's stdout (issue 11, "Backpressure"; PROFILE
+//! §8). agentx's loop blocks on its write, the stdin thread stops at its in-flight budget
+//! (`MAX_LINES_IN_FLIGHT`), the pipe fills and the host's writer blocks: agentx takes no more
+//! input and its memory stays bounded however much the host still has to send. When the host
+//! reads again, every record arrives, in order, and the session ends normally.
+//!
+//! Determinism: the input is mostly "pad" control requests (16 KiB each, an unknown member, so
+//! each is answered by one ~120-byte error `control_response`, WIRE-021). Each consumed pad
+//! writes output, so at most ~64 KiB / 120 B pads can be consumed before the unread stdout
+//! pipe is full, whatever the scheduling; the rest must wait in the budget and the stdin pipe.
+//! The stall is detected by the host's writer making no progress (generous deadline), and the
+//! assertions hold at whatever moment they are read.
+
+use crate::harness;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use agentx_wire::driver::agentx::event::MAX_LINES_IN_FLIGHT;
+use harness::*;
+use serde_json::Value;
+
+const PADS: usize = 6144;
+const PAD_BYTES: usize = 16 * 1024;
+const MID_EVERY: usize = 768;
+const FIRST_WORDS: usize = 2000;
+const MIB: u64 = 1 << 20;
+
+fn status_kib(pid: u32, field: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    s.lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap()
+}
+
+fn user_line(text: &str) -> Vec<u8> {
+    let mut l = serde_json::to_vec(&user(text)).unwrap();
+    l.push(b'\n');
+    l
+}
+
+#[test]
+fn stalled_host_blocks_agentx_with_bounded_memory_and_loses_no_record() {
+    let home = TempDir::new("stall");
+    let mut child = session_command(home.path(), &["--include-partial-messages"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut err = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+
+    // The input: a streamed turn, pads with a user turn every MID_EVERY pads, a last turn.
+    let first: Vec<String> = (0..FIRST_WORDS).map(|i| format!("w{i}")).collect();
+    let first = first.join(" ");
+    let mut prompts = vec![first.clone()];
+    let mut lines = vec![user_line(&first)];
+    let pad = "x".repeat(PAD_BYTES);
+    for i in 0..PADS {
+        let mut l = format!("{{\"type\":\"control_request\",\"request_id\":\"pad-{i}\",\"request\":{{\"subtype\":\"get_context_usage\"}},\"pad\":\"{pad}\"}}").into_bytes();
+        l.push(b'\n');
+        lines.push(l);
+        if (i + 1) % MID_EVERY == 0 {
+            let p = format!("mid {i}");
+            lines.push(user_line(&p));
+            prompts.push(p);
+        }
+    }
+    lines.push(user_line("last"));
+    prompts.push("last".into());
+    let total: u64 = lines.iter().map(|l| l.len() as u64).sum();
+    assert!(total > 5 * MAX_LINES_IN_FLIGHT as u64);
+
+    let written = Arc::new(AtomicU64::new(0));
+    let mut stdin = child.stdin.take().unwrap();
+    let progress = Arc::clone(&written);
+    let writer = std::thread::spawn(move || {
+        for l in &lines {
+            stdin.write_all(l).unwrap();
+            progress.fetch_add(l.len() as u64, Ordering::SeqCst);
+        }
+        stdin // kept open: EOF only after the checks below
+    });
+
+    // The host does not read stdout. Wait until the writer is stuck: at least the in-flight
+    // budget taken and no progress for a while (generous overall deadline).
+    let deadline = Instant::now() + TIMEOUT;
+    let (mut last, mut since) = (u64::MAX, Instant::now());
+    let stalled_at = loop {
+        let w = written.load(Ordering::SeqCst);
+        assert!(
+            w < total,
+            "agentx took all {total} input bytes while nobody read its stdout: no backpressure"
+        );
+        if w != last {
+            (last, since) = (w, Instant::now());
+        } else if w >= MAX_LINES_IN_FLIGHT as u64 && since.elapsed() >= Duration::from_millis(300) {
+            break w;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the writer never stalled (at {w} bytes)"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let hwm_stalled = status_kib(pid, "VmHWM");
+    eprintln!("stalled after {stalled_at} of {total} input bytes; agentx VmHWM {hwm_stalled} KiB");
+    // Taken: what was consumed before stdout filled (< 1 MiB of turns, at most ~550 pads ≈
+    // 9 MiB), the budget, the pipe. Everything else still waits in the host.
+    assert!(
+        stalled_at <= MAX_LINES_IN_FLIGHT as u64 + 14 * MIB,
+        "agentx took {stalled_at} bytes while stalled"
+    );
+    // Bounded memory: the budget's lines plus the process itself, far below the input.
+    let limit_kib = (MAX_LINES_IN_FLIGHT as u64 + 48 * MIB) / 1024;
+    assert!(
+        hwm_stalled < limit_kib,
+        "VmHWM {hwm_stalled} KiB while stalled (limit {limit_kib} KiB)"
+    );
+
+    // The host reads again: every record, in order.
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(stdout);
+        loop {
+            let mut l = Vec::new();
+            if r.read_until(b'\n', &mut l).unwrap_or(0) == 0 || tx.send(l).is_err() {
+                return;
+            }
+        }
+    });
+    let mut raw = Vec::new();
+    let mut records: Vec<Value> = Vec::new();
+    let mut last_result_seen = false;
+    loop {
+        let l = rx
+            .recv_timeout(TIMEOUT)
+            .expect("a record after the host resumed reading");
+        raw.extend_from_slice(&l);
+        let v: Value = serde_json::from_slice(&l).unwrap();
+        let idle = is_state(&v, "idle");
+        last_result_seen |= is_result(&v) && v["result"] == "echo: last";
+        records.push(v);
+        if last_result_seen && idle {
+            break;
+        }
+    }
+    let hwm_end = status_kib(pid, "VmHWM");
+    eprintln!("agentx VmHWM {hwm_end} KiB after {} records", records.len());
+    assert!(
+        hwm_end < limit_kib,
+        "VmHWM {hwm_end} KiB at the end (limit {limit_kib} KiB)"
+    );
+    drop(writer.join().unwrap()); // EOF
+    let rest: Vec<Vec<u8>> = rx.iter().collect();
+    assert!(
+        rest.is_empty(),
+        "records after the last idle: {}",
+        rest.len()
+    );
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let stderr = stderr.join().unwrap();
+
+    // Every pad answered once, in input order, with the WIRE-021 error.
+    let pads: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["type"] == "control_response")
+        .collect();
+    assert_eq!(pads.len(), PADS, "{stderr}");
+    for (i, r) in pads.iter().enumerate() {
+        assert_eq!(r["response"]["request_id"], format!("pad-{i}").as_str());
+        assert_eq!(r["response"]["subtype"], "error");
+        assert_eq!(
+            r["response"]["error"],
+            "record: unknown member \"pad\" (WIRE-021)"
+        );
+    }
+    // Every turn, in order, each result exactly its echo.
+    let results: Vec<&str> = records
+        .iter()
+        .filter(|r| is_result(r))
+        .map(|r| {
+            assert_eq!(r["subtype"], "success");
+            r["result"].as_str().unwrap()
+        })
+        .collect();
+    let expected: Vec<String> = prompts.iter().map(|p| format!("echo: {p}")).collect();
+    assert_eq!(results, expected);
+    // Every streamed delta, in order: together exactly the turns' texts.
+    let streamed: String = records
+        .iter()
+        .filter(|r| r["type"] == "stream_event" && r["event"]["delta"]["type"] == "text_delta")
+        .map(|r| r["event"]["delta"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(streamed, expected.concat());
+    assert_eq!(
+        records
+            .iter()
+            .filter(|r| r["type"] == "stream_event" && r["event"]["delta"]["type"] == "text_delta")
+            .count(),
+        FIRST_WORDS + 1 + 3 * (PADS / MID_EVERY) + 2
+    );
+    // The last prompt was written after every pad: its reply streams after every answer.
+    let last_pad = records
+        .iter()
+        .rposition(|r| r["type"] == "control_response")
+        .unwrap();
+    let last_reply = records
+        .iter()
+        .position(|r| r["event"]["delta"]["text"] == "last")
+        .unwrap();
+    assert!(last_pad < last_reply);
+    check_output(&raw);
+}

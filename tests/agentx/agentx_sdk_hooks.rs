@@ -1,0 +1,165 @@
+//! SDK hook callbacks through the real `agentx` binary in the SDK profile (PROFILE §16): the
+//! exact interrupt order with a pending `hook_callback` (WIRE-011, WIRE-007), and a PostToolUse
+//! context that an `openai` provider's recorded request carries (a real HTTP/1.1 + SSE server
+//! on 127.0.0.1, tests/provider_http_support).
+
+use crate::harness;
+use crate::provider_http_support;
+
+use provider_http_support::agentx_home::*;
+use provider_http_support::*;
+use serde_json::{json, Value};
+
+const SDK: [&str; 7] = [
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--input-format",
+    "stream-json",
+    "--permission-prompt-tool",
+    "stdio",
+];
+
+fn spawn(home: &std::path::Path, cwd: &std::path::Path, extra: &[&str]) -> harness::Agentx {
+    let mut args: Vec<String> = SDK.iter().map(|s| s.to_string()).collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.extend(["--cwd".to_string(), cwd.to_string_lossy().into_owned()]);
+    harness::Agentx::spawn(home, &args)
+}
+
+fn initialize(a: &mut harness::Agentx, hooks: Value) {
+    a.send(&json!({"type":"control_request","request_id":"init","request":{"subtype":"initialize","hooks":hooks}}));
+    let r = a.until(|v| v["type"] == "control_response");
+    let r = &r.last().unwrap()["response"];
+    assert_eq!(r["subtype"], "success", "{r}");
+    assert_eq!(r["response"]["hooks_applied"], true);
+}
+
+fn user(text: &str) -> Value {
+    json!({"type":"user","session_id":"","message":{"role":"user","content":text},"parent_tool_use_id":null})
+}
+
+fn is_hook_callback(v: &Value) -> bool {
+    v["type"] == "control_request" && v["request"]["subtype"] == "hook_callback"
+}
+
+fn label(v: &Value) -> String {
+    match v["type"].as_str().unwrap_or("?") {
+        "control_cancel_request" => format!("cancel:{}", v["request_id"].as_str().unwrap()),
+        "control_response" => format!(
+            "response:{}:{}",
+            v["response"]["subtype"].as_str().unwrap(),
+            v["response"]["request_id"].as_str().unwrap()
+        ),
+        "user" => {
+            let b = &v["message"]["content"][0];
+            format!(
+                "tool_result:{}",
+                b["content"].as_str().unwrap_or("(blocks)")
+            )
+        }
+        "result" => format!("result:{}", v["subtype"].as_str().unwrap()),
+        "system" => format!(
+            "system:{}",
+            v["state"].as_str().or(v["subtype"].as_str()).unwrap_or("?")
+        ),
+        t => t.to_string(),
+    }
+}
+
+/// WIRE-011 / PROFILE §16: an interrupt while a PreToolUse callback is pending: the callback's
+/// `control_cancel_request`, then the acknowledgement, then the tool use's `interrupted`
+/// tool_result, the result and `idle`; the late answer is ignored (WIRE-007) and the session
+/// goes on.
+#[test]
+fn interrupt_with_a_pending_hook_callback_exact_order() {
+    let home = harness::TempDir::new("sdk-hooks-interrupt");
+    let mut a = spawn(home.path(), home.path(), &[]);
+    initialize(
+        &mut a,
+        json!({"PreToolUse":[{"matcher":"Bash","hookCallbackIds":["hook_0"]}]}),
+    );
+    a.send(&user("!tool Bash {\"command\":\"echo hi\"}\n!say never"));
+    let seen = a.until(is_hook_callback);
+    let cb = seen.last().unwrap();
+    let id = cb["request_id"].as_str().unwrap().to_string();
+    assert_eq!(cb["request"]["callback_id"], "hook_0");
+    assert_eq!(cb["request"]["input"]["hook_event_name"], "PreToolUse");
+    let tool_use_id = cb["request"]["tool_use_id"].as_str().unwrap().to_string();
+    a.send(
+        &json!({"type":"control_request","request_id":"int_1","request":{"subtype":"interrupt"}}),
+    );
+    let rest = a.turn();
+    let labels: Vec<String> = rest.iter().map(label).collect();
+    assert_eq!(
+        labels,
+        [
+            format!("cancel:{id}"),
+            "response:success:int_1".to_string(),
+            "tool_result:interrupted".to_string(),
+            "result:error_during_execution".to_string(),
+            "system:idle".to_string(),
+        ]
+    );
+    assert_eq!(
+        rest[2]["message"]["content"][0]["tool_use_id"],
+        tool_use_id.as_str()
+    );
+    // The late answer changes nothing; the next prompt runs.
+    a.send(&json!({"type":"control_response","response":{"subtype":"success","request_id":id,"response":{"hookSpecificOutput":{"permissionDecision":"allow"}}}}));
+    a.send(&user("after"));
+    let turn = a.turn();
+    let r = turn.iter().find(|v| v["type"] == "result").unwrap();
+    assert_eq!(r["result"], "echo: after");
+    assert!(turn.iter().all(|v| v["type"] != "user"), "{turn:#?}");
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+}
+
+/// PROFILE §16: a PostToolUse context is a text block of the tool_result record and reaches an
+/// `openai` provider: the recorded second request's `tool` message carries the output and
+/// the context, joined by a newline.
+#[test]
+fn post_tool_use_context_reaches_the_openai_request() {
+    let server = Server::start_in_thread(vec![
+        Reply::Sse(one_tool_stream("call_H1", "a.txt")),
+        Reply::Sse(text_stream()),
+    ]);
+    let home = Home::new(&openai_auth(&server));
+    std::fs::write(home.cwd().join("a.txt"), "alpha\n").unwrap();
+    let mut a = spawn(
+        &home.0,
+        &home.cwd(),
+        &["--permission-mode", "bypassPermissions"],
+    );
+    initialize(
+        &mut a,
+        json!({"PostToolUse":[{"matcher":"Read","hookCallbackIds":["hook_0"]}]}),
+    );
+    a.send(&user("read a.txt"));
+    let seen = a.until(is_hook_callback);
+    let cb = seen.last().unwrap();
+    assert_eq!(cb["request"]["input"]["tool_response"], "     1\talpha\n");
+    let id = cb["request_id"].as_str().unwrap();
+    a.send(&json!({"type":"control_response","response":{"subtype":"success","request_id":id,"response":{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"checked by a hook"}}}}));
+    let turn = a.turn();
+    let tr = turn.iter().find(|v| v["type"] == "user").unwrap();
+    assert_eq!(
+        tr["message"]["content"][0]["content"],
+        json!([{"type":"text","text":"     1\talpha\n"},{"type":"text","text":"checked by a hook"}])
+    );
+    let r = turn.iter().find(|v| v["type"] == "result").unwrap();
+    assert_eq!(r["subtype"], "success");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    let body: Value = serde_json::from_slice(&reqs[1].body).unwrap();
+    let tool = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap_or_else(|| panic!("no tool message: {body}"));
+    assert_eq!(tool["tool_call_id"], "call_H1");
+    assert_eq!(tool["content"], "     1\talpha\n\nchecked by a hook");
+    assert_eq!(a.finish().status, Some(0));
+}
