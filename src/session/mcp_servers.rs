@@ -23,7 +23,6 @@ use crate::wire::subtypes::McpMessage;
 use crate::wire::{ControlRequestBody, RawJson, Text};
 
 use super::mcp::{self, ListedTool};
-use super::prompts::SessionEmitter;
 use super::Session;
 
 /// PROFILE §16's MCP settings of a session.
@@ -270,15 +269,7 @@ impl Session {
         body: ControlRequestBody<'static>,
         now: Instant,
     ) -> Result<Started, crate::control::RequestError> {
-        let Session {
-            prompts,
-            out,
-            stamp,
-            state,
-            ..
-        } = self;
-        let mut emit = SessionEmitter { out, stamp, state };
-        prompts.broker.request(body, now, &mut emit)
+        self.with_race(|_, broker, emit| broker.request(body, now, emit))
     }
 
     /// A broker resolution: `true` when it was a listing request's or a call's.
@@ -453,15 +444,7 @@ impl Session {
         ids: &[&str],
         now: Instant,
     ) -> Option<crate::control::EmissionFailure> {
-        let Session {
-            prompts,
-            out,
-            stamp,
-            state,
-            ..
-        } = self;
-        let mut emit = SessionEmitter { out, stamp, state };
-        prompts.broker.abort_many(ids, now, &mut emit, None).failure
+        self.with_race(|_, broker, emit| broker.abort_many(ids, now, emit, None).failure)
     }
 
     pub(crate) fn output_failed(&mut self, f: crate::control::EmissionFailure, now: Instant) {

@@ -274,7 +274,7 @@ impl Session {
 
     /// Runs `f` on the race and its broker with an emitter into the session's output (the
     /// one place that splits the session's borrows for them).
-    fn with_race<R>(
+    pub(super) fn with_race<R>(
         &mut self,
         f: impl FnOnce(&mut PermissionRace, &mut Broker, &mut SessionEmitter<'_>) -> R,
     ) -> R {

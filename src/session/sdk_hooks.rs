@@ -265,17 +265,7 @@ impl Session {
                 input: run.input.clone(),
                 tool_use_id: run.tool_use_id.clone().map(Text::Owned),
             });
-            let started = {
-                let Session {
-                    prompts,
-                    out,
-                    stamp,
-                    state,
-                    ..
-                } = self;
-                let mut emit = SessionEmitter { out, stamp, state };
-                prompts.broker.request(body, now, &mut emit)
-            };
+            let started = self.with_race(|_, broker, emit| broker.request(body, now, emit));
             match started {
                 Ok(Started::Pending { id }) => {
                     run.pending = Some(Pending {
