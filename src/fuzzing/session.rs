@@ -189,6 +189,18 @@ struct Checker {
 }
 
 impl Checker {
+    /// A new callback request's ID: never one in use, removed, or seen before.
+    fn fresh_request_id(&self, id: &str) -> String {
+        assert!(
+            !self.removed.contains(id)
+                && !self.pending.contains(id)
+                && !self.mcp_requests.contains_key(id)
+                && !self.hook_requests.contains_key(id),
+            "request id reused"
+        );
+        id.to_string()
+    }
+
     fn frame(&mut self, f: &[u8]) {
         assert_eq!(f.last(), Some(&b'\n'));
         let body = &f[..f.len() - 1];
@@ -257,13 +269,7 @@ impl Checker {
             }
             OutputRecord::ControlRequest(r) => {
                 if let crate::wire::ControlRequestBody::McpMessage(m) = &r.request {
-                    let id = r.request_id.as_str().to_string();
-                    assert!(
-                        !self.removed.contains(&id)
-                            && !self.pending.contains(&id)
-                            && !self.mcp_requests.contains_key(&id),
-                        "request id reused"
-                    );
+                    let id = self.fresh_request_id(r.request_id.as_str());
                     let doc = m.message.document().expect("valid");
                     let rpc = doc
                         .root()
@@ -275,13 +281,7 @@ impl Checker {
                     self.mcp_requests.insert(id, rpc);
                 }
                 if let crate::wire::ControlRequestBody::HookCallback(h) = &r.request {
-                    let id = r.request_id.as_str().to_string();
-                    assert!(
-                        !self.removed.contains(&id)
-                            && !self.pending.contains(&id)
-                            && !self.hook_requests.contains_key(&id),
-                        "request id reused"
-                    );
+                    let id = self.fresh_request_id(r.request_id.as_str());
                     let doc = h.input.document().expect("valid");
                     let event = doc
                         .root()

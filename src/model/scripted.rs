@@ -363,14 +363,9 @@ fn parse_directive(line: &str) -> Option<Directive> {
             if tool.is_empty() {
                 return None;
             }
-            let doc = crate::json::parse(json.trim().as_bytes()).ok()?;
-            let root = doc.root();
-            root.as_object()?;
-            let mut input = Vec::new();
-            crate::json::write_value(&mut input, root);
             Some(Directive::Tool {
                 name: tool.to_owned(),
-                input: String::from_utf8(input).ok()?,
+                input: object_input(json)?,
             })
         }
         // PROFILE §16: `!mcp SERVER TOOL JSON` is one tool use `mcp__SERVER__TOOL`.
@@ -380,14 +375,9 @@ fn parse_directive(line: &str) -> Option<Directive> {
             if server.is_empty() || tool.is_empty() {
                 return None;
             }
-            let doc = crate::json::parse(json.trim().as_bytes()).ok()?;
-            let root = doc.root();
-            root.as_object()?;
-            let mut input = Vec::new();
-            crate::json::write_value(&mut input, root);
             Some(Directive::Tool {
                 name: format!("mcp__{server}__{tool}"),
-                input: String::from_utf8(input).ok()?,
+                input: object_input(json)?,
             })
         }
         "!sleep" => match words(rest).as_slice() {
@@ -447,6 +437,16 @@ fn parse_directive(line: &str) -> Option<Directive> {
 }
 
 /// ASCII decimal digits only (no sign, no spaces), as `u64`.
+/// A `!tool` / `!mcp` input: exactly one JSON object, written back compact; `None` otherwise.
+fn object_input(json: &str) -> Option<String> {
+    let doc = crate::json::parse(json.trim().as_bytes()).ok()?;
+    let root = doc.root();
+    root.as_object()?;
+    let mut input = Vec::new();
+    crate::json::write_value(&mut input, root);
+    String::from_utf8(input).ok()
+}
+
 fn digits(s: &str) -> Option<u64> {
     if s.is_empty() || s.len() > 19 || !s.bytes().all(|b| b.is_ascii_digit()) {
         return None;
