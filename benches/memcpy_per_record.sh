@@ -13,13 +13,15 @@
 #    code in both builds; without partial messages the difference is per byte of the answer.
 #
 # Usage: [BEFORE=9bb22c2] benches/memcpy_per_record.sh [AGENTX...]   (release agentx builds)
-# Env:   W1 (default 1000), W2 (default 3000), OUTPUT_COPIES_N (default 2000).
+# Env:   W1 (default 1000), W2 (default 3000), OUTPUT_COPIES_N (default 2000), PROFILE (the
+#        cargo profile of output_copies, default bench; `dev` builds faster).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SHIM="$ROOT/target/memcount.so"
 gcc -O2 -fno-builtin -fno-tree-loop-distribute-patterns -fPIC -shared \
     -o "$SHIM" "$ROOT/benches/memcpy/count.c"
-for tree in ${BEFORE:+before} after; do
+for tree in ${BEFORE:+before} ${SKIP_INPROCESS:-after}; do
+    [ "$tree" = skip ] && continue
     dir="$ROOT"
     if [ "$tree" = before ]; then
         dir="$ROOT/target/before-src"
@@ -29,7 +31,7 @@ for tree in ${BEFORE:+before} after; do
         printf '\n[[bench]]\nname = "output_copies"\nharness = false\nrequired-features = ["cli"]\n' \
             >>"$dir/Cargo.toml"
     fi
-    bench="$(cd "$dir" && CARGO_TARGET_DIR="$ROOT/target" nice cargo bench --no-run \
+    bench="$(cd "$dir" && CARGO_TARGET_DIR="$ROOT/target" nice cargo bench --no-run --profile "${PROFILE:-bench}" \
         --bench output_copies --message-format=json 2>/dev/null |
         sed -n 's/.*"executable":"\([^"]*output_copies-[^"]*\)".*/\1/p' | tail -1)"
     [ "$tree" = before ] && echo "before ($BEFORE):" || echo "after (this tree, $(git -C "$ROOT" rev-parse --short HEAD)):"

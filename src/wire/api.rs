@@ -227,6 +227,22 @@ pub struct ApiMessage<'a> {
 }
 
 impl<'a> ApiMessage<'a> {
+    /// The message a `message_start` announces: no content yet, `null` stop members, usage
+    /// zero (PROFILE §14).
+    pub fn started(id: &'a str, model: &'a str) -> ApiMessage<'a> {
+        ApiMessage {
+            id: Cow::Borrowed(id),
+            model: Cow::Borrowed(model),
+            content: Vec::new(),
+            stop_reason: None,
+            stop_sequence: None,
+            usage: Some(MessageUsage {
+                input_tokens: 0,
+                output_tokens: 0,
+            }),
+        }
+    }
+
     /// Strictly decodes a raw `message` as this closed shape.
     pub fn parse<'r>(raw: &'r RawJson<'_>) -> Result<ApiMessage<'r>, Error> {
         parse_as(raw)
@@ -748,17 +764,7 @@ mod tests {
     /// integers), and the strict decoder reading each back to the same value.
     #[test]
     fn stream_payloads_keep_their_bytes_and_round_trip() {
-        let message = ApiMessage {
-            id: "msg_1".into(),
-            model: "m".into(),
-            content: Vec::new(),
-            stop_reason: None,
-            stop_sequence: None,
-            usage: Some(MessageUsage {
-                input_tokens: 0,
-                output_tokens: 0,
-            }),
-        };
+        let message = ApiMessage::started("msg_1", "m");
         let cases = [
             (
                 StreamPayload::MessageStart(message),

@@ -112,25 +112,10 @@ pub struct ModelUsageMap<'a>(pub Vec<(Text<'a>, ModelUsage)>);
 
 impl<'a> WireValue<'a> for ModelUsageMap<'a> {
     fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
-        let obj = v
-            .as_object()
-            .ok_or_else(|| Error::wrong_type(at, "an object", "WIRE-012"))?;
-        let entry_at = at.key("*");
-        let mut entries = Vec::with_capacity(obj.len());
-        for (name, usage) in obj.iter() {
-            entries.push((name.decode(), ModelUsage::decode(usage, &entry_at)?));
-        }
-        Ok(ModelUsageMap(entries))
+        super::responses::decode_entries(v, at, "WIRE-012").map(ModelUsageMap)
     }
     fn encode(&self, out: &mut Vec<u8>) {
-        let mut w = super::decode::Obj::begin(out);
-        for (name, usage) in &self.0 {
-            let out = w.key("");
-            crate::json::write_str(out, name);
-            out.push(b':');
-            usage.encode(out);
-        }
-        w.end();
+        super::responses::encode_entries(&self.0, out)
     }
 }
 

@@ -72,28 +72,42 @@ pub struct ObjectMap<'a, V>(pub Vec<(Text<'a>, V)>);
 
 impl<'a, V: WireValue<'a>> WireValue<'a> for ObjectMap<'a, V> {
     fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
-        let obj = v
-            .as_object()
-            .ok_or_else(|| Error::wrong_type(at, "an object", "control operations"))?;
-        let entry_at = at.key("*");
-        let mut entries = Vec::with_capacity(obj.len());
-        for (name, value) in obj.iter() {
-            entries.push((name.decode(), V::decode(value, &entry_at)?));
-        }
-        Ok(ObjectMap(entries))
+        decode_entries(v, at, "control operations").map(ObjectMap)
     }
     fn encode(&self, out: &mut Vec<u8>) {
-        out.push(b'{');
-        for (i, (name, value)) in self.0.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            crate::json::write_str(out, name);
-            out.push(b':');
-            value.encode(out);
-        }
-        out.push(b'}');
+        encode_entries(&self.0, out)
     }
+}
+
+/// An object's members as `(name, V)` in document order (`ObjectMap`, `modelUsage`).
+pub(crate) fn decode_entries<'a, V: WireValue<'a>>(
+    v: Value<'_, 'a>,
+    at: &Path<'_>,
+    rule: &'static str,
+) -> Result<Vec<(Text<'a>, V)>, Error> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| Error::wrong_type(at, "an object", rule))?;
+    let entry_at = at.key("*");
+    let mut entries = Vec::with_capacity(obj.len());
+    for (name, value) in obj.iter() {
+        entries.push((name.decode(), V::decode(value, &entry_at)?));
+    }
+    Ok(entries)
+}
+
+/// `{"name":value,...}` in the entries' order.
+pub(crate) fn encode_entries<'a, V: WireValue<'a>>(entries: &[(Text<'a>, V)], out: &mut Vec<u8>) {
+    out.push(b'{');
+    for (i, (name, value)) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        crate::json::write_str(out, name);
+        out.push(b':');
+        value.encode(out);
+    }
+    out.push(b'}');
 }
 
 impl<V: IntoOwned> IntoOwned for ObjectMap<'_, V> {

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use crate::encode::DeltaGuard;
 use crate::model::{Block, ModelEvent, StopReason, TaskStatus, Usage};
-use crate::wire::api::{ApiBlock, ApiMessage, BlockDelta, MessageUsage, StreamPayload};
+use crate::wire::api::{ApiBlock, ApiMessage, BlockDelta, StreamPayload};
 use crate::wire::output::AssistantError;
 use crate::wire::RawObject;
 
@@ -100,17 +100,10 @@ impl Session {
 
     fn message_start(&mut self, t: &mut Turn, message_id: String) {
         if self.config.include_partial_messages {
-            let event = StreamPayload::MessageStart(ApiMessage {
-                id: Cow::Borrowed(&message_id),
-                model: Cow::Borrowed(&self.config.projection.init.model),
-                content: Vec::new(),
-                stop_reason: None,
-                stop_sequence: None,
-                usage: Some(MessageUsage {
-                    input_tokens: 0,
-                    output_tokens: 0,
-                }),
-            });
+            let event = StreamPayload::MessageStart(ApiMessage::started(
+                &message_id,
+                &self.config.projection.init.model,
+            ));
             let rec = self.stamp.stream_event(event);
             self.out.push_turn(&rec, false);
         }
