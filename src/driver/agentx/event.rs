@@ -191,7 +191,7 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         let budget = LineBudget::default();
         let mut input = b"{\"a\":1}\n\n".to_vec();
-        input.extend(std::iter::repeat(b'x').take(crate::frame::DEFAULT_MAX_LINE + 1));
+        input.resize(input.len() + crate::frame::DEFAULT_MAX_LINE + 1, b'x');
         input.extend_from_slice(b"\n{\"tail\":1}");
         spawn_stdin(std::io::Cursor::new(input), tx, budget.clone());
         let got: Vec<String> = rx
