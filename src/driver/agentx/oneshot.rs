@@ -27,7 +27,7 @@ pub fn run_one_shot(args: &OneShotArgs) -> i32 {
     let startup = match start(&args.common, false, false, None) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("{}", e.0);
+            eprintln!("{e}");
             return 1;
         }
     };
