@@ -3,7 +3,8 @@
 //!
 //! Owns: the blocking output driver ([`OutputFifo`]: producer threads, one writer, the locks
 //! and condition variable that WIRE-003 and WIRE-015 need when threads share an output), the
-//! record writer callback ([`RecordWriter`]), the read loop from any `io::Read` into the framer
+//! one frame sink of every driver ([`RecordWriter`]: the FIFO writes through it, and so do the
+//! `agentx` loop's stdout sinks), the read loop from any `io::Read` into the framer
 //! ([`Pump`]), and, with the `tokio` feature, the `tokio_util::codec` line codec
 //! (`LineCodec`).
 //! Must never: hold protocol state or rules of its own; every decision a driver acts on is
