@@ -31,10 +31,9 @@ use super::Session;
 /// The hook state of one turn.
 #[derive(Debug, Default)]
 pub(crate) struct TurnHooks {
-    /// `continue: false` seen: the `stopReason` the turn ends with before its next request.
+    /// `continue: false` seen: the `stopReason` the turn ends with before its next request
+    /// (taken, it ends the turn's model work: [`Turn::take_halt`]).
     halt: Option<String>,
-    /// The turn ended its model work through `continue: false` (no `Stop` hook after it).
-    halted: bool,
     /// The model request count when `Stop` last ran (it runs once per last request).
     stop_checked_at: Option<u32>,
     /// `Stop` blocked once in this turn (a second block is ignored).
@@ -42,12 +41,6 @@ pub(crate) struct TurnHooks {
 }
 
 impl TurnHooks {
-    /// The turn's model work ended through `continue: false` (PROFILE §16 structured output
-    /// does not check such a turn's text).
-    pub(crate) fn halted(&self) -> bool {
-        self.halted
-    }
-
     /// Keeps the first `continue: false` of the turn.
     pub(crate) fn halt_with(&mut self, halt: Option<String>) {
         if self.halt.is_none() {
@@ -55,16 +48,9 @@ impl TurnHooks {
         }
     }
 
-    /// A pending `continue: false`: its `stopReason` becomes the result text.
-    pub(crate) fn take_halt(&mut self, text: &mut String) -> bool {
-        match self.halt.take() {
-            Some(h) => {
-                *text = h;
-                self.halted = true;
-                true
-            }
-            None => false,
-        }
+    /// A pending `continue: false`: its `stopReason`, the result text.
+    pub(crate) fn take_halt(&mut self) -> Option<String> {
+        self.halt.take()
     }
 }
 
@@ -219,8 +205,7 @@ impl Session {
             }
         }
         t.hooks.halt_with(c.halt);
-        if t.hooks.take_halt(&mut t.last_text) {
-            t.model_done = true;
+        if t.take_halt() {
             self.turn = Some(t);
             self.advance(now);
             return;
@@ -238,9 +223,7 @@ impl Session {
             return None;
         }
         let due = self.sdk_hooks.wants(HookEvent::Stop, None)
-            && !t.failed
-            && t.limit.is_none()
-            && !t.hooks.halted
+            && t.answered()
             && t.hooks.stop_checked_at != Some(t.requests)
             && !self.out.turn_refused();
         if !due {
@@ -264,7 +247,7 @@ impl Session {
 
     fn stop_applied(&mut self, mut t: Turn, c: Combined, now: Instant) -> Option<Turn> {
         t.hooks.halt_with(c.halt);
-        if t.hooks.take_halt(&mut t.last_text) {
+        if t.take_halt() {
             return Some(t);
         }
         match c.block {
@@ -272,7 +255,7 @@ impl Session {
             // once per turn (and never beyond a §15 limit).
             Some(reason) if !t.hooks.stop_blocked && self.next_request_allowed(&t) => {
                 t.hooks.stop_blocked = true;
-                t.model_done = false;
+                t.reopen();
                 t.messages.push(Message::user(reason));
                 self.turn = Some(t);
                 self.start_request(now);

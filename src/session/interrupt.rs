@@ -51,9 +51,8 @@ impl Session {
         }
         // 1 and 2. WIRE-011: every pending host-permission waiter is aborted through the
         // broker (one `control_cancel_request` each, oldest first) and every hook killed; then
-        // the broker's ordered post-cancellation callback pushes the payload-less
-        // acknowledgement (WIRE-010), so it follows every cancellation. A failure of that
-        // callback is the broker's one fixed emission failure (WIRE-015).
+        // the payload-less acknowledgement (WIRE-010) is pushed into the same output FIFO, so
+        // it follows every cancellation.
         self.permission_cancel_all(ack, now);
         self.cut_turn(Cut::Interrupt, now);
     }

@@ -10,7 +10,6 @@
 //! its own pending or resolved set (the broker's is the one, PERM-050), or write a record
 //! except through the emitter or the session's `settle`.
 
-use std::cell::RefCell;
 use std::time::Instant;
 
 use crate::control::{Broker, Dispatch, Emission, Emitter, Refused, StateChange};
@@ -161,15 +160,6 @@ impl Emitter for SessionEmitter<'_> {
 /// The stderr line for a record outside any turn that could not fit one output line.
 pub(crate) fn too_large_diagnostic(what: &str) -> String {
     format!("agentx: output refused: a {what} record exceeds the output line limit; not written")
-}
-
-/// The session's emitter shared with the interrupt's post-cancellation callback.
-struct SharedEmitter<'e, 's, 'a>(&'e RefCell<&'s mut SessionEmitter<'a>>);
-
-impl Emitter for SharedEmitter<'_, '_, '_> {
-    fn emit(&mut self, broker: &mut Broker, emission: Emission<'_>) -> Result<(), Refused> {
-        self.0.borrow_mut().emit(broker, emission)
-    }
 }
 
 /// Publishes `state` if it differs from the last published one; false when the output has
@@ -362,45 +352,32 @@ impl Session {
     /// Interrupt, steps 1 and 2 (WIRE-010, WIRE-011): one `control_cancel_request` per
     /// pending host request, oldest first, every hook killed; then the acknowledgement of
     /// `ack` (an `interrupt`'s `request_id`; `None` for SIGINT, a priority-`now` record or a
-    /// turn cut by the line limit) pushed by the broker's ordered post-cancellation callback,
-    /// so it follows every cancellation. The prompts settle as cancellations; the caller's
-    /// hard-interrupt order writes their terminal `tool_result`s.
+    /// turn cut by the line limit), pushed after the broker returned, so it follows every
+    /// cancellation in the one output FIFO (push order is output order, WIRE-003). The prompts
+    /// settle as cancellations; the caller's hard-interrupt order writes their terminal
+    /// `tool_result`s.
     ///
-    /// The emitter and the callback both push into the one output, one after the other
-    /// (the broker never calls them at the same time), so they share it through a
-    /// `RefCell`. A refused or panicking callback is the broker's one fixed
-    /// [`EmissionFailure`](crate::control::EmissionFailure) (WIRE-015): every waiter still
-    /// settles. A latched output already said why on stderr (PROFILE §5) and ends the session
-    /// after this step; any other failure ends it here with the fixed emission text.
+    /// The session needs no post-cancellation callback of the broker: its emitter is the only
+    /// writer of the output while the broker runs, and nothing is pushed between the last
+    /// cancellation and the acknowledgement. A refused or panicking cancellation is the
+    /// broker's one fixed [`EmissionFailure`](crate::control::EmissionFailure) (WIRE-015):
+    /// every waiter still settles. A latched output already said why on stderr (PROFILE §5)
+    /// and ends the session after this step; any other failure ends it here with the fixed
+    /// emission text.
     pub(crate) fn permission_cancel_all(&mut self, ack: Option<&str>, now: Instant) {
         // PROFILE §16 / WIRE-011: pending SDK hook callbacks are cancelled first, so their
         // `control_cancel_request`s also precede the acknowledgement pushed below.
         let hook_failure = self.hooks_cancel_all(now);
-        let (actions, failure) = self.with_race(|race, broker, emit| {
-            let shared = RefCell::new(emit);
-            let mut acknowledge = |_: &mut Broker| -> Result<(), Refused> {
-                let Some(id) = ack else { return Ok(()) };
-                let mut emitter = shared.borrow_mut();
-                match emitter.out.push(&control_success(id, None), false) {
-                    Pushed::Written => Ok(()),
-                    // An `interrupt` whose `request_id` alone fills a line: no response can
-                    // carry it.
-                    Pushed::TooLarge => {
-                        emitter
-                            .out
-                            .diagnostic(too_large_diagnostic("control_response (interrupt)"));
-                        Ok(())
-                    }
-                    Pushed::Failed => Err(Refused),
-                }
-            };
-            race.cancel_all(
-                broker,
-                &mut SharedEmitter(&shared),
-                now,
-                Some(&mut acknowledge),
-            )
-        });
+        let (actions, failure) =
+            self.with_race(|race, broker, emit| race.cancel_all(broker, emit, now, None));
+        if let Some(id) = ack {
+            // An `interrupt` whose `request_id` alone fills a line: no response can carry it.
+            // A failed push latched the output (the session ends after this step).
+            if self.out.push(&control_success(id, None), false) == Pushed::TooLarge {
+                self.out
+                    .diagnostic(too_large_diagnostic("control_response (interrupt)"));
+            }
+        }
         self.kill_hooks(actions);
         if let Some(f) = failure.or(hook_failure) {
             if !self.out.failed() {

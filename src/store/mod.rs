@@ -38,6 +38,7 @@ use std::path::{Path, PathBuf};
 
 use crate::provider::ProviderBinding;
 use crate::wire::grammar::is_canonical_uuid;
+use crate::wire::responses::{cut, MAX_ECHO_BYTES};
 
 pub use meta::SessionMeta;
 pub use pick::{exists, load, most_recent};
@@ -116,11 +117,25 @@ impl std::error::Error for StoreError {}
 
 /// At most 64 bytes of an input value in a diagnostic (PROFILE §5), cut on a char boundary.
 fn shown(id: &str) -> String {
-    let mut end = id.len().min(64);
-    while !id.is_char_boundary(end) {
-        end -= 1;
+    cut(id, MAX_ECHO_BYTES).escape_debug().to_string()
+}
+
+/// `sessions/<id>/` and the bytes of its `meta.json`, for a resume or a read-only load: an id
+/// that is no canonical UUID (so nothing outside `sessions/` is named) or has no `meta.json`
+/// is [`StoreError::UnknownSession`].
+fn stored_meta(home: &Path, session_id: &str) -> Result<(PathBuf, Vec<u8>), StoreError> {
+    let unknown = || StoreError::UnknownSession {
+        id: shown(session_id),
+    };
+    if !is_canonical_uuid(session_id) {
+        return Err(unknown());
     }
-    id[..end].escape_debug().to_string()
+    let dir = home.join(SESSIONS_DIR).join(session_id);
+    match fs::read(dir.join(META_FILE)) {
+        Ok(b) => Ok((dir, b)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(unknown()),
+        Err(e) => Err(io_err("read meta.json")(e)),
+    }
 }
 
 /// The errno text of an I/O error (`No space left on device`), without Rust's
@@ -238,19 +253,7 @@ impl SessionStore {
         session_id: &str,
         current: &ProviderBinding,
     ) -> Result<(SessionStore, SessionMeta, Transcript), StoreError> {
-        let unknown = || StoreError::UnknownSession {
-            id: shown(session_id),
-        };
-        // A canonical UUID has no path separators or dots: nothing outside sessions/ is named.
-        if !is_canonical_uuid(session_id) {
-            return Err(unknown());
-        }
-        let dir = home.join(SESSIONS_DIR).join(session_id);
-        let meta_bytes = match fs::read(dir.join(META_FILE)) {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(unknown()),
-            Err(e) => return Err(io_err("read meta.json")(e)),
-        };
+        let (dir, meta_bytes) = stored_meta(home, session_id)?;
         // PROFILE §11 "One writer": before anything is compared, read or cut.
         let lock = lock_session(&dir, session_id)?;
         let meta = SessionMeta::verify(&meta_bytes, session_id, current)?;

@@ -14,8 +14,8 @@ use crate::provider::ProviderBinding;
 use crate::wire::grammar::is_canonical_uuid;
 
 use super::{
-    io_err, shown, split_transcript, SessionMeta, SessionStore, StoreError, Transcript, META_FILE,
-    SESSIONS_DIR, TRANSCRIPT_FILE,
+    io_err, shown, split_transcript, stored_meta, SessionMeta, SessionStore, StoreError,
+    Transcript, META_FILE, SESSIONS_DIR, TRANSCRIPT_FILE,
 };
 
 /// True when `sessions/<id>/` holds a session (its directory exists). A non-canonical id
@@ -66,18 +66,7 @@ pub fn load(
     session_id: &str,
     current: &ProviderBinding,
 ) -> Result<(SessionMeta, Transcript), StoreError> {
-    let unknown = || StoreError::UnknownSession {
-        id: shown(session_id),
-    };
-    if !is_canonical_uuid(session_id) {
-        return Err(unknown());
-    }
-    let dir = home.join(SESSIONS_DIR).join(session_id);
-    let meta_bytes = match fs::read(dir.join(META_FILE)) {
-        Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(unknown()),
-        Err(e) => return Err(io_err("read meta.json")(e)),
-    };
+    let (dir, meta_bytes) = stored_meta(home, session_id)?;
     let meta = SessionMeta::verify(&meta_bytes, session_id, current)?;
     let bytes = match fs::read(dir.join(TRANSCRIPT_FILE)) {
         Ok(b) => b,

@@ -1,0 +1,425 @@
+//! One model event of the active turn, one short function per event: the `stream_event`
+//! records (only with partial messages on; each delta through its block's `DeltaGuard`,
+//! PROFILE §8), one `assistant` record per complete block (blocks of one message share
+//! `message.id`), the end of a call (usage, cost, the tool uses to evaluate, or the final
+//! answer), a failed or cancelled call, and the task events (PROFILE §9 `!task`), which come
+//! in any phase.
+//!
+//! Must never: act on an event of a call that is not open (after its stop, or before the
+//! next request: it is ignored), or write a delta that would complete a credential.
+
+use std::time::Instant;
+
+use crate::encode::DeltaGuard;
+use crate::json::{write_str, write_u64};
+use crate::model::{Block, ModelEvent, StopReason, TaskStatus, Usage};
+use crate::wire::output::AssistantError;
+
+use super::{canonical_object, millis, End, OpenBlock, Phase, Task, ToolUse, Turn, UseState};
+use crate::session::output::Pushed;
+use crate::session::policy;
+use crate::session::Session;
+
+impl Session {
+    /// One model event of the active turn.
+    pub(crate) fn model_event(&mut self, event: ModelEvent, now: Instant) {
+        let Some(mut t) = self.turn.take() else {
+            return;
+        };
+        match event {
+            ModelEvent::TaskStarted {
+                task_id,
+                description,
+            } => self.task_started(&mut t, task_id, description),
+            ModelEvent::TaskProgress { task_id, step } => self.task_progress(&t, &task_id, step),
+            ModelEvent::TaskNotification { task_id, status } => {
+                self.task_ended(&mut t, &task_id, status)
+            }
+            ModelEvent::Suggestion { text } => t.suggestion = Some(text),
+            ModelEvent::Compact => self.compact(&mut t),
+            // An event of a call that is not open (after its stop): ignored.
+            _ if !t.model_active() => {}
+            event => self.call_event(&mut t, event, now),
+        }
+        self.turn = Some(t);
+        self.advance(now);
+    }
+
+    /// An event of the open call.
+    fn call_event(&mut self, t: &mut Turn, event: ModelEvent, now: Instant) {
+        match event {
+            ModelEvent::MessageStart { message_id } => self.message_start(t, message_id),
+            ModelEvent::TextStart { index } => {
+                let e = block_start_event(index, b"{\"type\":\"text\",\"text\":\"\"}");
+                self.open_block(t, index, OpenBlock::Text(String::new()), e);
+            }
+            ModelEvent::TextDelta { index, text } => {
+                if let Some((_, OpenBlock::Text(s), guard)) = open_block_at(t, index) {
+                    s.push_str(&text);
+                    self.text_delta(index, guard, &text);
+                }
+            }
+            ModelEvent::ToolUseStart { index, id, name } => {
+                let mut block = Vec::from(&b"{\"type\":\"tool_use\",\"id\":"[..]);
+                write_str(&mut block, &id);
+                block.extend_from_slice(b",\"name\":");
+                write_str(&mut block, &name);
+                block.extend_from_slice(b",\"input\":{}}");
+                let e = block_start_event(index, &block);
+                let json = String::new();
+                self.open_block(t, index, OpenBlock::Tool { id, name, json }, e);
+            }
+            ModelEvent::InputJsonDelta {
+                index,
+                partial_json,
+            } => {
+                if let Some((_, OpenBlock::Tool { json, .. }, guard)) = open_block_at(t, index) {
+                    json.push_str(&partial_json);
+                    self.json_delta(index, guard, &partial_json);
+                }
+            }
+            ModelEvent::BlockStop { index } => self.block_stop(t, index),
+            ModelEvent::MessageStop {
+                stop_reason,
+                usage,
+                cost,
+            } => self.message_stop(t, stop_reason, &usage, cost, now),
+            ModelEvent::Failed { category, message } => self.call_failed(t, category, message, now),
+            ModelEvent::Cancelled => {
+                self.end_request(t, now);
+                self.abandon_uses(t, "model call cancelled");
+                t.errors.push("model call cancelled".into());
+                t.phase = Phase::Ended(End::Failed);
+                t.stop_reason = Some(StopReason::Cancelled.as_str());
+                t.cost = None;
+            }
+            ModelEvent::NetworkAccess { host, port } => self.network_access(t, &host, port, now),
+            // Any phase's events: `model_event` handled them.
+            ModelEvent::TaskStarted { .. }
+            | ModelEvent::TaskProgress { .. }
+            | ModelEvent::TaskNotification { .. }
+            | ModelEvent::Suggestion { .. }
+            | ModelEvent::Compact => {}
+        }
+    }
+
+    fn message_start(&mut self, t: &mut Turn, message_id: String) {
+        let model = &self.config.projection.init.model;
+        let mut e = Vec::from(&b"{\"type\":\"message_start\",\"message\":{\"id\":"[..]);
+        write_str(&mut e, &message_id);
+        e.extend_from_slice(b",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
+        write_str(&mut e, model);
+        e.extend_from_slice(b",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":0,\"output_tokens\":0}}}");
+        if let Some(r) = t.request_mut() {
+            r.message_id = Some(message_id);
+        }
+        self.partial(e);
+    }
+
+    /// A block begins: it streams (its `content_block_start` is `event`) until its stop.
+    fn open_block(&mut self, t: &mut Turn, index: u32, block: OpenBlock, event: Vec<u8>) {
+        let guard = match block {
+            OpenBlock::Text(_) => DeltaGuard::text(),
+            OpenBlock::Tool { .. } => DeltaGuard::json(),
+        };
+        if let Some(r) = t.request_mut() {
+            r.open_blocks.push((index, block, guard));
+        }
+        self.partial(event);
+    }
+
+    /// A block is complete: its held-back tail, `content_block_stop`, its `assistant` record.
+    fn block_stop(&mut self, t: &mut Turn, index: u32) {
+        let Some(r) = t.request_mut() else { return };
+        let Some(pos) = r.open_blocks.iter().position(|(i, ..)| *i == index) else {
+            return;
+        };
+        let (_, block, mut guard) = r.open_blocks.remove(pos);
+        // The held-back tail completes nothing now that the block ended.
+        if self.config.include_partial_messages {
+            let tail = self.out.finish_delta(&mut guard);
+            if !tail.is_empty() {
+                match &block {
+                    OpenBlock::Text(_) => self.push_text_delta(index, &tail),
+                    OpenBlock::Tool { .. } => self.push_json_delta(index, &tail),
+                }
+            }
+        }
+        let mut e = Vec::from(&b"{\"type\":\"content_block_stop\",\"index\":"[..]);
+        write_u64(&mut e, u64::from(index));
+        e.push(b'}');
+        self.partial(e);
+        self.block_done(t, block);
+    }
+
+    /// The call ended normally: usage and cost, then the final answer or its tool uses.
+    fn message_stop(
+        &mut self,
+        t: &mut Turn,
+        stop_reason: StopReason,
+        usage: &Usage,
+        cost: Option<f64>,
+        now: Instant,
+    ) {
+        let mut e = Vec::from(&b"{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"[..]);
+        write_str(&mut e, stop_reason.as_str());
+        e.extend_from_slice(b",\"stop_sequence\":null},\"usage\":{\"output_tokens\":");
+        write_u64(&mut e, usage.output_tokens);
+        e.extend_from_slice(b"}}");
+        self.partial(e);
+        self.partial(b"{\"type\":\"message_stop\"}".to_vec());
+        self.end_request(t, now);
+        add_usage(&mut t.usage, usage);
+        match cost {
+            Some(c) => {
+                t.cost = t.cost.map(|total| total + c);
+                // PROFILE §16: the budget counts from this process's start.
+                self.spent_usd += c;
+            }
+            None => t.cost = None,
+        }
+        // The message's blocks are in `t.messages` already (one per written record).
+        t.stop_reason = Some(stop_reason.as_str());
+        if t.uses.is_empty() {
+            t.phase = Phase::Ended(End::Answered);
+        } else if stop_reason == StopReason::MaxTokens {
+            // PROFILE §14: a truncated tool call is not run.
+            for u in &mut t.uses {
+                u.state = UseState::Done {
+                    content: "tool call truncated at max_tokens".into(),
+                    is_error: true,
+                };
+            }
+        } else {
+            self.evaluate_uses(t, now);
+        }
+    }
+
+    /// The call failed: one `assistant` record with the error category, and the turn's model
+    /// work ends (`error_during_execution`).
+    fn call_failed(
+        &mut self,
+        t: &mut Turn,
+        category: AssistantError,
+        message: Option<String>,
+        now: Instant,
+    ) {
+        let model = self.config.projection.init.model.clone();
+        // PROFILE §14: the provider's message is quoted only when it holds no
+        // credential material; otherwise it is dropped and the record written without it.
+        let message = message.filter(|m| !self.out.holds_credential(m));
+        let plain = format!("model error: {}", category.as_str());
+        let mut text = message.unwrap_or_else(|| plain.clone());
+        let message_id = t
+            .request_mut()
+            .and_then(|r| r.message_id.clone())
+            .unwrap_or_else(|| format!("msg_error_{}_{}", t.id, t.requests));
+        let failure = |s: &mut Self, text: &str| {
+            let block = Block::Text(text.to_string());
+            s.stamp
+                .assistant(&model, &message_id, &block, Some(category))
+        };
+        let (mut uuid, rec) = failure(self, &text);
+        let mut pushed = self.out.push(&rec, true);
+        if pushed == Pushed::TooLarge {
+            // The provider's message made the record too long for one line: it is
+            // written without the message (the category stays visible), and the turn
+            // ends with the output error.
+            self.out.refuse_turn_record();
+            text = plain;
+            let (u, rec) = failure(self, &text);
+            uuid = u;
+            pushed = self.out.push(&rec, true);
+        }
+        if pushed == Pushed::Written {
+            t.last_assistant = Some(uuid.as_str().to_string());
+            t.record_assistant(&message_id, Block::Text(text.clone()));
+        }
+        self.end_request(t, now);
+        self.abandon_uses(t, "model call failed");
+        t.errors.push(text);
+        t.phase = Phase::Ended(End::Failed);
+        t.stop_reason = None;
+        // WIRE-012: a call that failed reported no price.
+        t.cost = None;
+    }
+
+    /// The open call is over: its API time is counted and no call is open.
+    fn end_request(&mut self, t: &mut Turn, now: Instant) {
+        if let Phase::Streaming(r) = &t.phase {
+            t.api_ms += millis(r.started, now);
+            t.phase = Phase::Between;
+        }
+    }
+
+    /// A complete block: one `assistant` record (PROFILE §8), and a tool use to evaluate.
+    fn block_done(&mut self, t: &mut Turn, block: OpenBlock) {
+        let model = self.config.projection.init.model.clone();
+        let (turn, requests) = (t.id, t.requests);
+        let Some(r) = t.request_mut() else { return };
+        let message_id = r
+            .message_id
+            .get_or_insert_with(|| format!("msg_{turn}_{requests}"))
+            .clone();
+        let (block, state) = match block {
+            OpenBlock::Text(text) => {
+                t.last_text = text.clone();
+                if !t.answer.is_empty() {
+                    t.answer.push('\n');
+                }
+                t.answer.push_str(&text);
+                (Block::Text(text), None)
+            }
+            OpenBlock::Tool { id, name, json } => {
+                let (input, state) = match canonical_object(&json) {
+                    Some(input) => (input, UseState::Pending),
+                    None => (
+                        "{}".to_string(),
+                        UseState::Invalid(format!(
+                            "invalid input for {}: not a JSON object",
+                            policy::cut(&name, 64)
+                        )),
+                    ),
+                };
+                (Block::ToolUse { id, name, input }, Some(state))
+            }
+        };
+        let (uuid, rec) = self.stamp.assistant(&model, &message_id, &block, None);
+        if !self.out.push_turn(&rec, true) {
+            // Not written (too large for one line, or the output failed): the host never saw
+            // this block, so it is neither context nor a tool use to run; the turn ends
+            // after this step with its output error.
+            return;
+        }
+        t.last_assistant = Some(uuid.as_str().to_string());
+        if let (Block::ToolUse { id, name, input }, Some(state)) = (&block, state) {
+            t.uses.push(ToolUse {
+                id: id.clone(),
+                name: name.clone(),
+                input: input.clone(),
+                state,
+                contexts: Vec::new(),
+            });
+        }
+        t.record_assistant(&message_id, block);
+    }
+
+    /// Settles every unfinished use of a message that will never run (model failure).
+    fn abandon_uses(&mut self, t: &mut Turn, why: &str) {
+        for u in &mut t.uses {
+            if !matches!(u.state, UseState::Done { .. }) {
+                u.state = UseState::Done {
+                    content: why.to_string(),
+                    is_error: true,
+                };
+            }
+        }
+    }
+
+    /// `!task` started. Not written (too large for a line, or the output failed): the host
+    /// never saw the task start, so it is not tracked and gets no later event; the turn ends
+    /// after this step.
+    fn task_started(&mut self, t: &mut Turn, task_id: String, description: String) {
+        let rec = self.stamp.task_started(&task_id, &description);
+        if self.out.push_turn(&rec, false) {
+            t.tasks.push(Task {
+                id: task_id,
+                description,
+                done: false,
+            });
+        }
+    }
+
+    fn task_progress(&mut self, t: &Turn, task_id: &str, step: u32) {
+        if let Some(task) = t.tasks.iter().find(|k| k.id == task_id && !k.done) {
+            let rec = self.stamp.task_progress(&task.id, &task.description, step);
+            self.out.push_turn(&rec, false);
+        }
+    }
+
+    fn task_ended(&mut self, t: &mut Turn, task_id: &str, status: TaskStatus) {
+        if let Some(task) = t.tasks.iter_mut().find(|k| k.id == task_id && !k.done) {
+            task.done = true;
+            let task_id = task.id.clone();
+            self.push_task_notification(&task_id, status);
+        }
+    }
+
+    /// A `text_delta` through the block's delta stream (PROFILE §8): what could start a
+    /// credential is held back, a delta that would complete one is never written and ends
+    /// the turn with the output error.
+    fn text_delta(&mut self, index: u32, guard: &mut DeltaGuard, text: &str) {
+        if !self.config.include_partial_messages {
+            return;
+        }
+        match self.out.guard_delta(guard, text) {
+            // Everything held back (an empty delta is still written, as the model sent it).
+            Some(now) if now.is_empty() && !text.is_empty() => {}
+            Some(now) => self.push_text_delta(index, &now),
+            None => self.out.refuse_turn_credential(),
+        }
+    }
+
+    /// An `input_json_delta` through the block's delta stream (as [`Session::text_delta`],
+    /// with the joined fragments' JSON strings decoded).
+    fn json_delta(&mut self, index: u32, guard: &mut DeltaGuard, partial_json: &str) {
+        if !self.config.include_partial_messages {
+            return;
+        }
+        match self.out.guard_delta(guard, partial_json) {
+            Some(now) if now.is_empty() && !partial_json.is_empty() => {}
+            Some(now) => self.push_json_delta(index, &now),
+            None => self.out.refuse_turn_credential(),
+        }
+    }
+
+    fn push_text_delta(&mut self, index: u32, text: &str) {
+        let mut e = Vec::from(&b"{\"type\":\"content_block_delta\",\"index\":"[..]);
+        write_u64(&mut e, u64::from(index));
+        e.extend_from_slice(b",\"delta\":{\"type\":\"text_delta\",\"text\":");
+        write_str(&mut e, text);
+        e.extend_from_slice(b"}}");
+        self.partial(e);
+    }
+
+    fn push_json_delta(&mut self, index: u32, partial_json: &str) {
+        let mut e = Vec::from(&b"{\"type\":\"content_block_delta\",\"index\":"[..]);
+        write_u64(&mut e, u64::from(index));
+        e.extend_from_slice(b",\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":");
+        write_str(&mut e, partial_json);
+        e.extend_from_slice(b"}}");
+        self.partial(e);
+    }
+
+    fn partial(&mut self, event: Vec<u8>) {
+        if self.config.include_partial_messages {
+            let rec = self.stamp.stream_event(event);
+            self.out.push_turn(&rec, false);
+        }
+    }
+}
+
+/// The open block at `index` of the open call.
+fn open_block_at(t: &mut Turn, index: u32) -> Option<&mut (u32, OpenBlock, DeltaGuard)> {
+    t.request_mut()?
+        .open_blocks
+        .iter_mut()
+        .find(|(i, ..)| *i == index)
+}
+
+/// `content_block_start` at `index` with `block` (the empty block's JSON).
+fn block_start_event(index: u32, block: &[u8]) -> Vec<u8> {
+    let mut e = Vec::from(&b"{\"type\":\"content_block_start\",\"index\":"[..]);
+    write_u64(&mut e, u64::from(index));
+    e.extend_from_slice(b",\"content_block\":");
+    e.extend_from_slice(block);
+    e.push(b'}');
+    e
+}
+
+fn add_usage(total: &mut Usage, u: &Usage) {
+    total.input_tokens += u.input_tokens;
+    total.output_tokens += u.output_tokens;
+    total.cache_read_input_tokens += u.cache_read_input_tokens;
+    total.cache_creation_input_tokens += u.cache_creation_input_tokens;
+}
