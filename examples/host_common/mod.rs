@@ -42,7 +42,7 @@ pub fn describe(r: &OutputRecord<'_>) -> String {
         OutputRecord::Assistant(a) => {
             format!(
                 "assistant: {}",
-                String::from_utf8_lossy(a.message.0.as_bytes())
+                String::from_utf8_lossy(&a.message.to_json())
             )
         }
         OutputRecord::User(u) => format!("user: {:?}", u.message),

@@ -21,6 +21,7 @@
 //! position whose suffix is a proper prefix of it; the earliest such position is held back,
 //! so everything released before it can never start one.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use super::credentials::CredentialSet;
@@ -86,17 +87,26 @@ impl DeltaGuard {
         self.held.len()
     }
 
-    /// The next delta: what may be written now (possibly empty), the rest held back.
-    pub(crate) fn next(
+    /// The next delta: what may be written now (possibly empty), the rest held back. What is
+    /// released is borrowed from `piece` unless an earlier tail was held (then it is that
+    /// tail joined with `piece`): no copy per delta in the common case.
+    pub(crate) fn next<'p>(
         &mut self,
         credentials: &CredentialSet,
-        piece: &str,
-    ) -> Result<String, CredentialCompleted> {
+        piece: &'p str,
+    ) -> Result<Cow<'p, str>, CredentialCompleted> {
         if credentials.is_empty() {
-            return Ok(piece.to_string());
+            return Ok(Cow::Borrowed(piece));
         }
-        let mut s = std::mem::take(&mut self.held);
-        s.push_str(piece);
+        let joined = match self.held.is_empty() {
+            true => None,
+            false => {
+                let mut s = std::mem::take(&mut self.held);
+                s.push_str(piece);
+                Some(s)
+            }
+        };
+        let s: &str = joined.as_deref().unwrap_or(piece);
         let result = match self.kind {
             Kind::Text => text_cut(credentials, s.as_bytes()),
             Kind::Json => json_cut(credentials, self.lex, s.as_bytes()),
@@ -117,8 +127,16 @@ impl DeltaGuard {
             }
             self.lex = lex;
         }
-        self.held = s.split_off(cut);
-        Ok(s)
+        Ok(match joined {
+            Some(mut s) => {
+                self.held = s.split_off(cut);
+                Cow::Owned(s)
+            }
+            None => {
+                self.held.push_str(&piece[cut..]);
+                Cow::Borrowed(&piece[..cut])
+            }
+        })
     }
 
     /// The block ended: the held tail, which completes nothing, is released.
@@ -417,7 +435,7 @@ mod tests {
         let mut g = guard;
         let mut out = Vec::new();
         for (i, p) in pieces.iter().enumerate() {
-            out.push(g.next(&set, p).map_err(|_| i)?);
+            out.push(g.next(&set, p).map_err(|_| i)?.into_owned());
         }
         out.push(g.finish());
         Ok(out)
@@ -482,7 +500,7 @@ mod tests {
         assert_eq!(g.next(&cred, r#"\ude00y"]"#), Err(CredentialCompleted));
         let mut g = DeltaGuard::json();
         let released = g.next(&cred, r#"["x\ud83d\u0041y"]"#).unwrap();
-        assert_eq!(released + &g.finish(), r#"["x\ud83d\u0041y"]"#);
+        assert_eq!(released.into_owned() + &g.finish(), r#"["x\ud83d\u0041y"]"#);
     }
 
     #[test]

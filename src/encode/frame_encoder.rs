@@ -26,6 +26,7 @@
 //! assert_eq!(encoder.encode(&InputRecord::KeepAlive), Err(failure));
 //! ```
 
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::wire::Encode;
@@ -236,18 +237,19 @@ impl FrameEncoder {
 
     /// PROFILE §8 (streamed deltas and credentials, WIRE-013 across records): the next delta
     /// `piece` of one content block's stream `guard`, checked against this encoder's own
-    /// credential union. Returns what may be written now (possibly empty: a tail that could be
-    /// the start of a credential is held back until the next delta settles it), or
+    /// credential union. Returns what may be written now (borrowed from `piece` unless a held
+    /// tail is joined to it; possibly empty: a tail that could be the start of a credential is
+    /// held back until the next delta settles it), or
     /// [`CredentialCompleted`] when joining the stream with `piece` would rebuild a credential
     /// (the joined `text_delta` texts; the joined `partial_json` fragments, raw and with every
     /// JSON string decoded): then nothing of it may be written. Never latches (the caller
     /// ends its turn instead); a panic inside the check answers `CredentialCompleted`. Every
     /// frame that carries a released piece is still validated whole by `encode`.
-    pub fn guard_delta(
+    pub fn guard_delta<'p>(
         &mut self,
         guard: &mut DeltaGuard,
-        piece: &str,
-    ) -> Result<String, CredentialCompleted> {
+        piece: &'p str,
+    ) -> Result<Cow<'p, str>, CredentialCompleted> {
         let credentials = &self.credentials;
         contained(|| guard.next(credentials, piece)).unwrap_or(Err(CredentialCompleted))
     }

@@ -36,7 +36,7 @@ use crate::json::Parser;
 use crate::model::{ModelEvent, NetworkDecision, StopReason, TaskStatus, TurnId, Usage};
 use crate::session::{Action, HookOutcome, Session, SessionConfig, ToolOutcome};
 use crate::wire::output::AssistantError;
-use crate::wire::{OutputRecord, SystemEvent};
+use crate::wire::{OutputRecord, PeerProfile, SystemEvent};
 
 const SID: &str = "0b6f1c1e-6c59-4c1e-9a55-3f1e7948c27b";
 
@@ -209,14 +209,25 @@ impl Checker {
             body.len() <= self.max_record_len,
             "a record over the line limit"
         );
-        let rec = match OutputRecord::decode_line(body, &mut self.parser) {
+        let rec = match OutputRecord::decode_line_as(body, &mut self.parser, PeerProfile::Strict) {
             Ok(r) => r.into_owned(),
             Err(e) => panic!("invalid output record: {e}"),
         };
+        // Issue 22: every record round-trips through `wire` — re-encoded byte for byte, and
+        // every payload agentx writes typed reads back strictly as its closed shape.
+        let mut again = Vec::with_capacity(body.len());
+        rec.encode(&mut again);
+        assert!(
+            again == body,
+            "an output record that does not re-encode to its own bytes"
+        );
+        if let Err(e) = crate::wire::api::check_agentx_payloads(&rec) {
+            panic!("an output payload that is not its typed shape: {e}");
+        }
         self.frames += 1;
         match &rec {
             OutputRecord::Assistant(a) => {
-                let doc = a.message.0.document().expect("valid");
+                let doc = a.message.raw().expect("decoded").document().expect("valid");
                 let block = doc.root().as_object().and_then(|o| o.get("content"));
                 if let Some(b) = block.and_then(|c| c.as_array()).and_then(|c| c.get(0)) {
                     let b = b.as_object().expect("block object");
@@ -249,8 +260,8 @@ impl Checker {
                 } = &u.message
                 {
                     for b in blocks {
-                        if let crate::wire::ContentBlock::Other(raw) = b {
-                            let doc = raw.document().expect("valid");
+                        if let crate::wire::ContentBlock::Other(block) = b {
+                            let doc = block.raw().expect("decoded").document().expect("valid");
                             let o = doc.root().as_object().expect("block");
                             if let Some(id) = o.get("tool_use_id").and_then(|v| v.as_str()) {
                                 let id = id.decode().to_string();

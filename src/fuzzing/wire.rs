@@ -10,6 +10,7 @@
 use std::borrow::Cow;
 
 use crate::json::{self, Parser};
+use crate::wire::api::ApiPayload;
 use crate::wire::control::ControlOutcome;
 use crate::wire::grammar::{AttachmentId, NonEmpty, Sha256Hex, UploadId, Uuid};
 use crate::wire::import::{ImportBegin, ImportChunk, ReasonCode};
@@ -343,10 +344,10 @@ impl<'d> Gen<'d> {
                         _ if output => {
                             let mut out = Vec::new();
                             self.json_object(1, Some("tool_result"), &mut out);
-                            ContentBlock::Other(
+                            ContentBlock::Other(ApiPayload::Raw(
                                 RawJson::parse_owned(out)
                                     .unwrap_or_else(|_| RawJson::empty_object()),
-                            )
+                            ))
                         }
                         _ => ContentBlock::Text(self.text()),
                     })
@@ -646,7 +647,7 @@ impl<'d> Gen<'d> {
             },
             stop_reason: self.opt(Self::text),
             total_cost_usd: self.opt(Self::f64),
-            usage: self.raw_object(),
+            usage: ApiPayload::Raw(self.raw_object().0),
             // A success result requires `modelUsage` (PROFILE §8).
             model_usage: self.opt_or_required(success, |g| {
                 ModelUsageMap(g.list(2, |g| {
@@ -803,7 +804,7 @@ impl<'d> Gen<'d> {
             9 => SystemEvent::TaskProgress(sy::TaskProgress {
                 task_id: self.text(),
                 description: self.text(),
-                usage: self.raw_object(),
+                usage: ApiPayload::Raw(self.raw_object().0),
                 tool_use_id: self.opt(Self::text),
                 last_tool_name: self.opt(Self::text),
                 summary: self.opt(Self::text),
@@ -845,7 +846,7 @@ impl<'d> Gen<'d> {
         match which % OUTPUT_KINDS {
             0 => OutputRecord::User(self.user(true)),
             1 => OutputRecord::Assistant(AssistantRecord {
-                message: self.raw_object(),
+                message: ApiPayload::Raw(self.raw_object().0),
                 parent_tool_use_id: self.opt(Self::text),
                 uuid: self.uuid(),
                 session_id: self.uuid(),
@@ -853,7 +854,7 @@ impl<'d> Gen<'d> {
             }),
             2 => OutputRecord::Result(self.result()),
             3 => OutputRecord::StreamEvent(StreamEvent {
-                event: self.raw(),
+                event: ApiPayload::Raw(self.raw_object().0),
                 parent_tool_use_id: self.opt(Self::text),
                 uuid: self.uuid(),
                 session_id: self.uuid(),

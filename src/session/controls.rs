@@ -13,12 +13,16 @@
 use std::borrow::Cow;
 use std::time::Instant;
 
-use crate::json::{self, write_str, write_u64};
+use crate::wire::init::McpServerStatus;
 use crate::wire::initialize::{Account, InitializeResponse};
+use crate::wire::responses::{
+    AppliedSettings, ContextCategory, ContextUsageResponse, GetSettingsResponse,
+    McpSetServersResponse, McpStatusResponse, ObjectMap, SettingsSource,
+};
 use crate::wire::subtypes::McpSetServers;
-use crate::wire::{ControlRequest, ControlRequestBody, RawJson, WireValue};
+use crate::wire::{ControlRequest, ControlRequestBody, OutputRecord, RawJson, RawObject};
 
-use super::records::{control_error, control_success};
+use super::records::{control_error, control_success, control_success_with};
 use super::{Action, Session, SettingSource};
 
 /// PROFILE §5 texts: declared once, in `wire::responses`.
@@ -38,22 +42,23 @@ impl Session {
                     Err(ALREADY_INITIALIZED.to_string())
                 } else {
                     self.initialized = true;
-                    Ok(Some(self.initialize_payload()))
+                    Ok(control_success_with(&id, &self.initialize_response()))
                 }
             }
             ControlRequestBody::Interrupt(_) => {
                 return self.interrupt(Some(&id), now);
             }
-            ControlRequestBody::GetContextUsage(_) => Ok(Some(self.context_usage())),
-            ControlRequestBody::McpStatus(_) => Ok(Some(mcp_status(self))),
+            ControlRequestBody::GetContextUsage(_) => {
+                Ok(control_success_with(&id, &self.context_usage()))
+            }
+            ControlRequestBody::McpStatus(_) => Ok(control_success_with(&id, &mcp_status(self))),
             ControlRequestBody::SetModel(_) => Err(SET_MODEL_ERROR.to_string()),
             ControlRequestBody::SetPermissionMode(_) => Err(SET_PERMISSION_MODE_ERROR.to_string()),
             ControlRequestBody::SetMaxThinkingTokens(_) => {
                 Err(SET_MAX_THINKING_TOKENS_ERROR.to_string())
             }
             ControlRequestBody::McpSetServers(m) if self.config.reference.is_some() => {
-                let (payload, connect) = self.mcp_set_servers(m);
-                let rec = control_success(&id, Some(payload));
+                let (rec, connect) = self.mcp_set_servers(&id, m);
                 super::respond(&mut self.out, &id, &rec);
                 // Scenario 8: the response is queued before any connection begins.
                 for (name, config_json) in connect {
@@ -63,15 +68,15 @@ impl Session {
                 return;
             }
             ControlRequestBody::GetSettings(_) if self.config.reference.is_some() => {
-                Ok(Some(self.settings()))
+                Ok(control_success_with(&id, &self.settings()))
             }
             ControlRequestBody::StopTask(st) if self.config.profile == super::Profile::Sdk => {
                 return self.stop_task(&id, st.task_id.as_ref(), now);
             }
             other => Err(unsupported(other.subtype_name())),
         };
-        let rec = match reply {
-            Ok(payload) => control_success(&id, payload),
+        let rec: OutputRecord<'_> = match reply {
+            Ok(rec) => rec,
             Err(e) => control_error(&id, &e),
         };
         super::respond(&mut self.out, &id, &rec);
@@ -110,7 +115,7 @@ impl Session {
     }
 
     /// PROFILE §8: the `initialize` success payload.
-    pub(crate) fn initialize_payload(&self) -> RawJson<'static> {
+    pub(crate) fn initialize_response(&self) -> InitializeResponse<'_> {
         let p = &self.config.projection;
         let response = InitializeResponse {
             commands: Vec::new(),
@@ -133,13 +138,11 @@ impl Session {
                 .attachments_enabled
                 .then(crate::wire::init::InputCapabilities::native),
         };
-        let mut out = Vec::with_capacity(2048);
-        response.encode(&mut out);
-        RawJson::from_encoded(out)
+        response
     }
 
     /// `get_context_usage`: categories, totals, maximum and an (empty) grid.
-    fn context_usage(&self) -> RawJson<'static> {
+    fn context_usage(&self) -> ContextUsageResponse<'_> {
         let words = |s: &str| s.split_whitespace().count() as u64;
         let tokens: u64 = self.context[..self.history_len]
             .iter()
@@ -156,29 +159,30 @@ impl Session {
             })
             .sum();
         const MAX: u64 = 200_000;
-        let mut o = Vec::with_capacity(256);
-        o.extend_from_slice(b"{\"categories\":[{\"name\":\"Messages\",\"tokens\":");
-        write_u64(&mut o, tokens);
-        o.extend_from_slice(b",\"color\":\"purple\",\"isDeferred\":false}],\"totalTokens\":");
-        write_u64(&mut o, tokens);
-        o.extend_from_slice(b",\"maxTokens\":");
-        write_u64(&mut o, MAX);
-        o.extend_from_slice(b",\"rawMaxTokens\":");
-        write_u64(&mut o, MAX);
-        o.extend_from_slice(b",\"percentage\":");
-        write_u64(&mut o, tokens * 100 / MAX);
-        o.extend_from_slice(b",\"gridRows\":[],\"model\":");
-        write_str(&mut o, &self.config.projection.init.model);
-        o.push(b'}');
-        RawJson::from_encoded(o)
+        ContextUsageResponse {
+            categories: vec![ContextCategory {
+                name: Cow::Borrowed("Messages"),
+                tokens,
+                color: Cow::Borrowed("purple"),
+                is_deferred: Some(false),
+            }],
+            total_tokens: tokens,
+            max_tokens: MAX,
+            raw_max_tokens: Some(MAX),
+            // An integral percentage, written as an integer (WIRE-012's number spelling).
+            percentage: Some((tokens * 100 / MAX) as f64),
+            grid_rows: Some(RawJson::empty_array()),
+            model: Some(Cow::Borrowed(&self.config.projection.init.model)),
+        }
     }
 
     /// `mcp_set_servers`: replaces the dynamic server map; reports added, removed and
-    /// per-server errors; returns the servers to connect after the response.
+    /// per-server errors; returns the response and the servers to connect after it.
     fn mcp_set_servers(
         &mut self,
+        request_id: &str,
         m: &McpSetServers<'_>,
-    ) -> (RawJson<'static>, Vec<(String, String)>) {
+    ) -> (OutputRecord<'static>, Vec<(String, String)>) {
         let mut next: Vec<(String, RawJson<'static>)> = Vec::new();
         let mut errors: Vec<(String, &'static str)> = Vec::new();
         if let Ok(doc) = m.servers.0.document() {
@@ -208,31 +212,20 @@ impl Session {
             .filter(|(n, c)| !next.iter().any(|(m, d)| m == n && d == c))
             .map(|(n, _)| n)
             .collect();
-        let mut o = Vec::with_capacity(128);
-        o.extend_from_slice(b"{\"added\":[");
-        for (i, (n, _)) in added.iter().enumerate() {
-            if i > 0 {
-                o.push(b',');
-            }
-            write_str(&mut o, n);
-        }
-        o.extend_from_slice(b"],\"removed\":[");
-        for (i, n) in removed.iter().enumerate() {
-            if i > 0 {
-                o.push(b',');
-            }
-            write_str(&mut o, n);
-        }
-        o.extend_from_slice(b"],\"errors\":{");
-        for (i, (n, e)) in errors.iter().enumerate() {
-            if i > 0 {
-                o.push(b',');
-            }
-            write_str(&mut o, n);
-            o.push(b':');
-            write_str(&mut o, e);
-        }
-        o.extend_from_slice(b"}}");
+        let response = McpSetServersResponse {
+            added: added
+                .iter()
+                .map(|(n, _)| Cow::Borrowed(n.as_str()))
+                .collect(),
+            removed: removed.iter().map(|n| Cow::Borrowed(n.as_str())).collect(),
+            errors: ObjectMap(
+                errors
+                    .iter()
+                    .map(|(n, e)| (Cow::Borrowed(n.as_str()), Cow::Borrowed(*e)))
+                    .collect(),
+            ),
+        };
+        let rec = control_success_with(request_id, &response);
         let connect = added
             .iter()
             .map(|(n, c)| {
@@ -244,89 +237,74 @@ impl Session {
         if let Some(r) = self.config.reference.as_mut() {
             r.mcp_servers = next;
         }
-        (RawJson::from_encoded(o), connect)
+        (rec, connect)
     }
 
     /// `get_settings`: `effective` (the merge, later sources win per top-level member),
     /// `sources` low to high priority (user, project, local, flag, policy), and `applied`,
     /// the runtime model and effort, which may differ from the merge.
-    fn settings(&self) -> RawJson<'static> {
-        let mut sources: Vec<(SettingSource, RawJson<'static>)> = self
+    fn settings(&self) -> GetSettingsResponse<'_> {
+        let mut sources: Vec<&(SettingSource, RawJson<'static>)> = self
             .config
             .reference
             .as_ref()
-            .map(|r| r.settings.clone())
+            .map(|r| r.settings.iter().collect())
             .unwrap_or_default();
         sources.sort_by_key(|(s, _)| *s);
         // The merge: a member of a later source replaces the same member of an earlier one.
-        let mut merged: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut merged: Vec<(Cow<'_, str>, RawJson<'_>)> = Vec::new();
         for (_, raw) in &sources {
             let Ok(doc) = raw.document() else { continue };
             let Some(obj) = doc.root().as_object() else {
                 continue;
             };
             for (name, value) in obj.iter() {
-                let name = name.decode().into_owned();
-                let mut bytes = Vec::new();
-                json::write_value(&mut bytes, value);
+                let name = name.decode();
+                let value = RawJson::from_value(value);
                 match merged.iter_mut().find(|(n, _)| *n == name) {
-                    Some(slot) => slot.1 = bytes,
-                    None => merged.push((name, bytes)),
+                    Some(slot) => slot.1 = value,
+                    None => merged.push((name, value)),
                 }
             }
         }
-        let mut o = Vec::with_capacity(256);
-        o.extend_from_slice(b"{\"effective\":{");
-        for (i, (n, v)) in merged.iter().enumerate() {
-            if i > 0 {
-                o.push(b',');
-            }
-            write_str(&mut o, n);
-            o.push(b':');
-            o.extend_from_slice(v);
+        GetSettingsResponse {
+            effective: ObjectMap(merged),
+            sources: sources
+                .iter()
+                .map(|(s, raw)| SettingsSource {
+                    source: Cow::Borrowed(s.as_str()),
+                    settings: RawObject(raw.borrowed()),
+                })
+                .collect(),
+            // `effort` is optional in `AppliedSettings` and a string when present: a provider
+            // without a declared effort omits it (`null` fails the crate's own schema).
+            applied: Some(AppliedSettings {
+                model: Some(Cow::Borrowed(&self.config.projection.init.model)),
+                effort: self.config.projection.effort.as_deref().map(Cow::Borrowed),
+            }),
         }
-        o.extend_from_slice(b"},\"sources\":[");
-        for (i, (s, raw)) in sources.iter().enumerate() {
-            if i > 0 {
-                o.push(b',');
-            }
-            o.extend_from_slice(b"{\"source\":");
-            write_str(&mut o, s.as_str());
-            o.extend_from_slice(b",\"settings\":");
-            raw.write_canonical(&mut o);
-            o.push(b'}');
-        }
-        o.extend_from_slice(b"],\"applied\":{\"model\":");
-        write_str(&mut o, &self.config.projection.init.model);
-        // `effort` is optional in `AppliedSettings` and a string when present: a provider
-        // without a declared effort omits it (`null` fails the crate's own schema).
-        if let Some(e) = &self.config.projection.effort {
-            o.extend_from_slice(b",\"effort\":");
-            write_str(&mut o, e);
-        }
-        o.extend_from_slice(b"}}");
-        RawJson::from_encoded(o)
     }
 }
 
 /// `mcp_status`: the current servers (none in the standalone profile; the reference
 /// profile's dynamic servers report `pending` until the driver connects them).
-fn mcp_status(s: &Session) -> RawJson<'static> {
-    let mut o = Vec::from(&b"{\"mcpServers\":["[..]);
+fn mcp_status(s: &Session) -> McpStatusResponse<'_> {
     // PROFILE §16: the SDK's in-process servers, `pending` while listed, then `connected`
     // or `failed`.
-    s.mcp_status_json(&mut o);
-    let mut first = s.mcp.servers.is_empty();
-    if let Some(r) = &s.config.reference {
-        for (n, _) in r.mcp_servers.iter() {
-            if !std::mem::take(&mut first) {
-                o.push(b',');
-            }
-            o.extend_from_slice(b"{\"name\":");
-            write_str(&mut o, n);
-            o.extend_from_slice(b",\"status\":\"pending\"}");
-        }
+    let sdk = s.mcp.statuses().map(|(name, status)| McpServerStatus {
+        name: Cow::Borrowed(name),
+        status: Cow::Borrowed(status),
+    });
+    let reference = s
+        .config
+        .reference
+        .iter()
+        .flat_map(|r| r.mcp_servers.iter())
+        .map(|(n, _)| McpServerStatus {
+            name: Cow::Borrowed(n.as_str()),
+            status: Cow::Borrowed("pending"),
+        });
+    McpStatusResponse {
+        mcp_servers: sdk.chain(reference).collect(),
     }
-    o.extend_from_slice(b"]}");
-    RawJson::from_encoded(o)
 }

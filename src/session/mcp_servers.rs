@@ -461,18 +461,4 @@ impl Session {
         self.mcp.calls.clear();
         self.mcp.ready.clear();
     }
-
-    /// The `mcp_servers` members of system/init and `mcp_status` (`{"name","status"}`).
-    pub(crate) fn mcp_status_json(&self, out: &mut Vec<u8>) {
-        for (i, (name, status)) in self.mcp.statuses().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(b"{\"name\":");
-            crate::json::write_str(out, name);
-            out.extend_from_slice(b",\"status\":");
-            crate::json::write_str(out, status);
-            out.push(b'}');
-        }
-    }
 }

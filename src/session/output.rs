@@ -207,7 +207,11 @@ impl Output {
     /// PROFILE §8: the next delta of a streamed block, through the encoder's own credential
     /// union ([`FrameEncoder::guard_delta`]): what may be written now, or `None` when joining
     /// it would rebuild a credential (nothing of it may be written).
-    pub(crate) fn guard_delta(&mut self, guard: &mut DeltaGuard, piece: &str) -> Option<String> {
+    pub(crate) fn guard_delta<'p>(
+        &mut self,
+        guard: &mut DeltaGuard,
+        piece: &'p str,
+    ) -> Option<std::borrow::Cow<'p, str>> {
         self.encoder.guard_delta(guard, piece).ok()
     }
 

@@ -1,6 +1,7 @@
 //! Builders of the records the session writes: each returns a typed [`OutputRecord`] with
-//! the session's `session_id` and a fresh `uuid` (PROFILE §8), and the model-API payloads
-//! (assistant messages, stream events, tool results) written with the JSON writer.
+//! the session's `session_id` and a fresh `uuid` (PROFILE §8), its model-API payloads
+//! (assistant messages, stream events, tool results, usage) as typed `wire::api` values that
+//! borrow what they carry, so each is encoded once, straight into its frame.
 //!
 //! Owns the exact shapes of PROFILE §8 (`session_state_changed`, `modelUsage`,
 //! `permission_denials`, task events, `prompt_suggestion`, the input-error result) and of the
@@ -9,8 +10,11 @@
 
 use std::borrow::Cow;
 
-use crate::json::{write_str, write_u64};
 use crate::model::{Block, Usage};
+use crate::wire::api::{
+    ApiBlock, ApiMessage, ApiPayload, StreamPayload, TaskStep, ToolResultBlock, ToolResultContent,
+    TurnUsage,
+};
 use crate::wire::grammar::{NonEmpty, Uuid};
 use crate::wire::lifecycle::PromptSuggestion;
 use crate::wire::output::{ModelUsage, ModelUsageMap, PermissionDenial};
@@ -21,7 +25,7 @@ use crate::wire::system::{
 use crate::wire::user::{ContentBlock, UserContent, UserMessage};
 use crate::wire::{
     AssistantRecord, ControlOutcome, ControlResponse, OutputRecord, RawJson, RawObject,
-    ResultRecord, ResultSubtype, StreamEvent, SystemEvent, UserRecord,
+    ResultRecord, ResultSubtype, StreamEvent, SystemEvent, UserRecord, WireValue,
 };
 
 use super::output::UuidMint;
@@ -53,25 +57,25 @@ impl Stamp {
         }))
     }
 
-    /// One `assistant` record holding one content block of message `message_id`.
-    pub(crate) fn assistant(
+    /// One `assistant` record holding one content block of message `message_id`: typed
+    /// (`wire::api`), borrowing the block, encoded once into its frame.
+    pub(crate) fn assistant<'b>(
         &mut self,
-        model: &str,
-        message_id: &str,
-        block: &Block,
+        model: &'b str,
+        message_id: &'b str,
+        block: &'b Block,
         error: Option<crate::wire::output::AssistantError>,
-    ) -> (Uuid<'static>, OutputRecord<'static>) {
-        let mut m = Vec::with_capacity(128);
-        m.extend_from_slice(b"{\"id\":");
-        write_str(&mut m, message_id);
-        m.extend_from_slice(b",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
-        write_str(&mut m, model);
-        m.extend_from_slice(b",\"content\":[");
-        write_block(&mut m, block);
-        m.extend_from_slice(b"],\"stop_reason\":null,\"stop_sequence\":null}");
+    ) -> (Uuid<'static>, OutputRecord<'b>) {
         let uuid = self.uuid();
         let rec = OutputRecord::Assistant(AssistantRecord {
-            message: RawObject(RawJson::from_encoded(m)),
+            message: ApiPayload::Typed(ApiMessage {
+                id: Cow::Borrowed(message_id),
+                model: Cow::Borrowed(model),
+                content: vec![api_block(block)],
+                stop_reason: None,
+                stop_sequence: None,
+                usage: None,
+            }),
             parent_tool_use_id: None,
             uuid: uuid.clone(),
             session_id: self.sid(),
@@ -80,10 +84,11 @@ impl Stamp {
         (uuid, rec)
     }
 
-    /// A `stream_event` carrying `event` (compact JSON written by the caller).
-    pub(crate) fn stream_event(&mut self, event: Vec<u8>) -> OutputRecord<'static> {
+    /// A `stream_event` carrying `event` (PROFILE §14), typed: its pieces are borrowed until
+    /// the encoder writes them into the frame.
+    pub(crate) fn stream_event<'b>(&mut self, event: StreamPayload<'b>) -> OutputRecord<'b> {
         OutputRecord::StreamEvent(StreamEvent {
-            event: RawJson::from_encoded(event),
+            event: ApiPayload::Typed(event),
             parent_tool_use_id: None,
             uuid: self.uuid(),
             session_id: self.sid(),
@@ -91,58 +96,52 @@ impl Stamp {
     }
 
     /// The `user` record carrying one `tool_result` block (PROFILE §8, §10).
-    pub(crate) fn tool_result(
+    pub(crate) fn tool_result<'b>(
         &mut self,
-        tool_use_id: &str,
-        content: &str,
+        tool_use_id: &'b str,
+        content: &'b str,
         is_error: bool,
-    ) -> OutputRecord<'static> {
-        let mut b = Vec::with_capacity(64 + content.len());
-        b.extend_from_slice(b"{\"type\":\"tool_result\",\"tool_use_id\":");
-        write_str(&mut b, tool_use_id);
-        b.extend_from_slice(b",\"content\":");
-        write_str(&mut b, content);
-        self.tool_result_record(b, is_error)
+    ) -> OutputRecord<'b> {
+        self.tool_result_record(
+            tool_use_id,
+            ToolResultContent::Text(Cow::Borrowed(content)),
+            is_error,
+        )
     }
 
     /// A `tool_result` whose content is text blocks: the tool's output, then one block per
     /// PROFILE §16 `PostToolUse` context.
-    pub(crate) fn tool_result_blocks(
+    pub(crate) fn tool_result_blocks<'b>(
         &mut self,
-        tool_use_id: &str,
-        content: &str,
-        contexts: &[String],
+        tool_use_id: &'b str,
+        content: &'b str,
+        contexts: &'b [String],
         is_error: bool,
-    ) -> OutputRecord<'static> {
-        let mut b = Vec::with_capacity(96 + content.len());
-        b.extend_from_slice(b"{\"type\":\"tool_result\",\"tool_use_id\":");
-        write_str(&mut b, tool_use_id);
-        b.extend_from_slice(b",\"content\":[");
-        for (i, text) in std::iter::once(content)
+    ) -> OutputRecord<'b> {
+        let texts = std::iter::once(content)
             .chain(contexts.iter().map(String::as_str))
-            .enumerate()
-        {
-            if i > 0 {
-                b.push(b',');
-            }
-            b.extend_from_slice(b"{\"type\":\"text\",\"text\":");
-            write_str(&mut b, text);
-            b.push(b'}');
-        }
-        b.extend_from_slice(b"]");
-        self.tool_result_record(b, is_error)
+            .map(Cow::Borrowed)
+            .collect();
+        self.tool_result_record(tool_use_id, ToolResultContent::Blocks(texts), is_error)
     }
 
-    /// Closes a `tool_result` block begun in `b` (its `is_error` and the brace) and stamps the
-    /// `user` record that carries it.
-    fn tool_result_record(&mut self, mut b: Vec<u8>, is_error: bool) -> OutputRecord<'static> {
-        b.extend_from_slice(b",\"is_error\":");
-        b.extend_from_slice(if is_error { b"true" } else { b"false" });
-        b.push(b'}');
+    /// Stamps the `user` record that carries one `tool_result` block.
+    fn tool_result_record<'b>(
+        &mut self,
+        tool_use_id: &'b str,
+        content: ToolResultContent<'b>,
+        is_error: bool,
+    ) -> OutputRecord<'b> {
         let mut rec = UserRecord::text("");
         rec.message = UserMessage::Object {
             versioned: false,
-            content: UserContent::Blocks(vec![ContentBlock::Other(RawJson::from_encoded(b))]),
+            content: UserContent::Blocks(vec![ContentBlock::Other(ApiPayload::Typed(
+                ToolResultBlock {
+                    tool_use_id: Cow::Borrowed(tool_use_id),
+                    content,
+                    is_error,
+                },
+            ))]),
         };
         rec.uuid = Some(self.uuid());
         rec.session_id = Some(self.sid());
@@ -199,14 +198,12 @@ impl Stamp {
         description: &str,
         step: u32,
     ) -> OutputRecord<'static> {
-        let mut usage = Vec::new();
-        usage.extend_from_slice(b"{\"step\":");
-        write_u64(&mut usage, u64::from(step));
-        usage.push(b'}');
         OutputRecord::System(SystemEvent::TaskProgress(TaskProgress {
             task_id: Cow::Owned(task_id.to_string()),
             description: Cow::Owned(description.to_string()),
-            usage: RawObject(RawJson::from_encoded(usage)),
+            usage: ApiPayload::Typed(TaskStep {
+                step: u64::from(step),
+            }),
             tool_use_id: None,
             last_tool_name: None,
             summary: None,
@@ -292,8 +289,6 @@ impl Stamp {
 
     /// A `result` record from the turn's accounting.
     pub(crate) fn result(&mut self, a: &ResultFields) -> OutputRecord<'static> {
-        let mut usage = Vec::with_capacity(128);
-        write_usage(&mut usage, &a.usage);
         let model_usage = a.model.as_ref().map(|model| {
             ModelUsageMap(vec![(
                 Cow::Owned(model.clone()),
@@ -318,7 +313,12 @@ impl Stamp {
             result: (a.subtype == ResultSubtype::Success).then(|| Cow::Owned(a.text.clone())),
             stop_reason: a.stop_reason.map(Cow::Borrowed),
             total_cost_usd: a.cost,
-            usage: RawObject(RawJson::from_encoded(usage)),
+            usage: ApiPayload::Typed(TurnUsage {
+                input_tokens: a.usage.input_tokens,
+                output_tokens: a.usage.output_tokens,
+                cache_read_input_tokens: a.usage.cache_read_input_tokens,
+                cache_creation_input_tokens: a.usage.cache_creation_input_tokens,
+            }),
             model_usage: model_usage.or_else(|| Some(ModelUsageMap(Vec::new()))),
             permission_denials: a
                 .denials
@@ -377,37 +377,18 @@ pub(crate) struct ResultFields {
     pub(crate) structured_output: Option<RawJson<'static>>,
 }
 
-/// `{"input_tokens":..,"output_tokens":..,"cache_read_input_tokens":..,"cache_creation_input_tokens":..}`.
-pub(crate) fn write_usage(out: &mut Vec<u8>, u: &Usage) {
-    out.extend_from_slice(b"{\"input_tokens\":");
-    write_u64(out, u.input_tokens);
-    out.extend_from_slice(b",\"output_tokens\":");
-    write_u64(out, u.output_tokens);
-    out.extend_from_slice(b",\"cache_read_input_tokens\":");
-    write_u64(out, u.cache_read_input_tokens);
-    out.extend_from_slice(b",\"cache_creation_input_tokens\":");
-    write_u64(out, u.cache_creation_input_tokens);
-    out.push(b'}');
-}
-
-/// One API content block.
-pub(crate) fn write_block(out: &mut Vec<u8>, block: &Block) {
+/// The typed API block of a session's content block (a tool input is the turn's canonical
+/// compact object; `{}` should it ever not parse).
+pub(crate) fn api_block(block: &Block) -> ApiBlock<'_> {
     match block {
-        Block::Text(t) => {
-            out.extend_from_slice(b"{\"type\":\"text\",\"text\":");
-            write_str(out, t);
-            out.push(b'}');
-        }
-        Block::ToolUse { id, name, input } => {
-            out.extend_from_slice(b"{\"type\":\"tool_use\",\"id\":");
-            write_str(out, id);
-            out.extend_from_slice(b",\"name\":");
-            write_str(out, name);
-            out.extend_from_slice(b",\"input\":");
-            // `input` is validated compact JSON (the turn checked it).
-            out.extend_from_slice(input.as_bytes());
-            out.push(b'}');
-        }
+        Block::Text(t) => ApiBlock::Text(Cow::Borrowed(t)),
+        Block::ToolUse { id, name, input } => ApiBlock::ToolUse {
+            id: Cow::Borrowed(id),
+            name: Cow::Borrowed(name),
+            input: RawObject(
+                RawJson::parse(input.as_bytes()).unwrap_or_else(|_| RawJson::empty_object()),
+            ),
+        },
     }
 }
 
@@ -421,6 +402,14 @@ pub(crate) fn control_success(
         request_id: nonempty(request_id),
         outcome: ControlOutcome::Success { response: payload },
     })
+}
+
+/// A correlated `control_response` success carrying a typed payload (`wire::responses`).
+pub(crate) fn control_success_with<'p, P: WireValue<'p>>(
+    request_id: &str,
+    payload: &P,
+) -> OutputRecord<'static> {
+    OutputRecord::ControlResponse(ControlResponse::success_with(nonempty(request_id), payload))
 }
 
 /// A correlated `control_response` error.

@@ -9,11 +9,12 @@
 
 use std::time::Instant;
 
+use crate::wire::initialize::SdkInitializeResponse;
 use crate::wire::sdk_input::{decode_sdk_line, SdkInitialize, SdkInput};
 
 use super::controls::ALREADY_INITIALIZED;
 use super::mcp;
-use super::records::{control_error, control_success};
+use super::records::{control_error, control_success_with};
 use super::Session;
 
 impl Session {
@@ -74,26 +75,18 @@ impl Session {
                 self.mcp_add(&name, tools);
             }
             self.initialized = true;
-            let mut payload = self.initialize_payload().as_bytes().to_vec();
             // PROFILE §16: this profile honours `onFailure` (both SDKs refuse a `block`
-            // matcher without it), and says when the request's hooks were registered.
-            if payload.last() == Some(&b'}') {
-                payload.pop();
-                payload.extend_from_slice(b",\"hook_on_failure_supported\":true");
-                if hooks_applied {
-                    payload.extend_from_slice(b",\"hooks_applied\":true");
-                }
-                payload.push(b'}');
-            }
-            // What the SDKs read from the response (PROFILE §15): TypeScript ends the
-            // session unless `mcp_servers_applied` is a boolean when it sent `mcpServers`.
-            if (init.mcp_servers.is_some() || init.sdk_mcp_servers.is_some())
-                && payload.last() == Some(&b'}')
-            {
-                payload.pop();
-                payload.extend_from_slice(b",\"mcp_servers_applied\":true}");
-            }
-            control_success(id, Some(crate::wire::RawJson::from_encoded(payload)))
+            // matcher without it), and says when the request's hooks were registered. What
+            // the SDKs read from the response (PROFILE §15): TypeScript ends the session
+            // unless `mcp_servers_applied` is a boolean when it sent `mcpServers`.
+            let response = SdkInitializeResponse {
+                response: self.initialize_response(),
+                hook_on_failure_supported: Some(true),
+                hooks_applied: hooks_applied.then_some(true),
+                mcp_servers_applied: (init.mcp_servers.is_some() || init.sdk_mcp_servers.is_some())
+                    .then_some(true),
+            };
+            control_success_with(id, &response)
         };
         super::respond(&mut self.out, id, &rec);
         // PROFILE §16: the servers are listed once the host has its response.

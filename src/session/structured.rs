@@ -102,9 +102,8 @@ impl OutputSchema {
     pub fn check(&self, final_text: &str) -> Result<RawJson<'static>, String> {
         let doc = json::parse(final_text.as_bytes())
             .map_err(|e| format!("the answer is not one JSON value ({e})"))?;
-        let mut canonical = Vec::with_capacity(final_text.len());
-        json::write_value(&mut canonical, doc.root());
-        let instance: serde_json::Value = serde_json::from_slice(&canonical)
+        let canonical = RawJson::from_value(doc.root()).to_canonical();
+        let instance: serde_json::Value = serde_json::from_slice(canonical.as_bytes())
             .map_err(|e| format!("the answer is not one JSON value ({e})"))?;
         let errors: Vec<String> = self
             .validator
@@ -117,7 +116,7 @@ impl OutputSchema {
             })
             .collect();
         if errors.is_empty() {
-            return Ok(RawJson::from_encoded(canonical));
+            return Ok(canonical);
         }
         let more = errors.len() > MAX_ERRORS;
         let mut why = errors[..errors.len().min(MAX_ERRORS)].join("; ");

@@ -55,9 +55,9 @@ pub fn prior_context(lines: &[Vec<u8>]) -> Result<Vec<Message>, ContextError> {
             OutputRecord::Assistant(a) => {
                 let doc = a
                     .message
-                    .0
-                    .document()
-                    .map_err(|_| err("assistant message"))?;
+                    .raw()
+                    .and_then(|raw| raw.document().ok())
+                    .ok_or_else(|| err("assistant message"))?;
                 push_assistant(&mut entries, doc.root(), uuid).map_err(err)?;
             }
             OutputRecord::System(SystemEvent::CompactBoundary(b)) => {
@@ -164,8 +164,8 @@ fn push_user(entries: &mut Vec<Entry>, u: &UserRecord<'_>, uuid: Option<String>)
         match b {
             ContentBlock::Text(t) => prompt.push(UserBlock::Text(t)),
             ContentBlock::AttachmentRef(r) => prompt.push(UserBlock::Attachment(r)),
-            ContentBlock::Other(raw) => {
-                if let Ok(doc) = raw.document() {
+            ContentBlock::Other(block) => {
+                if let Some(Ok(doc)) = block.raw().map(|raw| raw.document()) {
                     if let Some(m) = tool_result(doc.root()) {
                         results.push(m);
                     }

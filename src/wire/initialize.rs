@@ -187,6 +187,57 @@ impl<'a> InitializeResponse<'a> {
     }
 }
 
+/// The SDK profile's `initialize` success payload (PROFILE §15, §16): the
+/// [`InitializeResponse`] members, then what the SDKs read: `hook_on_failure_supported`
+/// (this profile honours `onFailure`), `hooks_applied` when the request registered hook
+/// callbacks, and `mcp_servers_applied` when it sent MCP servers (TypeScript ends the session
+/// unless it is a boolean then).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SdkInitializeResponse<'a> {
+    /// The members every profile answers.
+    pub response: InitializeResponse<'a>,
+    /// Written when `Some`.
+    pub hook_on_failure_supported: Option<bool>,
+    /// Written when `Some`.
+    pub hooks_applied: Option<bool>,
+    /// Written when `Some`.
+    pub mcp_servers_applied: Option<bool>,
+}
+
+impl<'a> WireValue<'a> for SdkInitializeResponse<'a> {
+    fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
+        let response = InitializeResponse::decode(v, at)?;
+        let obj = super::decode::object(v, at, "initialize")?;
+        let flag = |name: &'static str| {
+            super::decode::opt::<bool>(super::decode::member(obj, name), &at.key(name))
+        };
+        Ok(SdkInitializeResponse {
+            response,
+            hook_on_failure_supported: flag("hook_on_failure_supported")?,
+            hooks_applied: flag("hooks_applied")?,
+            mcp_servers_applied: flag("mcp_servers_applied")?,
+        })
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        let mut w = super::decode::Obj::begin(out);
+        self.response.encode_members(&mut w);
+        for (key, v) in [
+            (
+                "\"hook_on_failure_supported\":",
+                self.hook_on_failure_supported,
+            ),
+            ("\"hooks_applied\":", self.hooks_applied),
+            ("\"mcp_servers_applied\":", self.mcp_servers_applied),
+        ] {
+            if let Some(v) = v {
+                v.encode(w.key(key));
+            }
+        }
+        w.end();
+    }
+}
+
 wire_struct! {
     /// WIRE-026 `--list-providers --output-format json` document, closed.
     pub struct ProviderDiscovery<'a> {

@@ -38,6 +38,7 @@
 //! assert_eq!(other.warning(), Some("unknown_type"));
 //! ```
 
+pub mod api;
 mod api_key_source;
 pub mod attachment_ref;
 pub mod control;

@@ -5,8 +5,8 @@
 //! subtypes (success and the four error subtypes; there is no cancelled subtype), the
 //! accounting fields, permission denials, and WIRE-012 cost fidelity (`null` stays `null`, a
 //! known zero stays `0`: integral costs are written as integers). Model-API payloads (the
-//! assistant `message`, the `stream_event` `event`, `usage`, tool inputs) are validated
-//! borrowed JSON, not re-modelled. These records are open: members the protocol does not
+//! assistant `message`, the `stream_event` `event`, `usage`) are `api::ApiPayload`s: typed
+//! when a session writes them, validated borrowed JSON when decoded (not re-modelled). These records are open: members the protocol does not
 //! list (other CLIs add `timestamp`, `request_id`, ...) are ignored on decode and not
 //! written back. Members that Claude-CLI captures omit although the protocol lists them
 //! (`parent_tool_use_id`, `stop_reason`; `permission_denials` on an error result) are
@@ -15,10 +15,11 @@
 
 use crate::json::{Object, Value};
 
+use super::api::{ApiMessage, ApiPayload, StreamPayload, TurnUsage};
 use super::decode::{wire_enum, wire_struct, Closed, IntoOwned, Path, Text, WireValue};
 use super::error::Error;
 use super::grammar::Uuid;
-use super::raw::{RawJson, RawObject};
+use super::raw::RawJson;
 
 wire_enum! {
     /// The closed assistant error categories.
@@ -40,8 +41,8 @@ wire_struct! {
         closed: Closed::No,
         rule: "Core output records",
         skip: ["type"],
-        /// The API assistant message, kept as validated JSON.
-        message: RawObject<'a> = "message" => req,
+        /// The API assistant message: typed when written, validated JSON when decoded.
+        message: ApiPayload<'a, ApiMessage<'a>> = "message" => req,
         parent_tool_use_id: Option<Text<'a>> = "parent_tool_use_id" => nul,
         uuid: Uuid<'a> = "uuid" => req,
         session_id: Uuid<'a> = "session_id" => req,
@@ -56,7 +57,8 @@ wire_struct! {
         closed: Closed::No,
         rule: "System and lifecycle events",
         skip: ["type"],
-        event: RawJson<'a> = "event" => req,
+        /// The Messages-API stream event: typed when written, validated JSON when decoded.
+        event: ApiPayload<'a, StreamPayload<'a>> = "event" => req,
         parent_tool_use_id: Option<Text<'a>> = "parent_tool_use_id" => nul,
         uuid: Uuid<'a> = "uuid" => req,
         session_id: Uuid<'a> = "session_id" => req,
@@ -161,7 +163,7 @@ wire_struct! {
         stop_reason: Option<Text<'a>> = "stop_reason" => nul,
         /// Required; `None` is JSON `null` (WIRE-012).
         total_cost_usd: Option<f64> = "total_cost_usd" => req,
-        usage: RawObject<'a> = "usage" => req,
+        usage: ApiPayload<'a, TurnUsage> = "usage" => req,
         model_usage: Option<ModelUsageMap<'a>> = "modelUsage" => opt,
         permission_denials: Vec<PermissionDenial<'a>> = "permission_denials" => dflt,
         errors: Option<Vec<Text<'a>>> = "errors" => opt,

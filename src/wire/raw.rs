@@ -45,6 +45,16 @@ impl<'a> RawJson<'a> {
         RawJson(Cow::Owned(bytes))
     }
 
+    /// The same validated bytes, borrowed.
+    pub fn borrowed(&self) -> RawJson<'_> {
+        RawJson(Cow::Borrowed(&self.0))
+    }
+
+    /// The empty array `[]`.
+    pub fn empty_array() -> RawJson<'static> {
+        RawJson(Cow::Borrowed(b"[]"))
+    }
+
     /// The empty object `{}`.
     pub fn empty_object() -> RawJson<'static> {
         RawJson(Cow::Borrowed(b"{}"))

@@ -10,7 +10,7 @@
 
 use crate::json::Value;
 
-use super::decode::{wire_enum, wire_struct, Closed, Path, Text, WireValue};
+use super::decode::{wire_enum, wire_struct, Closed, IntoOwned, Path, Text, WireValue};
 use super::error::Error;
 use super::init::{McpServerStatus, PluginDescriptor};
 use super::initialize::SlashCommand;
@@ -65,6 +65,49 @@ pub fn decode_payload<'r, T: WireValue<'r>>(raw: &'r RawJson<'_>) -> Result<T, E
     T::decode(root, &Path::ROOT.key("response"))
 }
 
+/// An object of `V`s keyed by name, in document order (`mcp_set_servers`' `errors`,
+/// `get_settings`' `effective`).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ObjectMap<'a, V>(pub Vec<(Text<'a>, V)>);
+
+impl<'a, V: WireValue<'a>> WireValue<'a> for ObjectMap<'a, V> {
+    fn decode(v: Value<'_, 'a>, at: &Path<'_>) -> Result<Self, Error> {
+        let obj = v
+            .as_object()
+            .ok_or_else(|| Error::wrong_type(at, "an object", "control operations"))?;
+        let entry_at = at.key("*");
+        let mut entries = Vec::with_capacity(obj.len());
+        for (name, value) in obj.iter() {
+            entries.push((name.decode(), V::decode(value, &entry_at)?));
+        }
+        Ok(ObjectMap(entries))
+    }
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.push(b'{');
+        for (i, (name, value)) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            crate::json::write_str(out, name);
+            out.push(b':');
+            value.encode(out);
+        }
+        out.push(b'}');
+    }
+}
+
+impl<V: IntoOwned> IntoOwned for ObjectMap<'_, V> {
+    type Owned = ObjectMap<'static, V::Owned>;
+    fn into_owned(self) -> Self::Owned {
+        ObjectMap(
+            self.0
+                .into_iter()
+                .map(|(k, v)| (IntoOwned::into_owned(k), v.into_owned()))
+                .collect(),
+        )
+    }
+}
+
 wire_struct! {
     /// `mcp_status`: current MCP server statuses.
     pub struct McpStatusResponse<'a> {
@@ -98,6 +141,7 @@ wire_struct! {
         categories: Vec<ContextCategory<'a>> = "categories" => req,
         total_tokens: u64 = "totalTokens" => req,
         max_tokens: u64 = "maxTokens" => req,
+        raw_max_tokens: Option<u64> = "rawMaxTokens" => opt,
         percentage: Option<f64> = "percentage" => opt,
         grid_rows: Option<RawJson<'a>> = "gridRows" => opt,
         model: Option<Text<'a>> = "model" => opt,
@@ -136,7 +180,8 @@ wire_struct! {
         skip: [],
         added: Vec<Text<'a>> = "added" => req,
         removed: Vec<Text<'a>> = "removed" => req,
-        errors: RawObject<'a> = "errors" => req,
+        /// Per-server errors, by server name.
+        errors: ObjectMap<'a, Text<'a>> = "errors" => req,
     }
 }
 
@@ -184,7 +229,7 @@ wire_struct! {
         closed: Closed::No,
         rule: "control operations",
         skip: [],
-        effective: RawObject<'a> = "effective" => req,
+        effective: ObjectMap<'a, RawJson<'a>> = "effective" => req,
         sources: Vec<SettingsSource<'a>> = "sources" => req,
         applied: Option<AppliedSettings<'a>> = "applied" => opt,
     }

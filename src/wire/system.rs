@@ -186,7 +186,7 @@ system_event!(
     TaskProgress {
         task_id: Text<'a> = "task_id" => req,
         description: Text<'a> = "description" => req,
-        usage: RawObject<'a> = "usage" => req,
+        usage: super::api::ApiPayload<'a, super::api::TaskStep> = "usage" => req,
         tool_use_id: Option<Text<'a>> = "tool_use_id" => opt,
         last_tool_name: Option<Text<'a>> = "last_tool_name" => opt,
         summary: Option<Text<'a>> = "summary" => opt,

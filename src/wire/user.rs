@@ -13,6 +13,7 @@
 
 use crate::json::{Object, Value};
 
+use super::api::{ApiPayload, ToolResultBlock};
 use super::attachment_ref::{AttachmentRef, BLOCK_TYPE};
 use super::decode::{
     name_is, nul, object, opt, req, take, wire_enum, Closed, IntoOwned, Obj, Path, Text, WireValue,
@@ -89,8 +90,9 @@ pub enum ContentBlock<'a> {
     Text(Text<'a>),
     /// The committed manifest (WIRE-017).
     AttachmentRef(AttachmentRef),
-    /// Output only: an API block the protocol does not define, kept as validated JSON.
-    Other(RawJson<'a>),
+    /// Output only: an API block the protocol does not define; decoded, kept as validated
+    /// JSON; written by agentx, its `tool_result` (PROFILE §8, §10), typed.
+    Other(ApiPayload<'a, ToolResultBlock<'a>>),
 }
 
 impl<'a> UserRecord<'a> {
@@ -399,7 +401,7 @@ impl<'a> ContentBlock<'a> {
             Direction::Output => {
                 // WIRE-022: media leaves the agent as a manifest, never as bytes.
                 super::privacy::check_block(v, at)?;
-                Ok(ContentBlock::Other(RawJson::from_value(v)))
+                Ok(ContentBlock::Other(ApiPayload::Raw(RawJson::from_value(v))))
             }
             Direction::Input => Err(Error::invalid(
                 &ty_at,
@@ -417,7 +419,7 @@ impl<'a> ContentBlock<'a> {
                 out.push(b'}');
             }
             ContentBlock::AttachmentRef(r) => r.encode(out),
-            ContentBlock::Other(raw) => raw.write_canonical(out),
+            ContentBlock::Other(block) => block.encode(out),
         }
     }
 
@@ -426,7 +428,7 @@ impl<'a> ContentBlock<'a> {
         match self {
             ContentBlock::Text(t) => ContentBlock::Text(IntoOwned::into_owned(t)),
             ContentBlock::AttachmentRef(r) => ContentBlock::AttachmentRef(r),
-            ContentBlock::Other(r) => ContentBlock::Other(r.into_owned()),
+            ContentBlock::Other(r) => ContentBlock::Other(IntoOwned::into_owned(r)),
         }
     }
 }

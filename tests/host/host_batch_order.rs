@@ -59,16 +59,16 @@ fn records_before_a_control_response_are_in_the_stream_when_the_call_returns() {
             panic!("record {i}: {}", item.record_type())
         };
         assert!(
-            String::from_utf8_lossy(e.event.as_bytes()).contains(&format!("\"w{i} \"")),
+            String::from_utf8_lossy(&e.event.to_json()).contains(&format!("\"w{i} \"")),
             "record {i} out of order: {}",
-            String::from_utf8_lossy(e.event.as_bytes())
+            String::from_utf8_lossy(&e.event.to_json())
         );
     }
     // The record after the response follows (it may still be on its way).
     let OutputRecord::StreamEvent(e) = client.recv_timeout(T).unwrap().unwrap().unwrap() else {
         panic!("not a stream_event")
     };
-    assert!(String::from_utf8_lossy(e.event.as_bytes()).contains(&format!("\"w{BEFORE} \"")));
+    assert!(String::from_utf8_lossy(&e.event.to_json()).contains(&format!("\"w{BEFORE} \"")));
     drop(agent_out_w);
     assert!(client.recv_timeout(T).unwrap().is_none());
 }

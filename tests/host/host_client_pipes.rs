@@ -420,7 +420,7 @@ fn a_caller_that_stops_reading_loses_no_record_and_its_requests_are_still_answer
     // The record's number, from its text.
     let number = |item: Option<Result<OutputRecord<'static>, HostError>>| match item {
         Some(Ok(OutputRecord::StreamEvent(e))) => {
-            let v: Value = serde_json::from_slice(e.event.as_bytes()).unwrap();
+            let v: Value = serde_json::from_slice(&e.event.to_json()).unwrap();
             let text = v["delta"]["text"].as_str().unwrap().to_owned();
             text.trim()
                 .trim_start_matches('w')

@@ -8,12 +8,14 @@
 //! Must never: act on an event of a call that is not open (after its stop, or before the
 //! next request: it is ignored), or write a delta that would complete a credential.
 
+use std::borrow::Cow;
 use std::time::Instant;
 
 use crate::encode::DeltaGuard;
-use crate::json::{write_str, write_u64};
 use crate::model::{Block, ModelEvent, StopReason, TaskStatus, Usage};
+use crate::wire::api::{ApiBlock, ApiMessage, BlockDelta, MessageUsage, StreamPayload};
 use crate::wire::output::AssistantError;
+use crate::wire::RawObject;
 
 use super::{canonical_object, millis, End, OpenBlock, Phase, Task, ToolUse, Turn, UseState};
 use crate::session::output::Pushed;
@@ -50,8 +52,7 @@ impl Session {
         match event {
             ModelEvent::MessageStart { message_id } => self.message_start(t, message_id),
             ModelEvent::TextStart { index } => {
-                let e = block_start_event(index, b"{\"type\":\"text\",\"text\":\"\"}");
-                self.open_block(t, index, OpenBlock::Text(String::new()), e);
+                self.open_block(t, index, OpenBlock::Text(String::new()))
             }
             ModelEvent::TextDelta { index, text } => {
                 if let Some((_, OpenBlock::Text(s), guard)) = open_block_at(t, index) {
@@ -60,14 +61,8 @@ impl Session {
                 }
             }
             ModelEvent::ToolUseStart { index, id, name } => {
-                let mut block = Vec::from(&b"{\"type\":\"tool_use\",\"id\":"[..]);
-                write_str(&mut block, &id);
-                block.extend_from_slice(b",\"name\":");
-                write_str(&mut block, &name);
-                block.extend_from_slice(b",\"input\":{}}");
-                let e = block_start_event(index, &block);
                 let json = String::new();
-                self.open_block(t, index, OpenBlock::Tool { id, name, json }, e);
+                self.open_block(t, index, OpenBlock::Tool { id, name, json });
             }
             ModelEvent::InputJsonDelta {
                 index,
@@ -104,20 +99,40 @@ impl Session {
     }
 
     fn message_start(&mut self, t: &mut Turn, message_id: String) {
-        let model = &self.config.projection.init.model;
-        let mut e = Vec::from(&b"{\"type\":\"message_start\",\"message\":{\"id\":"[..]);
-        write_str(&mut e, &message_id);
-        e.extend_from_slice(b",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
-        write_str(&mut e, model);
-        e.extend_from_slice(b",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":0,\"output_tokens\":0}}}");
+        if self.config.include_partial_messages {
+            let event = StreamPayload::MessageStart(ApiMessage {
+                id: Cow::Borrowed(&message_id),
+                model: Cow::Borrowed(&self.config.projection.init.model),
+                content: Vec::new(),
+                stop_reason: None,
+                stop_sequence: None,
+                usage: Some(MessageUsage {
+                    input_tokens: 0,
+                    output_tokens: 0,
+                }),
+            });
+            let rec = self.stamp.stream_event(event);
+            self.out.push_turn(&rec, false);
+        }
         if let Some(r) = t.request_mut() {
             r.message_id = Some(message_id);
         }
-        self.partial(e);
     }
 
-    /// A block begins: it streams (its `content_block_start` is `event`) until its stop.
-    fn open_block(&mut self, t: &mut Turn, index: u32, block: OpenBlock, event: Vec<u8>) {
+    /// A block begins (its `content_block_start`, the empty block): it streams until its stop.
+    fn open_block(&mut self, t: &mut Turn, index: u32, block: OpenBlock) {
+        let content_block = match &block {
+            OpenBlock::Text(_) => ApiBlock::Text(Cow::Borrowed("")),
+            OpenBlock::Tool { id, name, .. } => ApiBlock::ToolUse {
+                id: Cow::Borrowed(id),
+                name: Cow::Borrowed(name),
+                input: RawObject::empty(),
+            },
+        };
+        self.partial(StreamPayload::ContentBlockStart {
+            index: u64::from(index),
+            content_block,
+        });
         let guard = match block {
             OpenBlock::Text(_) => DeltaGuard::text(),
             OpenBlock::Tool { .. } => DeltaGuard::json(),
@@ -125,7 +140,6 @@ impl Session {
         if let Some(r) = t.request_mut() {
             r.open_blocks.push((index, block, guard));
         }
-        self.partial(event);
     }
 
     /// A block is complete: its held-back tail, `content_block_stop`, its `assistant` record.
@@ -145,10 +159,9 @@ impl Session {
                 }
             }
         }
-        let mut e = Vec::from(&b"{\"type\":\"content_block_stop\",\"index\":"[..]);
-        write_u64(&mut e, u64::from(index));
-        e.push(b'}');
-        self.partial(e);
+        self.partial(StreamPayload::ContentBlockStop {
+            index: u64::from(index),
+        });
         self.block_done(t, block);
     }
 
@@ -161,13 +174,12 @@ impl Session {
         cost: Option<f64>,
         now: Instant,
     ) {
-        let mut e = Vec::from(&b"{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"[..]);
-        write_str(&mut e, stop_reason.as_str());
-        e.extend_from_slice(b",\"stop_sequence\":null},\"usage\":{\"output_tokens\":");
-        write_u64(&mut e, usage.output_tokens);
-        e.extend_from_slice(b"}}");
-        self.partial(e);
-        self.partial(b"{\"type\":\"message_stop\"}".to_vec());
+        self.partial(StreamPayload::MessageDelta {
+            stop_reason: Cow::Borrowed(stop_reason.as_str()),
+            stop_sequence: None,
+            output_tokens: usage.output_tokens,
+        });
+        self.partial(StreamPayload::MessageStop);
         self.end_request(t, now);
         add_usage(&mut t.usage, usage);
         match cost {
@@ -216,20 +228,19 @@ impl Session {
             .unwrap_or_else(|| format!("msg_error_{}_{}", t.id, t.requests));
         let failure = |s: &mut Self, text: &str| {
             let block = Block::Text(text.to_string());
-            s.stamp
-                .assistant(&model, &message_id, &block, Some(category))
+            let (uuid, rec) = s
+                .stamp
+                .assistant(&model, &message_id, &block, Some(category));
+            (uuid, s.out.push(&rec, true))
         };
-        let (mut uuid, rec) = failure(self, &text);
-        let mut pushed = self.out.push(&rec, true);
+        let (mut uuid, mut pushed) = failure(self, &text);
         if pushed == Pushed::TooLarge {
             // The provider's message made the record too long for one line: it is
             // written without the message (the category stays visible), and the turn
             // ends with the output error.
             self.out.refuse_turn_record();
             text = plain;
-            let (u, rec) = failure(self, &text);
-            uuid = u;
-            pushed = self.out.push(&rec, true);
+            (uuid, pushed) = failure(self, &text);
         }
         if pushed == Pushed::Written {
             t.last_assistant = Some(uuid.as_str().to_string());
@@ -374,24 +385,22 @@ impl Session {
     }
 
     fn push_text_delta(&mut self, index: u32, text: &str) {
-        let mut e = Vec::from(&b"{\"type\":\"content_block_delta\",\"index\":"[..]);
-        write_u64(&mut e, u64::from(index));
-        e.extend_from_slice(b",\"delta\":{\"type\":\"text_delta\",\"text\":");
-        write_str(&mut e, text);
-        e.extend_from_slice(b"}}");
-        self.partial(e);
+        self.partial(StreamPayload::ContentBlockDelta {
+            index: u64::from(index),
+            delta: BlockDelta::Text(Cow::Borrowed(text)),
+        });
     }
 
     fn push_json_delta(&mut self, index: u32, partial_json: &str) {
-        let mut e = Vec::from(&b"{\"type\":\"content_block_delta\",\"index\":"[..]);
-        write_u64(&mut e, u64::from(index));
-        e.extend_from_slice(b",\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":");
-        write_str(&mut e, partial_json);
-        e.extend_from_slice(b"}}");
-        self.partial(e);
+        self.partial(StreamPayload::ContentBlockDelta {
+            index: u64::from(index),
+            delta: BlockDelta::InputJson(Cow::Borrowed(partial_json)),
+        });
     }
 
-    fn partial(&mut self, event: Vec<u8>) {
+    /// One `stream_event` (partial messages on), typed: it borrows what it carries until the
+    /// encoder writes it into its frame.
+    fn partial(&mut self, event: StreamPayload<'_>) {
         if self.config.include_partial_messages {
             let rec = self.stamp.stream_event(event);
             self.out.push_turn(&rec, false);
@@ -405,16 +414,6 @@ fn open_block_at(t: &mut Turn, index: u32) -> Option<&mut (u32, OpenBlock, Delta
         .open_blocks
         .iter_mut()
         .find(|(i, ..)| *i == index)
-}
-
-/// `content_block_start` at `index` with `block` (the empty block's JSON).
-fn block_start_event(index: u32, block: &[u8]) -> Vec<u8> {
-    let mut e = Vec::from(&b"{\"type\":\"content_block_start\",\"index\":"[..]);
-    write_u64(&mut e, u64::from(index));
-    e.extend_from_slice(b",\"content_block\":");
-    e.extend_from_slice(block);
-    e.push(b'}');
-    e
 }
 
 fn add_usage(total: &mut Usage, u: &Usage) {
