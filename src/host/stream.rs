@@ -119,13 +119,13 @@ impl Output {
             let record = match line {
                 Err(e) => Err(HostError::Decode {
                     line: e.line(),
-                    reason: e.to_string(),
+                    error: e.into(),
                 }),
                 Ok(line) => {
                     OutputRecord::decode_line_as(line.as_bytes(), &mut self.parser, self.profile)
                         .map_err(|e| HostError::Decode {
                             line: line.number(),
-                            reason: e.to_string(),
+                            error: e.into(),
                         })
                 }
             };
