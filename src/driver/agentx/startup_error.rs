@@ -147,33 +147,24 @@ impl fmt::Display for StartupError {
 
 impl std::error::Error for StartupError {}
 
-impl From<ProviderError> for StartupError {
-    #[cold]
-    fn from(e: ProviderError) -> Self {
-        StartupError::Provider(e)
-    }
+/// The typed errors of the layers below, kept whole (their `Display` is the line's text).
+macro_rules! kept {
+    ($($variant:ident($error:ty)),* $(,)?) => {$(
+        impl From<$error> for StartupError {
+            #[cold]
+            fn from(e: $error) -> Self {
+                StartupError::$variant(e)
+            }
+        }
+    )*};
 }
 
-impl From<ChoiceError> for StartupError {
-    #[cold]
-    fn from(e: ChoiceError) -> Self {
-        StartupError::Choice(e)
-    }
-}
-
-impl From<SettingsError> for StartupError {
-    #[cold]
-    fn from(e: SettingsError) -> Self {
-        StartupError::Settings(e)
-    }
-}
-
-impl From<StoreError> for StartupError {
-    #[cold]
-    fn from(e: StoreError) -> Self {
-        StartupError::Store(e)
-    }
-}
+kept!(
+    Provider(ProviderError),
+    Choice(ChoiceError),
+    Settings(SettingsError),
+    Store(StoreError),
+);
 
 #[cfg(test)]
 mod tests {
