@@ -356,4 +356,16 @@ mod tests {
             assert_eq!(e.to_string(), text);
         }
     }
+
+    /// The typed parts never make a record item (`Result<OutputRecord, HostError>`) larger:
+    /// every record of the stream pays for the item's size, not only error lines.
+    #[test]
+    fn the_error_is_smaller_than_a_record() {
+        use std::mem::size_of;
+        assert!(size_of::<HostError>() <= size_of::<crate::wire::OutputRecord<'static>>());
+        assert_eq!(
+            size_of::<crate::host::client::RecordItem>(),
+            size_of::<crate::wire::OutputRecord<'static>>()
+        );
+    }
 }
