@@ -18,8 +18,10 @@
 //! 3. **captured transcript**: the bytes from 2, decoded in memory `AGENTX_BENCH_REPEAT`
 //!    (default 4) times by each host: `Client::attach` and `AsyncClient::attach` over the bytes
 //!    (read thread/task, channel, `recv`), the codec loop the clients run (`frame::Reader` +
-//!    `OutputRecord::decode_line` + `into_owned`, no channel), and `BufRead::lines` +
-//!    `serde_json::Value`. Records per CPU-second of this process (all threads).
+//!    `OutputRecord::decode_line` + `into_owned`, no channel), the other users of the one read
+//!    side (`driver::Pump`, `driver::LineCodec` under `FramedRead`) decoding the same way, and
+//!    `BufRead::lines` + `serde_json::Value`. Records per CPU-second of this process (all
+//!    threads).
 //!
 //! 4. **replayed transcript**: the bytes from 2 written into a pipe by `cat` (a producer
 //!    nearly free per record, unlike agentx), read by both clients and the serde_json host:
@@ -39,10 +41,13 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use agentx_wire::driver::{LineCodec, Pump};
 use agentx_wire::frame::Reader;
 use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions, Client, ClientOptions};
 use agentx_wire::json::Parser;
 use agentx_wire::wire::OutputRecord;
+use futures_util::StreamExt;
+use tokio_util::codec::FramedRead;
 
 /// The agent binary: this build's `agentx`, or `AGENTX_BENCH_AGENTX` (to compare two builds
 /// of agentx under the same hosts).
@@ -495,7 +500,7 @@ fn print_live(runs: &[Run]) {
     }
 }
 
-/// `AGENTX_BENCH_HOSTS=raw,blocking,tokio,codec,handoff,serde` picks the contenders of the live and
+/// `AGENTX_BENCH_HOSTS=raw,blocking,tokio,codec,pump,linecodec,handoff,serde` picks the contenders of the live and
 /// captured runs (for profiling one), and `blocking,tokio,block_on,serde` those of the echo
 /// runs; unset, all of them.
 fn pick_host(name: &str) -> bool {
@@ -579,6 +584,44 @@ fn captured(rt: &tokio::runtime::Runtime, bytes: &[u8]) {
     });
     rows.push((
         "codec loop alone: frame::Reader + decode_line + into_owned",
+        n,
+        cpu,
+    ));
+
+    // The other users of the one read side (`driver::Deframer`) on the same bytes:
+    // `driver::Pump` (the loop of `check`, `canon` and agentx's stdin) and `driver::LineCodec`
+    // under `FramedRead`, each decoding as the clients do.
+    let (n, cpu) = cpu_of(if pick("pump") { repeat } else { 0 }, || {
+        let mut parser = Parser::new();
+        let mut n = 0;
+        let read: Result<(), std::io::Error> =
+            Pump::new(Cursor::new(shared.clone())).each_line(|line| {
+                let r = OutputRecord::decode_line(line.unwrap().as_bytes(), &mut parser).unwrap();
+                std::hint::black_box(r.into_owned());
+                n += 1;
+                Ok(())
+            });
+        read.unwrap();
+        n
+    });
+    rows.push(("driver::Pump + decode_line + into_owned", n, cpu));
+
+    let (n, cpu) = cpu_of(if pick("linecodec") { repeat } else { 0 }, || {
+        rt.block_on(async {
+            let mut lines = FramedRead::new(&shared[..], LineCodec::new());
+            let mut parser = Parser::new();
+            let mut n = 0;
+            while let Some(line) = lines.next().await {
+                let line = line.unwrap().unwrap();
+                let r = OutputRecord::decode_line(&line.bytes, &mut parser).unwrap();
+                std::hint::black_box(r.into_owned());
+                n += 1;
+            }
+            n
+        })
+    });
+    rows.push((
+        "driver::LineCodec (FramedRead) + decode_line + into_owned",
         n,
         cpu,
     ));

@@ -17,7 +17,8 @@
 use std::ffi::{c_char, c_void};
 use std::time::Instant;
 
-use agentx_wire::driver::agentx::run::{FrameSink, StdoutSink};
+use agentx_wire::driver::agentx::run::StdoutSink;
+use agentx_wire::driver::RecordWriter;
 use agentx_wire::model::{ModelEvent, StopReason, TurnId, Usage};
 use agentx_wire::session::{Action, Session, SessionConfig};
 
@@ -40,7 +41,7 @@ fn drain(s: &mut Session, sink: &mut StdoutSink) -> u64 {
     let mut bytes = 0;
     while let Some(f) = s.poll_transmit() {
         bytes += f.len() as u64;
-        sink.frame(&f).expect("stdout");
+        sink.write_record(&f).expect("stdout");
     }
     sink.flush().expect("stdout");
     bytes

@@ -43,7 +43,7 @@ fn run() -> i32 {
         Ok(AgentxArgs::SdkSession(args)) => agentx_wire::driver::agentx::run_sdk_session(&args),
         Ok(AgentxArgs::OneShot(args)) => agentx_wire::driver::agentx::oneshot::run_one_shot(&args),
         Err(e) => {
-            eprintln!("agentx: {e}\n{}", agentx_args::USAGE);
+            eprintln!("agentx: {e}\n{}", e.usage());
             2
         }
     }

@@ -17,7 +17,6 @@
 //! in a diagnostic (a misplaced prompt or key may hold anything): a [`UsageError`] names only
 //! the option from its own table and the argument's position.
 
-use std::fmt;
 use std::path::PathBuf;
 
 use super::sdk_args::{self, Disposition, PermissionPrompts, SdkArgs};
@@ -142,52 +141,20 @@ pub struct OneShotArgs {
     pub output_format: OneShotFormat,
 }
 
-/// A usage error (status 2). Its text names an option of the grammar and an argument position
-/// (1-based, after the program name), never an argument's value.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UsageError {
-    what: String,
-    position: Option<usize>,
+pub use super::usage::UsageError;
+
+/// A usage error at the argument `position`; its text names an option of the grammar, never
+/// an argument's value.
+#[cold]
+fn usage_at(what: impl Into<String>, position: usize) -> UsageError {
+    UsageError::at(what, position, USAGE)
 }
 
-impl UsageError {
-    #[cold]
-    fn at(what: impl Into<String>, position: usize) -> UsageError {
-        UsageError {
-            what: what.into(),
-            position: Some(position),
-        }
-    }
-
-    #[cold]
-    fn general(what: impl Into<String>) -> UsageError {
-        UsageError {
-            what: what.into(),
-            position: None,
-        }
-    }
-
-    /// What was wrong, without the position.
-    pub fn what(&self) -> &str {
-        &self.what
-    }
-
-    /// The 1-based position of the offending argument, when one is to blame.
-    pub fn position(&self) -> Option<usize> {
-        self.position
-    }
+/// A usage error of the command line as a whole.
+#[cold]
+fn usage_error(what: impl Into<String>) -> UsageError {
+    UsageError::new(what, USAGE)
 }
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.position {
-            Some(p) => write!(f, "{} (argument {p})", self.what),
-            None => f.write_str(&self.what),
-        }
-    }
-}
-
-impl std::error::Error for UsageError {}
 
 /// The options of the grammar. The discriminant indexes [`Scanned::seen`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -410,10 +377,7 @@ fn scan(args: &[String]) -> Result<Scanned, UsageError> {
         let position = i + 1;
         if arg == "--" {
             if i + 1 != args.len() {
-                return Err(UsageError::at(
-                    "nothing may follow the final --",
-                    position + 1,
-                ));
+                return Err(usage_at("nothing may follow the final --", position + 1));
             }
             out.terminator = Some(position);
             break;
@@ -430,10 +394,7 @@ fn scan(args: &[String]) -> Result<Scanned, UsageError> {
             let (name, takes_value, _) = sdk_args::OTHER[index];
             take_value(args, &mut i, name, takes_value, inline, position)?;
             if out.other.iter().any(|&(j, _)| j == index) {
-                return Err(UsageError::at(
-                    format!("{name} given more than once"),
-                    position,
-                ));
+                return Err(usage_at(format!("{name} given more than once"), position));
             }
             out.other.push((index, position));
             i += 1;
@@ -441,9 +402,9 @@ fn scan(args: &[String]) -> Result<Scanned, UsageError> {
         }
         let Some(&(name, opt, takes_value)) = OPTIONS.iter().find(|(s, _, _)| *s == key) else {
             return Err(if arg.starts_with('-') {
-                UsageError::at("unknown option", position)
+                usage_at("unknown option", position)
             } else {
-                UsageError::at("unexpected operand", position)
+                usage_at("unexpected operand", position)
             });
         };
         let (value, value_position) =
@@ -465,10 +426,7 @@ fn scan(args: &[String]) -> Result<Scanned, UsageError> {
                 value_position,
             });
         } else if slot.is_some() {
-            return Err(UsageError::at(
-                format!("{name} given more than once"),
-                position,
-            ));
+            return Err(usage_at(format!("{name} given more than once"), position));
         } else {
             *slot = Some(Given {
                 position,
@@ -494,13 +452,13 @@ fn take_value(
 ) -> Result<(Option<String>, usize), UsageError> {
     match (takes_value, inline) {
         (false, None) => Ok((None, position)),
-        (false, Some(_)) => Err(UsageError::at(format!("{name} takes no value"), position)),
+        (false, Some(_)) => Err(usage_at(format!("{name} takes no value"), position)),
         (true, Some(v)) => Ok((Some(v.to_owned()), position)),
         (true, None) => {
             *i += 1;
             match args.get(*i) {
                 Some(v) => Ok((Some(v.clone()), position + 1)),
-                None => Err(UsageError::at(format!("{name} needs a value"), position)),
+                None => Err(usage_at(format!("{name} needs a value"), position)),
             }
         }
     }
@@ -512,7 +470,7 @@ pub fn parse(args: &[String]) -> Result<AgentxArgs, UsageError> {
     for alone in [Opt::Version, Opt::Help] {
         if let Some(g) = s.get(alone) {
             if args.len() != 1 {
-                return Err(UsageError::at(
+                return Err(usage_at(
                     format!("{} takes no other arguments", spelling(alone)),
                     g.position,
                 ));
@@ -528,7 +486,7 @@ pub fn parse(args: &[String]) -> Result<AgentxArgs, UsageError> {
         return list_providers(&s);
     }
     if let Some(p) = s.terminator {
-        return Err(UsageError::at("-- is only valid with --list-providers", p));
+        return Err(usage_at("-- is only valid with --list-providers", p));
     }
     if s.has(Opt::Prompt) {
         return one_shot(s);
@@ -537,22 +495,22 @@ pub fn parse(args: &[String]) -> Result<AgentxArgs, UsageError> {
         return session(s);
     }
     if let Some(g) = s.get(Opt::Attach) {
-        return Err(UsageError::at("--attach needs -p PROMPT", g.position));
+        return Err(usage_at("--attach needs -p PROMPT", g.position));
     }
-    Err(UsageError::general(
+    Err(usage_error(
         "no mode given: use --list-providers, --input-format stream-json --output-format \
          stream-json, -p PROMPT, --version or --help",
     ))
 }
 
 fn not_valid(opt: Opt, position: usize, mode: &str) -> UsageError {
-    UsageError::at(format!("{} is not valid {mode}", spelling(opt)), position)
+    usage_at(format!("{} is not valid {mode}", spelling(opt)), position)
 }
 
 /// An SDK option of [`sdk_args::OTHER`] outside the SDK profile.
 fn reject_other(s: &Scanned, mode: &str) -> Result<(), UsageError> {
     match s.other.first() {
-        Some(&(i, p)) => Err(UsageError::at(
+        Some(&(i, p)) => Err(usage_at(
             format!("{} is not valid {mode}", sdk_args::OTHER[i].0),
             p,
         )),
@@ -564,7 +522,7 @@ fn list_providers(s: &Scanned) -> Result<AgentxArgs, UsageError> {
     // `--list-providers` keeps its two-token grammar: `--output-format=json` is no option of
     // it (its tests pin this).
     if let Some(p) = s.first_inline {
-        return Err(UsageError::at("unknown option", p));
+        return Err(usage_at("unknown option", p));
     }
     if let Some((opt, p)) = s.first_outside(&[Opt::ListProviders, Opt::OutputFormat]) {
         return Err(not_valid(opt, p, "with --list-providers"));
@@ -575,7 +533,7 @@ fn list_providers(s: &Scanned) -> Result<AgentxArgs, UsageError> {
         Some(("text", _)) => Format::Text,
         Some(("json", _)) => Format::Json,
         Some((_, p)) => {
-            return Err(UsageError::at(
+            return Err(usage_at(
                 "--output-format takes text or json with --list-providers",
                 p,
             ))
@@ -588,7 +546,7 @@ fn common(s: &Scanned) -> Result<CommonArgs, UsageError> {
     let permission_mode = match s.value(Opt::PermissionMode) {
         None => None,
         Some((v, p)) => Some(PermissionMode::from_name(v).ok_or_else(|| {
-            UsageError::at(
+            usage_at(
                 "--permission-mode takes default, acceptEdits, plan or bypassPermissions",
                 p,
             )
@@ -627,7 +585,7 @@ fn one_shot(s: Scanned) -> Result<AgentxArgs, UsageError> {
         Some(("json", _)) => OneShotFormat::Json,
         Some(("stream-json", _)) => OneShotFormat::StreamJson,
         Some((_, p)) => {
-            return Err(UsageError::at(
+            return Err(usage_at(
                 "--output-format takes text, json or stream-json with -p",
                 p,
             ))
@@ -657,7 +615,7 @@ fn session(s: Scanned) -> Result<AgentxArgs, UsageError> {
     if !verbose {
         // The standalone profile stays exactly as strict (PROFILE §15).
         if let Some((name, p)) = s.first_sdk_option() {
-            return Err(UsageError::at(
+            return Err(usage_at(
                 format!("{name} is only valid with --verbose (the Claude Agent SDK profile)"),
                 p,
             ));
@@ -667,13 +625,13 @@ fn session(s: Scanned) -> Result<AgentxArgs, UsageError> {
         match s.value(opt) {
             Some(("stream-json", _)) => {}
             Some((_, p)) => {
-                return Err(UsageError::at(
+                return Err(usage_at(
                     format!("{} takes stream-json without -p", spelling(opt)),
                     p,
                 ))
             }
             None => {
-                return Err(UsageError::general(format!(
+                return Err(usage_error(format!(
                     "stream-json mode needs {} stream-json",
                     spelling(opt)
                 )))
@@ -699,20 +657,20 @@ fn sdk(s: Scanned) -> Result<SdkArgs, UsageError> {
     for &(i, p) in &s.other {
         match sdk_args::OTHER[i] {
             (name, _, Disposition::Refused(why)) => {
-                return Err(UsageError::at(format!("{name} is not supported: {why}"), p))
+                return Err(usage_at(format!("{name} is not supported: {why}"), p))
             }
             (name, _, Disposition::Ignored) => ignored.push(name),
         }
     }
     if let (Some(_), Some(g)) = (s.get(Opt::SystemPrompt), s.get(Opt::SystemPromptFile)) {
-        return Err(UsageError::at(
+        return Err(usage_at(
             "--system-prompt-file and --system-prompt exclude each other",
             g.position,
         ));
     }
     let owned = |opt| s.value(opt).map(|(v, _)| v.to_owned());
     let parsed = |opt, what: &str, f: &dyn Fn(&str) -> bool| match s.value(opt) {
-        Some((v, p)) if !f(v) => Err(UsageError::at(format!("{} takes {what}", spelling(opt)), p)),
+        Some((v, p)) if !f(v) => Err(usage_at(format!("{} takes {what}", spelling(opt)), p)),
         other => Ok(other.map(|(v, _)| v.to_owned())),
     };
     let permission_prompt_tool = parsed(
@@ -726,7 +684,7 @@ fn sdk(s: Scanned) -> Result<SdkArgs, UsageError> {
         Some(("host", _)) => Some(PermissionPrompts::Host),
         Some(("none", _)) => Some(PermissionPrompts::None),
         Some((_, p)) => {
-            return Err(UsageError::at("--permission-prompts takes host or none", p));
+            return Err(usage_at("--permission-prompts takes host or none", p));
         }
     };
     let nonempty = |v: &str| !v.is_empty();
@@ -736,15 +694,16 @@ fn sdk(s: Scanned) -> Result<SdkArgs, UsageError> {
         None => None,
         Some((v, p)) => Some(
             sdk_args::max_turns(v)
-                .ok_or_else(|| UsageError::at("--max-turns takes a positive integer", p))?,
+                .ok_or_else(|| usage_at("--max-turns takes a positive integer", p))?,
         ),
     };
-    let max_budget_usd = match s.value(Opt::MaxBudgetUsd) {
-        None => None,
-        Some((v, p)) => Some(crate::session::Budget::parse(v).ok_or_else(|| {
-            UsageError::at("--max-budget-usd takes a decimal number of US dollars", p)
-        })?),
-    };
+    let max_budget_usd =
+        match s.value(Opt::MaxBudgetUsd) {
+            None => None,
+            Some((v, p)) => Some(crate::session::Budget::parse(v).ok_or_else(|| {
+                usage_at("--max-budget-usd takes a decimal number of US dollars", p)
+            })?),
+        };
     let session_id = parsed(
         Opt::SessionId,
         "a canonical UUID",
@@ -753,7 +712,7 @@ fn sdk(s: Scanned) -> Result<SdkArgs, UsageError> {
     let setting_sources = match s.value(Opt::SettingSources) {
         None => None,
         Some((v, p)) => Some(sdk_args::setting_sources(v).ok_or_else(|| {
-            UsageError::at(
+            usage_at(
                 "--setting-sources takes a comma-separated list of user, project and local",
                 p,
             )
@@ -763,13 +722,13 @@ fn sdk(s: Scanned) -> Result<SdkArgs, UsageError> {
         None => Ok(None),
         Some((v, p)) => crate::session::tool_rules::parse_rules(v)
             .map(Some)
-            .map_err(|e| UsageError::at(format!("{}: {e}", spelling(opt)), p)),
+            .map_err(|e| usage_at(format!("{}: {e}", spelling(opt)), p)),
     };
     let tools = match s.value(Opt::Tools) {
         None => None,
-        Some((v, p)) => Some(
-            sdk_args::tool_selection(v).map_err(|e| UsageError::at(format!("--tools: {e}"), p))?,
-        ),
+        Some((v, p)) => {
+            Some(sdk_args::tool_selection(v).map_err(|e| usage_at(format!("--tools: {e}"), p))?)
+        }
     };
     // PROFILE §16: the schema is checked and compiled here, so a bad one is a usage error that
     // names the option (never its value).
@@ -780,7 +739,7 @@ fn sdk(s: Scanned) -> Result<SdkArgs, UsageError> {
                 SchemaError::NotJson(_) => "it is not JSON",
                 SchemaError::Invalid(_) => "it is not a valid schema",
             };
-            UsageError::at(
+            usage_at(
                 format!("--json-schema takes a JSON Schema (drafts 7 and 2020-12): {why}"),
                 p,
             )
@@ -790,7 +749,7 @@ fn sdk(s: Scanned) -> Result<SdkArgs, UsageError> {
     let mcp_servers = match s.value(Opt::McpConfig) {
         None => Vec::new(),
         Some((v, p)) => crate::session::mcp::sdk_servers_of_config(v)
-            .map_err(|e| UsageError::at(format!("--mcp-config: {e}"), p))?,
+            .map_err(|e| usage_at(format!("--mcp-config: {e}"), p))?,
     };
     Ok(SdkArgs {
         mcp_servers,

@@ -11,10 +11,12 @@ pub mod canon;
 pub mod check;
 pub mod records;
 pub mod sdk_args;
+mod usage;
 pub mod wire_args;
 
 use wire_args::WireArgs;
 
+pub use usage::UsageError;
 pub use wire_args::USAGE;
 
 /// Runs the tool with `args` (without the program name); returns the exit status.
@@ -28,7 +30,7 @@ pub fn run(args: &[String]) -> i32 {
             0
         }
         Err(e) => {
-            eprintln!("agentx-wire: {}\n{}", e.message, e.usage);
+            eprintln!("agentx-wire: {e}\n{}", e.usage());
             2
         }
     }

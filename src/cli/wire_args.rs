@@ -87,35 +87,18 @@ pub const CANON_USAGE: &str =
 pub const ATTACH_USAGE: &str =
     "usage: agentx-wire attach [--home DIR] [--mime TYPE] [--name NAME] FILE";
 
-/// A usage error: `message` goes after `agentx-wire: ` on stderr, then `usage` (the
-/// subcommand's, or the whole tool's); the caller exits with status 2.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsageError {
-    /// The text after `agentx-wire: `.
-    pub message: String,
-    /// The usage text printed after it.
-    pub usage: &'static str,
-}
+pub use super::usage::UsageError;
 
-impl UsageError {
-    #[cold]
-    fn new(msg: impl Into<String>) -> UsageError {
-        UsageError {
-            message: msg.into(),
-            usage: USAGE,
-        }
-    }
-
-    fn with_usage(mut self, usage: &'static str) -> UsageError {
-        self.usage = usage;
-        self
-    }
+/// A usage error followed by the whole tool's usage (a subcommand narrows it).
+#[cold]
+fn usage_error(what: impl Into<String>) -> UsageError {
+    UsageError::new(what, USAGE)
 }
 
 /// Parses the arguments after the program name.
 pub fn parse(args: &[String]) -> Result<WireArgs, UsageError> {
     let Some((command, rest)) = args.split_first() else {
-        return Err(UsageError::new("missing command"));
+        return Err(usage_error("missing command"));
     };
     match command.as_str() {
         "check" => check(rest)
@@ -128,8 +111,8 @@ pub fn parse(args: &[String]) -> Result<WireArgs, UsageError> {
             .map(WireArgs::Attach)
             .map_err(|e| e.with_usage(ATTACH_USAGE)),
         "--help" | "-h" | "help" if rest.is_empty() => Ok(WireArgs::Help),
-        "--help" | "-h" | "help" => Err(UsageError::new("--help takes no other arguments")),
-        _ => Err(UsageError::new("unknown command")),
+        "--help" | "-h" | "help" => Err(usage_error("--help takes no other arguments")),
+        _ => Err(usage_error("unknown command")),
     }
 }
 
@@ -141,7 +124,7 @@ fn check(args: &[String]) -> Result<CheckArgs, UsageError> {
     let level = match a.value("--level") {
         None | Some("records") => Level::Records,
         Some("json") => Level::Json,
-        Some(_) => return Err(UsageError::new("--level takes json or records")),
+        Some(_) => return Err(usage_error("--level takes json or records")),
     };
     Ok(CheckArgs {
         level,
@@ -167,8 +150,8 @@ fn attach(args: &[String]) -> Result<AttachArgs, UsageError> {
     )?;
     let file = match a.operands.as_slice() {
         [one] => PathBuf::from(one),
-        [] => return Err(UsageError::new("FILE is required")),
-        _ => return Err(UsageError::new("exactly one FILE is expected")),
+        [] => return Err(usage_error("FILE is required")),
+        _ => return Err(usage_error("exactly one FILE is expected")),
     };
     Ok(AttachArgs {
         home: a.value("--home").map(PathBuf::from),
@@ -205,23 +188,21 @@ impl Scanned {
                 None => (arg.as_str(), None),
             };
             let Some(&(name, takes_value)) = table.iter().find(|(n, _)| *n == given) else {
-                return Err(UsageError::new(format!("unknown option {}", clip(given))));
+                return Err(usage_error(format!("unknown option {}", clip(given))));
             };
             if out.options.iter().any(|(n, _)| *n == name) {
-                return Err(UsageError::new(format!(
-                    "option {name} given more than once"
-                )));
+                return Err(usage_error(format!("option {name} given more than once")));
             }
             let value = match (takes_value, inline) {
                 (true, Some(v)) => Some(v),
                 (true, None) => Some(
                     it.next()
                         .cloned()
-                        .ok_or_else(|| UsageError::new(format!("option {name} needs a value")))?,
+                        .ok_or_else(|| usage_error(format!("option {name} needs a value")))?,
                 ),
                 (false, None) => None,
                 (false, Some(_)) => {
-                    return Err(UsageError::new(format!("option {name} takes no value")))
+                    return Err(usage_error(format!("option {name} takes no value")))
                 }
             };
             out.options.push((name, value));
@@ -244,7 +225,7 @@ impl Scanned {
         match self.value("--direction") {
             None | Some("output") => Ok(Direction::Output),
             Some("input") => Ok(Direction::Input),
-            Some(_) => Err(UsageError::new("--direction takes input or output")),
+            Some(_) => Err(usage_error("--direction takes input or output")),
         }
     }
 
@@ -254,7 +235,7 @@ impl Scanned {
             [] => Ok(None),
             [one] if one == "-" => Ok(None),
             [one] => Ok(Some(PathBuf::from(one))),
-            _ => Err(UsageError::new("expected at most one input file")),
+            _ => Err(usage_error("expected at most one input file")),
         }
     }
 }
@@ -275,13 +256,13 @@ mod tests {
     fn err(a: &[&str]) -> String {
         match parse(&v(a)) {
             Ok(p) => panic!("{a:?} parsed as {p:?}"),
-            Err(e) => e.message,
+            Err(e) => e.what().to_string(),
         }
     }
 
     #[test]
     fn usage_is_the_subcommand_s() {
-        let usage = |a: &[&str]| parse(&v(a)).unwrap_err().usage;
+        let usage = |a: &[&str]| parse(&v(a)).unwrap_err().usage();
         assert_eq!(usage(&["check", "-x"]), CHECK_USAGE);
         assert_eq!(usage(&["canon", "-x"]), CANON_USAGE);
         assert_eq!(usage(&["attach"]), ATTACH_USAGE);

@@ -1,9 +1,10 @@
 //! [`LineCodec`]: the protocol's framing as a `tokio_util::codec` decoder and encoder, so a
 //! host can use `FramedRead` / `FramedWrite` over a child's pipes (feature `tokio`).
 //!
-//! Owns: adapting [`frame::Reader`](crate::frame::Reader) (lines, the line limit, blank lines,
-//! the unterminated tail at EOF: WIRE-EOF-001) and [`FrameEncoder`] (one validated frame per
-//! record: WIRE-013) to the codec traits.
+//! Owns: adapting the crate's one read side, [`Deframer`] (the framer: lines, the line limit,
+//! blank lines, the unterminated tail at EOF: WIRE-EOF-001; `FramedRead` keeps the read buffer
+//! and each read's bytes are pushed without a copy), and [`FrameEncoder`] (one validated frame
+//! per record: WIRE-013) to the codec traits.
 //! Must never: hold protocol rules of its own, parse JSON, or append bytes of a refused record.
 //!
 //! Decoding yields one item per line: `Ok(`[`RecordLine`]`)`, or `Err(`[`FrameError`]`)` for a
@@ -47,12 +48,13 @@ use crate::encode::{EncoderFailure, FrameEncoder};
 use crate::frame::{FrameError, Reader};
 use crate::wire::Encode;
 
+use super::deframer::{Deframer, DEFAULT_CHUNK};
 use super::pump::RecordLine;
 
 /// The line codec. See the module docs.
 #[derive(Debug, Default)]
 pub struct LineCodec {
-    reader: Reader,
+    deframer: Deframer,
     encoder: FrameEncoder,
 }
 
@@ -65,7 +67,10 @@ impl LineCodec {
 
     /// A codec over a configured reader (its line limit) and encoder (credentials, validator).
     pub fn with_parts(reader: Reader, encoder: FrameEncoder) -> Self {
-        LineCodec { reader, encoder }
+        LineCodec {
+            deframer: Deframer::new(reader, DEFAULT_CHUNK),
+            encoder,
+        }
     }
 
     /// The encoder (to read its latched failure).
@@ -74,7 +79,7 @@ impl LineCodec {
     }
 
     fn next_item(&mut self) -> Option<Result<RecordLine, FrameError>> {
-        self.reader
+        self.deframer
             .next_line()
             .map(|item| item.map(RecordLine::from))
     }
@@ -87,7 +92,7 @@ impl Decoder for LineCodec {
     fn decode(&mut self, src: &mut BytesMut) -> io::Result<Option<Self::Item>> {
         if !src.is_empty() {
             // Zero-copy hand-over: lines inside this chunk share its allocation.
-            self.reader.push(src.split().freeze());
+            self.deframer.push(src.split().freeze());
         }
         Ok(self.next_item())
     }
@@ -97,7 +102,7 @@ impl Decoder for LineCodec {
             return Ok(Some(item));
         }
         // WIRE-EOF-001: the unterminated tail is a line like any other.
-        self.reader.finish();
+        self.deframer.finish();
         Ok(self.next_item())
     }
 }

@@ -17,7 +17,9 @@
 //!   frame, then every frame other producers queue meanwhile, until the outbox is empty, and
 //!   returns [`Pushed::Written`]. A push that finds a drain running queues its validated frame
 //!   and returns [`Pushed::Queued`]: the running drain writes it (the drainer re-checks the
-//!   outbox under the lock before it stops).
+//!   outbox under the lock before it stops). When it finds the outbox empty the drainer calls
+//!   [`RecordWriter::flush`] (outside the lock) before that last look, so a writer that holds
+//!   frames back for one system call never keeps one past its drain.
 //! - **Re-entrancy.** From the writer callback on the draining thread, `push` queues behind the
 //!   running record ([`Pushed::Queued`]); configuration gets [`Error::AlreadyStarted`];
 //!   [`OutputFifo::state`] says [`State::Writing`]. From the validator or a record's own
@@ -47,7 +49,7 @@ use crate::encode::{
 };
 use crate::wire::Encode;
 
-use super::writer::{write_frame, RecordWriter};
+use super::writer::{flush_writer, write_frame, RecordWriter};
 
 /// Where a FIFO is in its life.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -293,7 +295,8 @@ impl OutputFifo {
         self.drain(frame, writer)
     }
 
-    /// Writes `first`, then queued frames until the outbox is empty. The caller is the drainer.
+    /// Writes `first`, then queued frames until the outbox is empty, then flushes the writer
+    /// (and writes what was queued meanwhile, and flushes again). The caller is the drainer.
     fn drain(
         &self,
         first: Vec<u8>,
@@ -306,12 +309,15 @@ impl OutputFifo {
         };
         let mut s = self.lock();
         recycle(&mut s, first);
+        // `result` is a frame's write (counted), not the flush.
+        let mut wrote = true;
         loop {
             let failure = match result {
-                Ok(()) => {
+                Ok(()) if wrote => {
                     s.records += 1;
                     s.failure
                 }
+                Ok(()) => s.failure,
                 Err(f) => Some(fail(&mut s, f)),
             };
             if let Some(f) = failure {
@@ -320,10 +326,23 @@ impl OutputFifo {
                 return Err(PushError::Failed(f));
             }
             let Some(frame) = s.outbox.pop() else {
+                if wrote {
+                    // Nothing more to hand over for now: a writer that holds frames back
+                    // writes them out (outside the lock), then the outbox is looked at again.
+                    wrote = false;
+                    drop(s);
+                    result = match turn.writer.as_deref_mut() {
+                        Some(w) => flush_writer(w),
+                        None => Ok(()),
+                    };
+                    s = self.lock();
+                    continue;
+                }
                 turn.give_back(&mut s);
                 self.wake(&s);
                 return Ok(Pushed::Written);
             };
+            wrote = true;
             // Space freed: wake a producer waiting for it.
             self.wake(&s);
             drop(s);

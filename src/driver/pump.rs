@@ -1,12 +1,12 @@
-//! [`Pump`]: any `io::Read` into [`frame::Reader`](crate::frame::Reader), yielding record
-//! lines; the one read loop of `check`, `canon` and hosts.
+//! [`Pump`]: any `io::Read` into a [`Deframer`], yielding record lines: the blocking read loop
+//! of `check`, `canon` and agentx's stdin thread.
 //!
-//! Owns: the read buffers (two, used in turn; a buffer the reader released is reused as it is,
-//! neither reallocated nor zeroed again: only a fresh buffer is zeroed, once), retrying
-//! `Interrupted`, and calling `finish` at end of input so the unterminated tail is a record
-//! like any other (WIRE-EOF-001).
-//! Must never: parse JSON, drop a line or an error, or hold more than one chunk plus the
-//! reader's one line limit.
+//! Owns: the blocking reads (retrying `Interrupted`), ending the stream at end of input so the
+//! unterminated tail is a record like any other (WIRE-EOF-001), and the owned [`RecordLine`].
+//! The buffers and the framer are the [`Deframer`]'s (shared with the host's read sides and
+//! the tokio codec).
+//! Must never: parse JSON, drop a line or an error, or hold more than the deframer's buffers
+//! plus the reader's one line limit.
 //!
 //! ```
 //! use agentx_wire::driver::Pump;
@@ -20,12 +20,10 @@
 use std::fmt;
 use std::io::{self, Read};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 
+use super::deframer::{Deframer, DEFAULT_CHUNK};
 use crate::frame::{FrameError, Line, Reader};
-
-/// Default bytes asked of the input per read.
-pub const DEFAULT_CHUNK: usize = 1 << 20;
 
 /// One record line, owned: its physical line number and its bytes without the LF (a trailing
 /// CR is kept). The bytes share the read buffer when the line lay inside one chunk.
@@ -76,15 +74,10 @@ impl fmt::Display for PumpError {
 
 impl std::error::Error for PumpError {}
 
-/// Reads an `io::Read` chunk by chunk into a [`Reader`]. See the module docs.
+/// Reads an `io::Read` chunk by chunk into a [`Deframer`]. See the module docs.
 pub struct Pump<R> {
     input: R,
-    reader: Reader,
-    /// Each buffer whole (`chunk` initialized bytes); the reader gets a slice of it. Taken back
-    /// with `try_into_mut` once the reader and every line handed out have let go of it.
-    bufs: [Option<Bytes>; 2],
-    turn: usize,
-    chunk: usize,
+    deframer: Deframer,
     eof: bool,
 }
 
@@ -99,17 +92,14 @@ impl<R: Read> Pump<R> {
     pub fn with_reader(input: R, reader: Reader, chunk: usize) -> Self {
         Pump {
             input,
-            reader,
-            bufs: [None, None],
-            turn: 0,
-            chunk: chunk.max(1),
+            deframer: Deframer::new(reader, chunk),
             eof: false,
         }
     }
 
     /// The framer (for `lines_read`, `max_line`).
     pub fn reader(&self) -> &Reader {
-        &self.reader
+        self.deframer.reader()
     }
 
     /// Calls `on_line` with every line and framing error in input order, through the
@@ -120,7 +110,7 @@ impl<R: Read> Pump<R> {
         mut on_line: impl FnMut(Result<Line<'_>, FrameError>) -> Result<(), E>,
     ) -> Result<(), E> {
         loop {
-            while let Some(item) = self.reader.next_line() {
+            while let Some(item) = self.deframer.next_line() {
                 on_line(item)?;
             }
             if self.eof {
@@ -130,41 +120,24 @@ impl<R: Read> Pump<R> {
         }
     }
 
-    /// Reads one chunk into the reader; at end of input declares `finish` and returns
-    /// `Ok(false)`.
+    /// Reads one chunk into the deframer; at end of input declares it finished and returns
+    /// `Ok(false)`. A failed read keeps its buffer for the next one.
     pub fn fill(&mut self) -> io::Result<bool> {
         if self.eof {
             return Ok(false);
         }
-        let slot = &mut self.bufs[self.turn];
-        self.turn ^= 1;
-        // A released buffer comes back whole and initialized: no zeroing per read (it was 1 MiB
-        // of memset per MiB read). One still shared (a `RecordLine` kept by the caller) stays
-        // with its holders and a fresh one is made.
-        let mut buf = match slot.take().map(Bytes::try_into_mut) {
-            Some(Ok(buf)) if buf.len() == self.chunk => buf,
-            _ => BytesMut::zeroed(self.chunk),
-        };
         let n = loop {
-            match self.input.read(&mut buf) {
+            match self.input.read(self.deframer.buffer()) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    *slot = Some(buf.freeze());
-                    return Err(e);
-                }
+                Err(e) => return Err(e),
             }
         };
-        let whole = buf.freeze();
+        self.deframer.filled(n);
         if n == 0 {
-            *slot = Some(whole);
             self.eof = true;
-            self.reader.finish();
-            return Ok(false);
         }
-        self.reader.push(whole.slice(..n));
-        *slot = Some(whole);
-        Ok(true)
+        Ok(n > 0)
     }
 }
 
@@ -173,7 +146,7 @@ impl<R: Read> Iterator for Pump<R> {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            if let Some(item) = self.reader.next_line() {
+            if let Some(item) = self.deframer.next_line() {
                 return Some(item.map(RecordLine::from).map_err(PumpError::Frame));
             }
             if self.eof {
@@ -191,9 +164,8 @@ impl<R: Read> Iterator for Pump<R> {
 impl<R> fmt::Debug for Pump<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Pump")
-            .field("chunk", &self.chunk)
+            .field("deframer", &self.deframer)
             .field("eof", &self.eof)
-            .field("lines", &self.reader.lines_read())
             .finish()
     }
 }
@@ -253,7 +225,8 @@ mod tests {
 
     #[test]
     fn a_released_buffer_is_reused_and_kept_lines_are_never_overwritten() {
-        // One 7-byte record per 8-byte read: reads 1 and 3 share a buffer, as do 2 and 4.
+        // One 7-byte record per 8-byte read, each let go of before the next read: all four
+        // reads fill the same buffer.
         let data = b"{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n{\"d\":4}\n";
         let mut starts = Vec::new();
         let r: Result<(), io::Error> =
@@ -263,8 +236,7 @@ mod tests {
             });
         r.unwrap();
         assert_eq!(starts.len(), 4);
-        assert_eq!((starts[0], starts[1]), (starts[2], starts[3]));
-        assert_ne!(starts[0], starts[1]);
+        assert!(starts.iter().all(|&p| p == starts[0]), "{starts:?}");
 
         // Lines the caller keeps hold their buffer: the pump takes a fresh one instead.
         let kept: Vec<RecordLine> = Pump::with_reader(&data[..], Reader::new(), 8)

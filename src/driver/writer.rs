@@ -1,8 +1,10 @@
-//! The record writer: the output sink a blocking driver hands each whole frame to, and its
-//! containment (WIRE-015).
+//! The record writer: the one "where frames go" of every driver, and its containment
+//! (WIRE-015).
 //!
-//! Owns: the [`RecordWriter`] callback, the adapter from `std::io::Write`, and turning what a
-//! writer did (a count, an error, a panic) into a fixed [`EncoderFailure`].
+//! Owns: the [`RecordWriter`] trait (the blocking [`OutputFifo`](super::OutputFifo) writes
+//! through it, and so does the `agentx` loop: `driver::agentx::run::StdoutSink`, which
+//! collects one drain's frames for one `write`), the adapter from `std::io::Write`, and turning
+//! what a writer did (a count, an error, a panic) into a fixed [`EncoderFailure`].
 //! Must never: format, `Debug`, `Display` or walk the `source()` of a writer's error (it is
 //! classified by `io::ErrorKind` only, then dropped inside `catch_unwind`); hand a writer part
 //! of a frame.
@@ -14,9 +16,19 @@ use crate::encode::{classify_io, contained, discard_foreign, EncoderFailure, Out
 /// The output sink. One call per record with the complete validated frame; it returns how many
 /// bytes it accepted. Anything but `Ok(frame.len())` (an error, a short count, a panic) latches
 /// the output failure.
+///
+/// A writer may hold accepted frames back (to write several with one system call) until
+/// [`flush`](RecordWriter::flush): every driver flushes when it has nothing more to hand over
+/// for now (the FIFO when its drain finds the outbox empty, the `agentx` loop after each
+/// drain of the session), so a held frame never waits for a later one.
 pub trait RecordWriter: Send {
-    /// Writes one complete frame.
+    /// Writes one complete frame (or takes it to write at the next flush).
     fn write_record(&mut self, frame: &[u8]) -> io::Result<usize>;
+
+    /// Writes out every frame held back since the last flush. The default holds none.
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 impl<F> RecordWriter for F
@@ -51,12 +63,24 @@ pub(crate) fn write_frame(
     match contained(|| writer.write_record(frame)) {
         Ok(Ok(n)) if n == frame.len() => Ok(()),
         Ok(Ok(_)) => Err(EncoderFailure::output(OutputFault::ShortWrite)),
-        Ok(Err(e)) => {
-            // `kind()` reads the stored kind; it never calls into a wrapped error.
-            let fault = classify_io(e.kind());
-            discard_foreign(e);
-            Err(EncoderFailure::output(fault))
-        }
+        Ok(Err(e)) => Err(io_failure(e)),
         Err(()) => Err(EncoderFailure::output(OutputFault::Panicked)),
     }
+}
+
+/// [`RecordWriter::flush`], contained as [`write_frame`] is.
+pub(crate) fn flush_writer(writer: &mut dyn RecordWriter) -> Result<(), EncoderFailure> {
+    match contained(|| writer.flush()) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(io_failure(e)),
+        Err(()) => Err(EncoderFailure::output(OutputFault::Panicked)),
+    }
+}
+
+#[cold]
+fn io_failure(e: io::Error) -> EncoderFailure {
+    // `kind()` reads the stored kind; it never calls into a wrapped error.
+    let fault = classify_io(e.kind());
+    discard_foreign(e);
+    EncoderFailure::output(fault)
 }

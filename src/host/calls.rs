@@ -10,13 +10,14 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use super::error::HostError;
+use super::error::{HostError, ResponseFault};
 use crate::control::broker::{
     Broker, Dispatch, Emission, Emitter, Outcome, Payload, Refused, Resolved, Started,
 };
 use crate::wire::initialize::InitializeResponse;
 use crate::wire::{
-    ControlRequestBody, ControlResponse, InputRecord, Path, PeerInitializeResponse, RawJson,
+    ControlRequestBody, ControlResponse, Error as WireError, InputRecord, Path,
+    PeerInitializeResponse, RawJson,
 };
 
 /// What a call's caller receives.
@@ -151,7 +152,7 @@ fn reply(outcome: Outcome, subtype: &'static str) -> Reply {
         }),
         Outcome::Invalid(e) => Err(HostError::InvalidResponse {
             subtype,
-            reason: e.message.into(),
+            reason: ResponseFault::Schema(e),
         }),
         Outcome::Aborted => Err(HostError::Timeout { subtype }),
         Outcome::StreamClosed | Outcome::Shutdown => Err(HostError::StreamClosed),
@@ -163,12 +164,8 @@ fn reply(outcome: Outcome, subtype: &'static str) -> Reply {
 pub(crate) fn peer_initialize_response(
     payload: Option<RawJson<'static>>,
 ) -> Result<PeerInitializeResponse<'static>, HostError> {
-    let invalid = |reason: String| HostError::InvalidResponse {
-        subtype: "initialize",
-        reason,
-    };
-    let raw = payload.ok_or_else(|| invalid("no payload".into()))?;
-    PeerInitializeResponse::decode(&raw).map_err(|e| invalid(e.to_string()))
+    let raw = payload.ok_or_else(|| initialize_invalid(ResponseFault::NoPayload))?;
+    PeerInitializeResponse::decode(&raw).map_err(|e| initialize_invalid(ResponseFault::Decode(e)))
 }
 
 /// Decodes an `initialize` success payload and checks WIRE-024 (one selected descriptor,
@@ -176,13 +173,18 @@ pub(crate) fn peer_initialize_response(
 pub(crate) fn initialize_response(
     payload: Option<RawJson<'static>>,
 ) -> Result<InitializeResponse<'static>, HostError> {
-    let invalid = |reason: String| HostError::InvalidResponse {
+    let invalid = |e| initialize_invalid(ResponseFault::Decode(e));
+    let raw = payload.ok_or_else(|| initialize_invalid(ResponseFault::NoPayload))?;
+    let doc = raw.document().map_err(|e| invalid(WireError::json(e)))?;
+    Ok(InitializeResponse::decode_checked(doc.root(), &Path::ROOT)
+        .map_err(invalid)?
+        .into_owned())
+}
+
+#[cold]
+fn initialize_invalid(reason: ResponseFault) -> HostError {
+    HostError::InvalidResponse {
         subtype: "initialize",
         reason,
-    };
-    let raw = payload.ok_or_else(|| invalid("no payload".into()))?;
-    let doc = raw.document().map_err(|e| invalid(e.to_string()))?;
-    Ok(InitializeResponse::decode_checked(doc.root(), &Path::ROOT)
-        .map_err(|e| invalid(e.to_string()))?
-        .into_owned())
+    }
 }

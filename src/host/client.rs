@@ -13,10 +13,9 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use super::calls::{initialize_response, peer_initialize_response, Reply};
-use super::command::AgentCommand;
+use super::command::{capture_stderr, pipes, AgentCommand, DEFAULT_STDERR_CAP};
 use super::error::HostError;
 use super::inbound::{helper, Inbound};
-use super::limits::{spawn_with_descriptors, DESCRIPTORS_PER_AGENT};
 use super::pending;
 use super::permission::{decide, CanUseToolHandler};
 use super::stream::{answer, classify, text_record, AgentRequest, Output, Route};
@@ -51,7 +50,7 @@ impl Default for ClientOptions {
         ClientOptions {
             handler: None,
             max_line: DEFAULT_MAX_LINE,
-            stderr_cap: 1 << 20,
+            stderr_cap: DEFAULT_STDERR_CAP,
             profile: PeerProfile::Strict,
         }
     }
@@ -288,28 +287,10 @@ impl Client {
     /// # Ok::<(), agentx_wire::host::HostError>(())
     /// ```
     pub fn spawn(command: &AgentCommand, options: ClientOptions) -> Result<Client, HostError> {
-        let mut child =
-            spawn_with_descriptors(DESCRIPTORS_PER_AGENT, || command.to_command().spawn())?;
-        let stdin = child.stdin.take().ok_or(HostError::InputClosed)?;
-        let stdout = child.stdout.take().ok_or(HostError::StreamClosed)?;
-        let stderr = child.stderr.take();
+        let mut child = command.spawn_blocking()?;
+        let (stdin, stdout) = pipes(child.stdin.take(), child.stdout.take())?;
         let cap = options.stderr_cap;
-        let stderr = stderr.map(|mut e| {
-            thread::spawn(move || {
-                let mut kept = Vec::new();
-                let mut buf = [0u8; 8192];
-                loop {
-                    match e.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => {
-                            let room = cap.saturating_sub(kept.len());
-                            kept.extend_from_slice(&buf[..n.min(room)]);
-                        }
-                    }
-                }
-                kept
-            })
-        });
+        let stderr = child.stderr.take().map(|e| capture_stderr(e, cap));
         let mut client = Client::attach(stdout, stdin, options);
         client.child = Some(child);
         client.stderr = stderr;

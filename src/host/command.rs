@@ -1,8 +1,25 @@
-//! What to start: a program, its arguments, environment and working directory.
+//! What to start, and the start itself for both clients: a program, its arguments,
+//! environment and working directory ([`AgentCommand`]); the spawn under the descriptor limit
+//! (`host::limits`), the piped ends, and the agent's stderr read to its end on a reader of its
+//! own while its first `cap` bytes are kept for `ExitReport::stderr`.
+//!
+//! Must never: block a client on the agent's stderr (it is drained past the cap, so a chatty
+//! agent never stalls on a full pipe), or parse what the agent writes there.
 
 use std::ffi::{OsStr, OsString};
+use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::thread::{self, JoinHandle};
+
+use super::error::HostError;
+use super::limits::{spawn_with_descriptors, DESCRIPTORS_PER_AGENT};
+
+/// The stderr bytes a client keeps unless told otherwise (1 MiB).
+pub(crate) const DEFAULT_STDERR_CAP: usize = 1 << 20;
+
+/// One read of the agent's stderr.
+const STDERR_CHUNK: usize = 8192;
 
 /// How to start the agent. Any command that speaks the protocol on stdin/stdout works.
 #[derive(Clone, Debug)]
@@ -128,5 +145,111 @@ impl AgentCommand {
             c.current_dir(d);
         }
         c
+    }
+}
+
+impl AgentCommand {
+    /// Spawns the agent for the blocking client ([`DESCRIPTORS_PER_AGENT`]).
+    pub(crate) fn spawn_blocking(&self) -> Result<std::process::Child, HostError> {
+        spawn_with_descriptors(DESCRIPTORS_PER_AGENT, || self.to_command().spawn())
+    }
+
+    /// Spawns the agent for the async client, killed when its handle is dropped
+    /// ([`DESCRIPTORS_PER_ASYNC_AGENT`](super::DESCRIPTORS_PER_ASYNC_AGENT)).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn spawn_tokio(&self) -> Result<::tokio::process::Child, HostError> {
+        let mut cmd = ::tokio::process::Command::from(self.to_command());
+        cmd.kill_on_drop(true);
+        spawn_with_descriptors(super::DESCRIPTORS_PER_ASYNC_AGENT, || cmd.spawn())
+    }
+}
+
+/// The agent's stdin and stdout, taken from a child spawned with [`AgentCommand::to_command`]
+/// (which pipes both; a missing end is a closed input or output).
+pub(crate) fn pipes<I, O>(stdin: Option<I>, stdout: Option<O>) -> Result<(I, O), HostError> {
+    let stdin = stdin.ok_or(HostError::InputClosed)?;
+    let stdout = stdout.ok_or(HostError::StreamClosed)?;
+    Ok((stdin, stdout))
+}
+
+/// What a client keeps of the agent's stderr: the first `cap` bytes of everything read.
+struct KeptStderr {
+    kept: Vec<u8>,
+    cap: usize,
+}
+
+impl KeptStderr {
+    fn new(cap: usize) -> KeptStderr {
+        KeptStderr {
+            kept: Vec::new(),
+            cap,
+        }
+    }
+
+    /// Keeps what fits of one read; the rest is dropped (the pipe is still drained).
+    fn keep(&mut self, read: &[u8]) {
+        let room = self.cap.saturating_sub(self.kept.len());
+        self.kept.extend_from_slice(&read[..read.len().min(room)]);
+    }
+}
+
+/// Reads the agent's stderr to its end (or a read error) on a thread of its own; the handle
+/// yields the kept bytes.
+pub(crate) fn capture_stderr(
+    mut stderr: impl Read + Send + 'static,
+    cap: usize,
+) -> JoinHandle<Vec<u8>> {
+    thread::spawn(move || {
+        let mut kept = KeptStderr::new(cap);
+        let mut buf = [0u8; STDERR_CHUNK];
+        loop {
+            match stderr.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => kept.keep(&buf[..n]),
+            }
+        }
+        kept.kept
+    })
+}
+
+/// [`capture_stderr`] as a tokio task, for the async client.
+#[cfg(feature = "tokio")]
+pub(crate) fn capture_stderr_async(
+    mut stderr: impl ::tokio::io::AsyncRead + Unpin + Send + 'static,
+    cap: usize,
+) -> ::tokio::task::JoinHandle<Vec<u8>> {
+    use ::tokio::io::AsyncReadExt as _;
+    ::tokio::spawn(async move {
+        let mut kept = KeptStderr::new(cap);
+        let mut buf = [0u8; STDERR_CHUNK];
+        loop {
+            match stderr.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => kept.keep(&buf[..n]),
+            }
+        }
+        kept.kept
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeptStderr;
+
+    #[test]
+    fn stderr_is_kept_up_to_the_cap_at_its_edge() {
+        for (cap, reads, kept) in [
+            (0, &[3usize, 2][..], 0),
+            (5, &[3, 2], 5),
+            (5, &[3, 3], 5),
+            (5, &[6], 5),
+            (6, &[3, 2], 5),
+        ] {
+            let mut k = KeptStderr::new(cap);
+            for &n in reads {
+                k.keep(&vec![b'e'; n]);
+            }
+            assert_eq!(k.kept.len(), kept, "cap {cap} reads {reads:?}");
+        }
     }
 }

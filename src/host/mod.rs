@@ -52,7 +52,7 @@ mod upload;
 pub use crate::wire::PeerProfile;
 pub use client::{Client, ClientOptions, ExitReport};
 pub use command::AgentCommand;
-pub use error::{HostError, INPUT_FAILURE_TEXT};
+pub use error::{DecodeError, HostError, ResponseFault, UploadStatus, INPUT_FAILURE_TEXT};
 pub use limits::{
     descriptor_limit, raise_descriptor_limit, DescriptorLimit, DESCRIPTORS_PER_AGENT,
     DESCRIPTORS_PER_ASYNC_AGENT,

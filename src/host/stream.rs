@@ -1,8 +1,8 @@
 //! What both clients do with the agent's output bytes and its requests, written once.
 //!
-//! Owns: the read side of both clients without their I/O ([`Output`]): the buffer each read
-//! fills (lent to the framer without a copy and taken back once its lines are decoded),
-//! framing and decoding each output line once into an owned record (an undecodable line
+//! Owns: the read side of both clients without their I/O ([`Output`]), on the crate's one
+//! read side [`Deframer`] (the buffer each read fills, lent to the framer without a copy and
+//! filled again once its lines are decoded; the framing), decoding each output line once into an owned record (an undecodable line
 //! becomes an error item in its place, never a silent loss), routing what the client answers
 //! itself ([`Route`]: control responses, agent requests, cancellations, upload
 //! acknowledgements), handing the other records to the receiver a read's worth at a time, and
@@ -11,11 +11,10 @@
 //! unsupported-control error (PROFILE §5). Never reads, writes, spawns or blocks: each
 //! client's loop does the read and owns the channel.
 
-use bytes::{Bytes, BytesMut};
-
 use super::client::{ImportEvent, RecordItem};
 use super::error::HostError;
 use super::permission::{decision, PermissionAnswer, ToolPermissionRequest};
+use crate::driver::Deframer;
 use crate::frame::Reader;
 use crate::json::Parser;
 use crate::wire::grammar::NonEmpty;
@@ -51,12 +50,9 @@ pub(crate) trait Route {
 /// callback, an upload result) first hands over the records before it, so whoever is woken by
 /// it finds them already in the stream.
 pub(crate) struct Output {
-    reader: Reader,
+    /// The read buffers (`READ_SIZE` bytes) and the framer.
+    deframer: Deframer,
     parser: Parser,
-    /// What the next read fills (`READ_SIZE` initialized bytes).
-    buffer: BytesMut,
-    /// The buffer of the last read, lent to `reader`; taken back when the reader let it go.
-    lent: Option<Bytes>,
     /// Records for the stream since the last hand-over.
     batch: Vec<RecordItem>,
     /// How closely the output is held to this profile's tables.
@@ -66,10 +62,8 @@ pub(crate) struct Output {
 impl Output {
     pub(crate) fn new(max_line: usize, profile: PeerProfile) -> Self {
         Output {
-            reader: Reader::with_max_line(max_line),
+            deframer: Deframer::new(Reader::with_max_line(max_line), READ_SIZE),
             parser: Parser::new(),
-            buffer: BytesMut::new(),
-            lent: None,
             batch: Vec::new(),
             profile,
         }
@@ -78,13 +72,7 @@ impl Output {
     /// The buffer the next read fills: the previous read's, once the framer let it go (every
     /// line of it was decoded and a partial tail copied out), else a fresh one.
     pub(crate) fn buffer(&mut self) -> &mut [u8] {
-        if self.buffer.is_empty() {
-            self.buffer = match self.lent.take().map(Bytes::try_into_mut) {
-                Some(Ok(back)) if back.len() == READ_SIZE => back,
-                _ => BytesMut::zeroed(READ_SIZE),
-            };
-        }
-        &mut self.buffer
+        self.deframer.buffer()
     }
 
     /// The first `n` bytes of [`Output::buffer`] were read: every complete line is decoded
@@ -95,9 +83,11 @@ impl Output {
         route: &impl Route,
         hand_over: &mut impl FnMut(Vec<RecordItem>),
     ) {
-        let whole = std::mem::take(&mut self.buffer).freeze();
-        self.reader.push(whole.slice(..n.min(whole.len())));
-        self.lent = Some(whole);
+        if n == 0 {
+            // End of input is `finish`'s (it also ends the routes).
+            return;
+        }
+        self.deframer.filled(n);
         self.drain(route, hand_over);
         self.hand_over(hand_over);
     }
@@ -118,24 +108,24 @@ impl Output {
         route: &impl Route,
         hand_over: &mut impl FnMut(Vec<RecordItem>),
     ) {
-        self.reader.finish();
+        self.deframer.finish();
         self.drain(route, hand_over);
         self.hand_over(hand_over);
         route.end();
     }
 
     fn drain(&mut self, route: &impl Route, hand_over: &mut impl FnMut(Vec<RecordItem>)) {
-        while let Some(line) = self.reader.next_line() {
+        while let Some(line) = self.deframer.next_line() {
             let record = match line {
                 Err(e) => Err(HostError::Decode {
                     line: e.line(),
-                    reason: e.to_string(),
+                    error: e.into(),
                 }),
                 Ok(line) => {
                     OutputRecord::decode_line_as(line.as_bytes(), &mut self.parser, self.profile)
                         .map_err(|e| HostError::Decode {
                             line: line.number(),
-                            reason: e.to_string(),
+                            error: e.into(),
                         })
                 }
             };

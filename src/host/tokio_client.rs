@@ -16,9 +16,8 @@ use ::tokio::sync::{mpsc, oneshot};
 
 use super::calls::{initialize_response, peer_initialize_response, Reply};
 use super::client::{ExitReport, ImportEvent, RecordItem};
-use super::command::AgentCommand;
+use super::command::{capture_stderr_async, pipes, AgentCommand, DEFAULT_STDERR_CAP};
 use super::error::HostError;
-use super::limits::{spawn_with_descriptors, DESCRIPTORS_PER_ASYNC_AGENT};
 use super::outgoing::Outgoing;
 use super::pending;
 use super::permission::{
@@ -227,26 +226,10 @@ impl AsyncClient {
         command: &AgentCommand,
         options: AsyncClientOptions,
     ) -> Result<AsyncClient, HostError> {
-        let mut cmd = ::tokio::process::Command::from(command.to_command());
-        cmd.kill_on_drop(true);
-        let mut child = spawn_with_descriptors(DESCRIPTORS_PER_ASYNC_AGENT, || cmd.spawn())?;
-        let stdin = child.stdin.take().ok_or(HostError::InputClosed)?;
-        let stdout = child.stdout.take().ok_or(HostError::StreamClosed)?;
-        let cap = options.stderr_cap.unwrap_or(1 << 20);
-        let stderr = child.stderr.take().map(|mut e| {
-            ::tokio::spawn(async move {
-                let mut kept = Vec::new();
-                let mut buf = [0u8; 8192];
-                while let Ok(n) = e.read(&mut buf).await {
-                    if n == 0 {
-                        break;
-                    }
-                    let room = cap.saturating_sub(kept.len());
-                    kept.extend_from_slice(&buf[..n.min(room)]);
-                }
-                kept
-            })
-        });
+        let mut child = command.spawn_tokio()?;
+        let (stdin, stdout) = pipes(child.stdin.take(), child.stdout.take())?;
+        let cap = options.stderr_cap.unwrap_or(DEFAULT_STDERR_CAP);
+        let stderr = child.stderr.take().map(|e| capture_stderr_async(e, cap));
         let mut client = AsyncClient::attach(stdout, stdin, options);
         client.child = Some(child);
         client.stderr = stderr;

@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use sha2::{Digest as _, Sha256};
 
 use super::client::{Client, ImportEvent};
-use super::error::HostError;
+use super::error::{HostError, ResponseFault, UploadStatus};
 use crate::wire::grammar::{AttachmentId, Sha256Hex, UploadId, Uuid};
-use crate::wire::import::{ImportBegin, ImportChunk, ImportOperation, ImportStatus};
+use crate::wire::import::{ImportBegin, ImportChunk, ImportOperation, ImportStatus, ReasonCode};
 use crate::wire::init::AttachmentCapabilities;
 use crate::wire::{AttachmentRef, InputRecord};
 
@@ -42,10 +42,13 @@ fn hex(digest: &[u8]) -> String {
     s
 }
 
-fn invalid(what: &str) -> HostError {
+/// An upload the client cannot send as asked (an ID or digest outside its grammar):
+/// `rejected` with `schema_invalid`, as the agent would reject it.
+#[cold]
+fn invalid() -> HostError {
     HostError::Upload {
-        status: "rejected".into(),
-        reason: what.into(),
+        status: UploadStatus::Rejected,
+        reason: Some(ReasonCode::SchemaInvalid),
     }
 }
 
@@ -74,7 +77,7 @@ impl<'b> Plan<'b> {
     }
 
     fn id(&self) -> Result<UploadId<'static>, HostError> {
-        UploadId::new(self.upload_id.clone()).ok_or_else(|| invalid("schema_invalid"))
+        UploadId::new(self.upload_id.clone()).ok_or_else(invalid)
     }
 
     /// `begin` with the raw size and SHA-256 declared before any byte (WIRE-018).
@@ -85,16 +88,13 @@ impl<'b> Plan<'b> {
         prompt_uuid: &str,
     ) -> Result<InputRecord<'static>, HostError> {
         let begin = ImportBegin {
-            prompt_uuid: Uuid::new(prompt_uuid.to_owned())
-                .ok_or_else(|| invalid("schema_invalid"))?,
+            prompt_uuid: Uuid::new(prompt_uuid.to_owned()).ok_or_else(invalid)?,
             upload_id: self.id()?,
-            attachment_id: AttachmentId::new(self.attachment_id.clone())
-                .ok_or_else(|| invalid("schema_invalid"))?,
+            attachment_id: AttachmentId::new(self.attachment_id.clone()).ok_or_else(invalid)?,
             name: name.to_owned().into(),
             size_bytes: self.bytes.len() as u64,
             mime_type: mime_type.to_owned().into(),
-            sha256: Sha256Hex::new(hex(&Sha256::digest(self.bytes)))
-                .ok_or_else(|| invalid("digest"))?,
+            sha256: Sha256Hex::new(hex(&Sha256::digest(self.bytes))).ok_or_else(invalid)?,
         };
         Ok(InputRecord::AttachmentImport(ImportOperation::Begin(begin)))
     }
@@ -141,9 +141,12 @@ pub(crate) fn accepted(event: ImportEvent) -> Result<(), HostError> {
 /// The terminal acknowledgement: the committed manifest, or why the upload ended.
 pub(crate) fn committed(event: ImportEvent) -> Result<AttachmentRef, HostError> {
     match event {
-        Ok(r) if r.status == ImportStatus::Committed => r
-            .attachment
-            .ok_or_else(|| invalid("committed without a manifest")),
+        Ok(r) if r.status == ImportStatus::Committed => {
+            r.attachment.ok_or(HostError::InvalidResponse {
+                subtype: "attachment_import",
+                reason: ResponseFault::NoManifest,
+            })
+        }
         other => Err(ended(other)),
     }
 }
@@ -152,12 +155,12 @@ pub(crate) fn committed(event: ImportEvent) -> Result<AttachmentRef, HostError> 
 pub(crate) fn ended(event: ImportEvent) -> HostError {
     match event {
         Ok(r) => HostError::Upload {
-            status: r.status.as_str().to_owned(),
-            reason: r.reason.map_or("none", |c| c.as_str()).to_owned(),
+            status: UploadStatus::Ended(r.status),
+            reason: r.reason,
         },
         Err(rej) => HostError::Upload {
-            status: "rejected".into(),
-            reason: rej.reason.as_str().to_owned(),
+            status: UploadStatus::Rejected,
+            reason: Some(rej.reason),
         },
     }
 }

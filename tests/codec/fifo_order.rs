@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::thread;
 use std::time::Duration;
 
-use agentx_wire::driver::{OutputFifo, PushError, Pushed};
-use agentx_wire::encode::{CredentialSet, FailureKind};
+use agentx_wire::driver::{OutputFifo, PushError, Pushed, RecordWriter};
+use agentx_wire::encode::{CredentialSet, FailureKind, OutputFault};
 
 fn within<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     let (tx, rx) = mpsc::channel();
@@ -333,5 +333,89 @@ fn scenario_3_typed_records_keep_entry_order_across_threads() {
         release.send(()).unwrap();
         assert_eq!(drainer.join().unwrap().unwrap(), Pushed::Written);
         assert_eq!(lines(&out), [INIT.to_owned(), a_line, p_line]);
+    });
+}
+
+/// A writer that holds frames back until [`RecordWriter::flush`] (as `agentx`'s stdout sink
+/// does); its first frame pushes one more from inside the drain.
+struct Holding {
+    held: Vec<u8>,
+    out: Out,
+    flushes: Arc<AtomicUsize>,
+    fifo: Arc<OnceLock<Weak<OutputFifo>>>,
+    fail_flush: Option<io::ErrorKind>,
+}
+
+impl RecordWriter for Holding {
+    fn write_record(&mut self, frame: &[u8]) -> io::Result<usize> {
+        self.held.extend_from_slice(frame);
+        if frame.starts_with(INIT.as_bytes()) {
+            if let Some(fifo) = self.fifo.get().and_then(Weak::upgrade) {
+                // From the writer on the draining thread: queued behind this frame.
+                assert_eq!(fifo.push(KEEP_ALIVE.as_bytes()), Ok(Pushed::Queued));
+            }
+        }
+        Ok(frame.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.flushes.fetch_add(1, Ordering::SeqCst);
+        if let Some(kind) = self.fail_flush {
+            return Err(kind.into());
+        }
+        self.out.lock().unwrap().append(&mut self.held);
+        Ok(())
+    }
+}
+
+fn holding_fifo(fail_flush: Option<io::ErrorKind>) -> (Arc<OutputFifo>, Out, Arc<AtomicUsize>) {
+    let out: Out = Arc::default();
+    let flushes = Arc::new(AtomicUsize::new(0));
+    let slot = Arc::new(OnceLock::new());
+    let fifo = Arc::new(OutputFifo::new(Holding {
+        held: Vec::new(),
+        out: out.clone(),
+        flushes: flushes.clone(),
+        fifo: slot.clone(),
+        fail_flush,
+    }));
+    slot.set(Arc::downgrade(&fifo)).unwrap();
+    (fifo, out, flushes)
+}
+
+/// One frame sink for every driver (issue 22 item 4): the FIFO flushes a writer that holds
+/// frames back once its drain finds the outbox empty, after the frames queued during the
+/// drain, so nothing is still held when `push` returns `Written`: one flush per drain.
+#[test]
+fn a_writer_that_holds_frames_is_flushed_once_its_drain_empties_the_outbox() {
+    within(|| {
+        let (fifo, out, flushes) = holding_fifo(None);
+        assert_eq!(fifo.push(INIT.as_bytes()), Ok(Pushed::Written));
+        assert_eq!(lines(&out), [INIT, KEEP_ALIVE]);
+        assert_eq!(flushes.load(Ordering::SeqCst), 1);
+        assert_eq!(fifo.records_written(), 2);
+        assert_eq!(fifo.push(ASSISTANT.as_bytes()), Ok(Pushed::Written));
+        assert_eq!(lines(&out), [INIT, KEEP_ALIVE, ASSISTANT]);
+        assert_eq!(flushes.load(Ordering::SeqCst), 2);
+    });
+}
+
+/// WIRE-015: a failing flush latches the output failure as a failing write does (classified
+/// by kind only); the writer is not called again and nothing held reaches the output.
+#[test]
+fn a_failing_flush_latches_the_output_failure() {
+    within(|| {
+        let (fifo, out, flushes) = holding_fifo(Some(io::ErrorKind::BrokenPipe));
+        let failure = match fifo.push(INIT.as_bytes()) {
+            Err(PushError::Failed(f)) => f,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(failure.kind(), FailureKind::Output(OutputFault::BrokenPipe));
+        assert_eq!(
+            fifo.push(ASSISTANT.as_bytes()),
+            Err(PushError::Failed(failure))
+        );
+        assert_eq!(flushes.load(Ordering::SeqCst), 1);
+        assert!(lines(&out).is_empty());
     });
 }

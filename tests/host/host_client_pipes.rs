@@ -482,3 +482,64 @@ fn a_control_call_is_answered_while_another_thread_waits_in_recv() {
         ));
     });
 }
+
+/// Issue 22 item 6: a line that is not a record keeps its typed error (the framer's or the
+/// record decoder's, with WIRE-021's fatal-or-record classification) and its `Display` text;
+/// neither `Display` nor `Debug` shows the line's content (a secret in it stays out).
+#[test]
+fn decode_errors_keep_their_classification_and_never_the_line() {
+    use agentx_wire::host::DecodeError;
+    const SECRET: &str = "sk-live-do-not-print-0123456789";
+    let (client, mut peer) = pair(ClientOptions::default().max_line(256));
+    peer.write(&format!(r#"{{"type":"keep_alive","a":"{SECRET}","a":2}}"#));
+    peer.write(&format!("{{not json {SECRET}"));
+    peer.write(&format!(
+        r#"{{"type":"result","subtype":"success","is_error":"{SECRET}"}}"#
+    ));
+    peer.write(&format!("{SECRET:<257}"));
+    peer.write(r#"{"type":"keep_alive"}"#);
+    peer.close();
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        match client.recv() {
+            Some(Err(e @ HostError::Decode { .. })) => {
+                let (text, debug) = (e.to_string(), format!("{e:?}"));
+                assert!(!text.contains(SECRET) && !debug.contains(SECRET), "{debug}");
+                let HostError::Decode { line, error } = e else {
+                    unreachable!()
+                };
+                let frame = matches!(error, DecodeError::Frame(_));
+                seen.push((line, error.is_fatal(), error.check_kind(), frame, text));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(matches!(client.recv(), Some(Ok(OutputRecord::KeepAlive))));
+    assert!(client.recv().is_none());
+    let summary: Vec<_> = seen
+        .iter()
+        .map(|(l, f, k, fr, _)| (*l, *f, *k, *fr))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (1, false, "duplicate_member", false),
+            (2, true, "malformed_json", false),
+            (3, false, "schema", false),
+            (4, true, "line_too_long", true),
+        ]
+    );
+    assert_eq!(
+        seen[0].4,
+        "agent output line 1: ambiguous JSON: duplicate member name"
+    );
+    assert!(
+        seen[1].4.starts_with("agent output line 2: malformed JSON"),
+        "{}",
+        seen[1].4
+    );
+    assert_eq!(
+        seen[3].4,
+        "agent output line 4: line too long (limit 256 bytes)"
+    );
+}

@@ -13,9 +13,12 @@ use std::time::Duration;
 use agentx_wire::fuzzing::attach::samples;
 use agentx_wire::host::{
     AgentCommand, AsyncClient, AsyncClientOptions, Client, ClientOptions, HostError, UploadSource,
+    UploadStatus,
 };
 use agentx_wire::wire::user::{ContentBlock, UserContent, UserMessage};
-use agentx_wire::wire::{AttachmentRef, OutputRecord, ResultRecord, UserRecord};
+use agentx_wire::wire::{
+    AttachmentRef, ImportStatus, OutputRecord, ReasonCode, ResultRecord, UserRecord,
+};
 
 const T: Duration = Duration::from_secs(60);
 const PROMPT: &str = "3f1e7948-5c1f-4c1f-8e2c-88bc9839ec27";
@@ -256,7 +259,8 @@ fn async_two_uploads_and_one_message_referencing_both() {
             .unwrap_err();
         assert!(
             matches!(&e, HostError::Upload { status, reason }
-                if status == "failed" && reason == "mime_mismatch"),
+                if *status == UploadStatus::Ended(ImportStatus::Failed)
+                    && *reason == Some(ReasonCode::MimeMismatch)),
             "{e:?}"
         );
         let rc = client

@@ -11,6 +11,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use bytes::Bytes;
 
+use crate::driver::Pump;
 use crate::frame::{FrameError, Reader};
 use crate::model::{ModelEvent, TurnId};
 use crate::session::{HookOutcome, ToolOutcome};
@@ -46,74 +47,91 @@ pub const MAX_LINES_IN_FLIGHT: usize = 16 * 1024 * 1024;
 
 /// A byte budget for input lines between the stdin thread and the loop.
 #[derive(Clone, Default)]
-pub struct LineBudget(Arc<(Mutex<usize>, Condvar)>);
+pub struct LineBudget(Arc<(Mutex<InFlight>, Condvar)>);
+
+/// Bytes in flight, and whether the stdin thread waits for room.
+#[derive(Default)]
+struct InFlight {
+    used: usize,
+    /// Threads waiting in [`LineBudget::acquire`]: the loop wakes them only when there are
+    /// any (a `notify` is a system call even with nobody waiting, one per line otherwise).
+    waiting: usize,
+}
 
 impl LineBudget {
     /// Waits until `n` more bytes fit (or nothing is in flight).
     pub fn acquire(&self, n: usize) {
         let (m, cv) = &*self.0;
-        let mut used = m.lock().unwrap_or_else(|e| e.into_inner());
-        while *used > 0 && *used + n > MAX_LINES_IN_FLIGHT {
-            used = cv.wait(used).unwrap_or_else(|e| e.into_inner());
+        let mut s = m.lock().unwrap_or_else(|e| e.into_inner());
+        while s.used > 0 && s.used + n > MAX_LINES_IN_FLIGHT {
+            s.waiting += 1;
+            s = cv.wait(s).unwrap_or_else(|e| e.into_inner());
+            s.waiting -= 1;
         }
-        *used += n;
+        s.used += n;
     }
 
     /// The loop handled a line of `n` bytes.
     pub fn release(&self, n: usize) {
         let (m, cv) = &*self.0;
-        let mut used = m.lock().unwrap_or_else(|e| e.into_inner());
-        *used = used.saturating_sub(n);
-        cv.notify_all();
+        let mut s = m.lock().unwrap_or_else(|e| e.into_inner());
+        s.used = s.used.saturating_sub(n);
+        let wake = s.waiting > 0;
+        drop(s);
+        if wake {
+            cv.notify_all();
+        }
+    }
+
+    /// Bytes of lines in flight. For tests.
+    #[cfg(test)]
+    fn used(&self) -> usize {
+        self.0 .0.lock().unwrap_or_else(|e| e.into_inner()).used
     }
 }
 
-/// Reads `input` to its end through `frame::Reader` (any chunking, the EOF tail, the line
-/// limit), sending every line, framing error and finally [`Event::Eof`].
-pub fn spawn_stdin<R: Read + Send + 'static>(mut input: R, tx: Sender<Event>, budget: LineBudget) {
+/// Bytes asked of stdin per read (a pipe hands at most its capacity, 64 KiB by default).
+const STDIN_CHUNK: usize = 64 * 1024;
+
+/// Why the stdin thread stopped before the end of its input.
+enum Stop {
+    /// A read failed.
+    Read,
+    /// The loop is gone.
+    Closed,
+}
+
+impl From<std::io::Error> for Stop {
+    fn from(_: std::io::Error) -> Stop {
+        Stop::Read
+    }
+}
+
+/// Reads `input` to its end through the crate's one read loop ([`Pump`]: any chunking, the
+/// EOF tail, the line limit; a read buffer the loop let go of is filled again, not zeroed or
+/// allocated per read), sending every line, framing error and finally [`Event::Eof`].
+pub fn spawn_stdin<R: Read + Send + 'static>(input: R, tx: Sender<Event>, budget: LineBudget) {
     let _ = std::thread::Builder::new()
         .name("agentx-stdin".into())
         .spawn(move || {
-            let mut reader = Reader::new();
-            loop {
-                let mut chunk = vec![0u8; 64 * 1024];
-                match input.read(&mut chunk) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        chunk.truncate(n);
-                        reader.push(Bytes::from(chunk));
-                        if !drain(&mut reader, &tx, &budget) {
-                            return;
-                        }
+            let mut pump = Pump::with_reader(input, Reader::new(), STDIN_CHUNK);
+            let sent = pump.each_line(|next| {
+                let event = match next {
+                    Ok(line) => {
+                        budget.acquire(line.as_bytes().len());
+                        Event::Line(line.to_bytes(), line.number())
                     }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => {
-                        let _ = tx.send(Event::StdinFailed);
-                        return;
-                    }
-                }
-            }
-            reader.finish();
-            if drain(&mut reader, &tx, &budget) {
-                let _ = tx.send(Event::Eof);
-            }
+                    Err(e) => Event::FrameError(e),
+                };
+                tx.send(event).map_err(|_| Stop::Closed)
+            });
+            let last = match sent {
+                Ok(()) => Event::Eof,
+                Err(Stop::Read) => Event::StdinFailed,
+                Err(Stop::Closed) => return,
+            };
+            let _ = tx.send(last);
         });
-}
-
-fn drain(reader: &mut Reader, tx: &Sender<Event>, budget: &LineBudget) -> bool {
-    while let Some(next) = reader.next_line() {
-        let event = match next {
-            Ok(line) => {
-                budget.acquire(line.as_bytes().len());
-                Event::Line(line.to_bytes(), line.number())
-            }
-            Err(e) => Event::FrameError(e),
-        };
-        if tx.send(event).is_err() {
-            return false;
-        }
-    }
-    true
 }
 
 /// SIGINT → [`Event::Interrupt`]; SIGTERM and SIGHUP (a closed terminal, a dying parent) →
@@ -137,4 +155,61 @@ pub fn spawn_signals(tx: Sender<Event>) {
                 }
             }
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    #[test]
+    fn the_budget_holds_a_line_that_does_not_fit_until_the_loop_releases_room() {
+        let budget = LineBudget::default();
+        budget.acquire(MAX_LINES_IN_FLIGHT - 1);
+        // One line alone may exceed the budget when nothing is in flight; this one must wait.
+        let (tx, rx) = mpsc::channel();
+        let waiter = {
+            let budget = budget.clone();
+            std::thread::spawn(move || {
+                budget.acquire(2);
+                tx.send(()).unwrap();
+            })
+        };
+        // The waiter registers before it sleeps; only then is a release bound to wake it.
+        while budget.0 .0.lock().unwrap().waiting == 0 {
+            std::thread::yield_now();
+        }
+        assert!(rx.try_recv().is_err());
+        budget.release(MAX_LINES_IN_FLIGHT - 1);
+        rx.recv().unwrap();
+        waiter.join().unwrap();
+        assert_eq!(budget.used(), 2);
+    }
+
+    #[test]
+    fn stdin_lines_frame_errors_and_the_eof_tail_arrive_in_order_then_eof() {
+        let (tx, rx) = mpsc::channel();
+        let budget = LineBudget::default();
+        let mut input = b"{\"a\":1}\n\n".to_vec();
+        input.resize(input.len() + crate::frame::DEFAULT_MAX_LINE + 1, b'x');
+        input.extend_from_slice(b"\n{\"tail\":1}");
+        spawn_stdin(std::io::Cursor::new(input), tx, budget.clone());
+        let got: Vec<String> = rx
+            .iter()
+            .map(|e| match e {
+                Event::Line(b, n) => {
+                    budget.release(b.len());
+                    format!("{n}:{}", String::from_utf8_lossy(&b))
+                }
+                Event::FrameError(e) => format!("{}:{}", e.line(), e.kind().as_str()),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        // WIRE-EOF-001: the unterminated tail is line 4, then EOF; a blank line 2 is counted.
+        assert_eq!(
+            got,
+            ["1:{\"a\":1}", "3:line_too_long", "4:{\"tail\":1}", "Eof"]
+        );
+        assert_eq!(budget.used(), 0);
+    }
 }

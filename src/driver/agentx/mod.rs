@@ -21,6 +21,7 @@ pub mod persist;
 pub mod run;
 mod sdk_options;
 pub mod startup;
+mod startup_error;
 pub mod workers;
 
 use crate::cli::agentx_args::{SdkSessionArgs, SessionArgs};
@@ -44,7 +45,7 @@ fn run(args: &SessionArgs, sdk: Option<&SdkArgs>) -> i32 {
     let startup = match startup::start(&args.common, args.replay_user_messages, true, sdk) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("{}", e.0);
+            eprintln!("{e}");
             return 1;
         }
     };

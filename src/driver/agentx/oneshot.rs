@@ -15,11 +15,12 @@ use std::time::Instant;
 use crate::attach::limits::MAX_DISPLAY_NAME_BYTES;
 use crate::attach::{admit_file, Limits, ReasonCode};
 use crate::cli::agentx_args::{OneShotArgs, OneShotFormat};
+use crate::driver::RecordWriter;
 use crate::json;
 use crate::session::Attachments;
 use crate::wire::{AttachmentRef, ImportOperation, OutputRecord};
 
-use super::run::{run_loop, FrameSink};
+use super::run::run_loop;
 use super::startup::{random_uuid, start};
 
 /// Runs `-p`; returns the exit status.
@@ -27,7 +28,7 @@ pub fn run_one_shot(args: &OneShotArgs) -> i32 {
     let startup = match start(&args.common, false, false, None) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("{}", e.0);
+            eprintln!("{e}");
             return 1;
         }
     };
@@ -210,15 +211,15 @@ struct OneShotSink {
     result: Option<Vec<u8>>,
 }
 
-impl FrameSink for OneShotSink {
-    fn frame(&mut self, frame: &[u8]) -> io::Result<()> {
+impl RecordWriter for OneShotSink {
+    fn write_record(&mut self, frame: &[u8]) -> io::Result<usize> {
         if self.format == OneShotFormat::StreamJson {
             self.out.lock().write_all(frame)?;
         }
         if is_result(frame) {
             self.result = Some(frame.to_vec());
         }
-        Ok(())
+        Ok(frame.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {

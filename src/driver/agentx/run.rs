@@ -1,5 +1,6 @@
 //! The driver loop: one thread owns the [`Session`] and feeds it every [`Event`] with the real
-//! clock; it writes the session's validated frames (only those) to the [`FrameSink`], its
+//! clock; it writes the session's validated frames (only those) to the [`RecordWriter`] (the
+//! driver layer's one frame sink, contained as the FIFO's is, WIRE-015), its
 //! diagnostics to stderr, and carries out its [`Action`]s with the model runner, the tool and
 //! hook workers and the session store.
 //!
@@ -11,6 +12,9 @@ use std::io::{self, Read, Write};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Instant;
 
+use crate::driver::writer::{flush_writer, write_frame};
+use crate::driver::RecordWriter;
+use crate::encode::{EncoderFailure, FailureKind, OutputFault};
 use crate::model::TurnId;
 use crate::session::{Action, Attachments, Session};
 
@@ -20,15 +24,8 @@ use super::persist::Persister;
 use super::startup::Startup;
 use super::workers::Workers;
 
-/// Where validated frames go.
-pub trait FrameSink {
-    /// One complete frame (record and `\n`).
-    fn frame(&mut self, frame: &[u8]) -> io::Result<()>;
-    /// Writes out every frame handed over since the last flush.
-    fn flush(&mut self) -> io::Result<()>;
-}
-
-/// stdout: the frames of one drain are collected and written together at [`FrameSink::flush`]
+/// stdout: the frames of one drain are collected and written together at
+/// [`RecordWriter::flush`]
 /// (one `write` for a burst of `stream_event` records instead of one per record). The loop
 /// flushes after every drain, so a frame never waits for a later event (a drain that started
 /// a model is held only while that model's events already wait: an echo turn is one write),
@@ -70,13 +67,13 @@ impl Default for StdoutSink {
     }
 }
 
-impl FrameSink for StdoutSink {
-    fn frame(&mut self, frame: &[u8]) -> io::Result<()> {
+impl RecordWriter for StdoutSink {
+    fn write_record(&mut self, frame: &[u8]) -> io::Result<usize> {
         self.buf.extend_from_slice(frame);
         if self.buf.len() >= STDOUT_BATCH {
             self.write_out()?;
         }
-        Ok(())
+        Ok(frame.len())
     }
     fn flush(&mut self) -> io::Result<()> {
         self.write_out()?;
@@ -92,18 +89,19 @@ const MODEL_BATCH: usize = 256;
 /// PROFILE §2: a broken stdout pipe ends quietly with status 1; any other writer failure is
 /// the latched diagnostic of PROFILE §5.
 /// Writes the session's pending diagnostics to stderr and its frames to `sink`, in order.
-fn drain_output(session: &mut Session, sink: &mut dyn FrameSink) -> io::Result<()> {
+fn drain_output(session: &mut Session, sink: &mut dyn RecordWriter) -> Result<(), EncoderFailure> {
     while let Some(d) = session.poll_diagnostic() {
         eprintln!("{d}");
     }
     while let Some(f) = session.poll_transmit() {
-        sink.frame(&f)?;
+        write_frame(sink, &f)?;
     }
     Ok(())
 }
 
-fn output_failed(e: &io::Error) -> i32 {
-    if e.kind() != io::ErrorKind::BrokenPipe {
+#[cold]
+fn output_failed(f: EncoderFailure) -> i32 {
+    if f.kind() != FailureKind::Output(OutputFault::BrokenPipe) {
         eprintln!("agentx: output failed: the record writer failed");
     }
     1
@@ -116,7 +114,7 @@ fn output_failed(e: &io::Error) -> i32 {
 pub fn run_loop(
     startup: Startup,
     input: Box<dyn Read + Send>,
-    sink: &mut dyn FrameSink,
+    sink: &mut dyn RecordWriter,
     attachments: Option<Box<dyn Attachments>>,
     defer_eof: bool,
 ) -> i32 {
@@ -168,7 +166,7 @@ pub fn run_loop(
         loop {
             if let Err(e) = drain_output(&mut session, sink) {
                 workers.kill_all();
-                return output_failed(&e);
+                return output_failed(e);
             }
             let mut persisted = false;
             while let Some(action) = session.poll_action() {
@@ -227,9 +225,9 @@ pub fn run_loop(
             for (_, c) in &calls {
                 c.cancel();
             }
-            return match sink.flush() {
+            return match flush_writer(sink) {
                 Ok(()) => code,
-                Err(e) => output_failed(&e),
+                Err(e) => output_failed(e),
             };
         }
         // A model that answered inside `start` (the built-in echo) already queued its events:
@@ -247,9 +245,9 @@ pub fn run_loop(
                 Err(_) => false,
             };
         if !held {
-            if let Err(e) = sink.flush() {
+            if let Err(e) = flush_writer(sink) {
                 workers.kill_all();
-                return output_failed(&e);
+                return output_failed(e);
             }
         }
 

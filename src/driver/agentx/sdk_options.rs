@@ -20,10 +20,6 @@ use crate::store::{self, SessionStore};
 
 use super::startup::{meta, random_uuid, StartupError};
 
-fn fail(s: impl Into<String>) -> StartupError {
-    StartupError(s.into())
-}
-
 /// PROFILE §3 selection, with `--model` in the SDK profile (PROFILE §15).
 pub(super) fn select(
     registry: Registry,
@@ -32,7 +28,7 @@ pub(super) fn select(
 ) -> Result<Selection, StartupError> {
     let model = sdk.and_then(|s| s.model.as_deref());
     Selection::select_with_model(registry, common.provider.as_deref(), model)
-        .map_err(|e| fail(e.to_string()))
+        .map_err(StartupError::Choice)
 }
 
 /// `--setting-sources LIST`: `settings.json` is read only when LIST names `user` (empty: not
@@ -53,11 +49,9 @@ pub(super) struct Opened {
 }
 
 fn context_of(id: &str, lines: &[Vec<u8>]) -> Result<Vec<Message>, StartupError> {
-    store::context::prior_context(lines).map_err(|e| {
-        fail(format!(
-            "agentx: cannot resume {id}: transcript line {}: {}",
-            e.line, e.what
-        ))
+    store::context::prior_context(lines).map_err(|error| StartupError::Transcript {
+        id: id.to_string(),
+        error,
     })
 }
 
@@ -77,31 +71,26 @@ pub(super) fn open_session(
         None => (false, false, None),
     };
     let resume = match (&common.resume, continue_session) {
-        (Some(_), true) => {
-            return Err(fail(
-                "agentx: --resume and --continue name two sessions; give one",
-            ))
-        }
+        (Some(_), true) => return Err(StartupError::ResumeAndContinue),
         (Some(id), false) => Some(id.clone()),
-        (None, true) => match store::most_recent(home).map_err(|e| fail(e.to_string()))? {
+        (None, true) => match store::most_recent(home)? {
             Some(id) => Some(id),
-            None => return Err(fail("agentx: no session to continue in this home")),
+            None => return Err(StartupError::NothingToContinue),
         },
         (None, false) => None,
     };
     if let Some(id) = new_id {
         if !crate::wire::grammar::is_canonical_uuid(id) {
-            return Err(fail("agentx: --session-id is not a canonical UUID"));
+            return Err(StartupError::SessionIdNotUuid);
         }
     }
     match (resume, fork) {
-        (None, true) => Err(fail("agentx: --fork-session needs --resume or --continue")),
+        (None, true) => Err(StartupError::ForkWithoutResume),
         (Some(from), true) => {
             let session_id = new_id.map_or_else(random_uuid, str::to_string);
             if persist {
                 let (s, transcript) =
-                    SessionStore::fork(home, &from, &meta(&session_id, selection))
-                        .map_err(|e| fail(e.to_string()))?;
+                    SessionStore::fork(home, &from, &meta(&session_id, selection))?;
                 Ok(Opened {
                     history: context_of(&from, &transcript.lines)?,
                     store: Some(s),
@@ -109,12 +98,9 @@ pub(super) fn open_session(
                 })
             } else {
                 if store::exists(home, &session_id) {
-                    return Err(fail(
-                        store::StoreError::Exists { id: session_id }.to_string(),
-                    ));
+                    return Err(store::StoreError::Exists { id: session_id }.into());
                 }
-                let (_, transcript) = store::load(home, &from, selection.binding())
-                    .map_err(|e| fail(e.to_string()))?;
+                let (_, transcript) = store::load(home, &from, selection.binding())?;
                 Ok(Opened {
                     history: context_of(&from, &transcript.lines)?,
                     store: None,
@@ -124,13 +110,10 @@ pub(super) fn open_session(
         }
         (Some(id), false) => {
             if new_id.is_some() {
-                return Err(fail(
-                    "agentx: --session-id with --resume or --continue needs --fork-session",
-                ));
+                return Err(StartupError::SessionIdWithoutFork);
             }
             // PROFILE §11, WIRE-025: the binding first, before any output or provider I/O.
-            let (s, _meta, transcript) = SessionStore::resume(home, &id, selection.binding())
-                .map_err(|e| fail(e.to_string()))?;
+            let (s, _meta, transcript) = SessionStore::resume(home, &id, selection.binding())?;
             Ok(Opened {
                 history: context_of(&id, &transcript.lines)?,
                 store: Some(s),
@@ -146,14 +129,9 @@ pub(super) fn open_session(
             Some(id) => {
                 // PROFILE §15: an existing id exits 1; the directory is claimed now.
                 let store = if persist {
-                    Some(
-                        SessionStore::create_new(home, &meta(id, selection))
-                            .map_err(|e| fail(e.to_string()))?,
-                    )
+                    Some(SessionStore::create_new(home, &meta(id, selection))?)
                 } else if store::exists(home, id) {
-                    return Err(fail(
-                        store::StoreError::Exists { id: id.to_string() }.to_string(),
-                    ));
+                    return Err(store::StoreError::Exists { id: id.to_string() }.into());
                 } else {
                     None
                 };
@@ -185,11 +163,7 @@ pub(super) fn apply(
     cwd: &Path,
 ) -> Result<(), StartupError> {
     if let Some(e) = &sdk.effort {
-        config.projection.effort = Some(
-            selection
-                .declared_effort(e)
-                .map_err(|e| fail(e.to_string()))?,
-        );
+        config.projection.effort = Some(selection.declared_effort(e)?);
     }
     let tool_rules = ToolRules {
         allowed: sdk.allowed_tools.clone().unwrap_or_default(),
@@ -223,7 +197,7 @@ pub(super) fn apply(
             .canonicalize()
             .ok()
             .filter(|p| p.is_dir())
-            .ok_or_else(|| fail("agentx: --add-dir is not a directory"))?;
+            .ok_or(StartupError::AddDirNotDirectory)?;
         dirs.push(dir.to_string_lossy().into_owned());
     }
     config.add_dirs = dirs;

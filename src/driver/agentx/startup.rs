@@ -49,13 +49,7 @@ pub struct Startup {
     pub persist: bool,
 }
 
-/// A startup failure: the complete stderr line (no value of a private field).
-#[derive(Debug)]
-pub struct StartupError(pub String);
-
-fn fail(s: impl Into<String>) -> StartupError {
-    StartupError(s.into())
-}
+pub use super::startup_error::StartupError;
 
 /// Runs the startup sequence. `host_permissions` is false in one-shot mode; `sdk` is the SDK
 /// profile's options (`--verbose`, PROFILE §15), `None` in the standalone profile.
@@ -78,17 +72,15 @@ pub fn start(
     let home = agentx_home(
         std::env::var_os("AGENTX_HOME").as_deref(),
         std::env::var_os("HOME").as_deref(),
-    )
-    .map_err(|e| fail(format!("agentx: {e}")))?;
+    )?;
     // Registry and selection (PROFILE §3).
     let auth = read_capped(&home.join(AUTH_JSON), MAX_AUTH_JSON_LEN as u64)
-        .map_err(|_| fail(format!("agentx: {}", crate::provider::Error::unreadable())))?;
+        .map_err(|_| crate::provider::Error::unreadable())?;
     if auth.is_none() {
         eprintln!("{BUILT_IN_NOTICE}");
     }
     let env = |name: &str| std::env::var_os(name);
-    let registry =
-        load_registry(auth.as_deref(), &env).map_err(|e| fail(format!("agentx: {e}")))?;
+    let registry = load_registry(auth.as_deref(), &env)?;
     // PROFILE §15: `--model` selects or checks the provider.
     let selection = sdk_options::select(registry, common, sdk)?;
     // settings.json (PROFILE §10), unless `--setting-sources` leaves out `user` (§15).
@@ -100,8 +92,8 @@ pub fn start(
     };
     let settings = match read {
         Ok(None) => Settings::default(),
-        Ok(Some(bytes)) => Settings::parse(&bytes).map_err(|e| fail(format!("agentx: {e}")))?,
-        Err(_) => return Err(fail("agentx: settings.json cannot be read")),
+        Ok(Some(bytes)) => Settings::parse(&bytes)?,
+        Err(_) => return Err(StartupError::SettingsUnreadable),
     };
     // Resume: the binding first (PROFILE §11, WIRE-025), before any output or provider I/O;
     // in the SDK profile also --continue, --fork-session and --session-id (PROFILE §15).
@@ -110,14 +102,13 @@ pub fn start(
     let (session_id, store, history) = (opened.session_id, opened.store, opened.history);
     let cwd = match &common.cwd {
         Some(dir) => dir.clone(),
-        None => std::env::current_dir()
-            .map_err(|_| fail("agentx: the current directory is unusable"))?,
+        None => std::env::current_dir().map_err(|_| StartupError::CurrentDirUnusable)?,
     };
     let cwd = cwd
         .canonicalize()
         .ok()
         .filter(|p| p.is_dir())
-        .ok_or_else(|| fail("agentx: --cwd is not a directory"))?;
+        .ok_or(StartupError::CwdNotDirectory)?;
     let model = model_runner(&selection, &home)?;
     // PROFILE §15: `--system-prompt-file` is read once, here (UTF-8, at most 1 MiB).
     let system_prompt = match sdk {
@@ -125,15 +116,14 @@ pub fn start(
             system_prompt_file: Some(path),
             ..
         }) => {
-            let unreadable = || fail("agentx: --system-prompt-file cannot be read as UTF-8 text");
             let bytes = read_capped(path, MAX_SYSTEM_PROMPT_FILE)
                 .ok()
                 .flatten()
-                .ok_or_else(unreadable)?;
+                .ok_or(StartupError::SystemPromptUnreadable)?;
             if bytes.len() as u64 > MAX_SYSTEM_PROMPT_FILE {
-                return Err(fail("agentx: --system-prompt-file is larger than 1 MiB"));
+                return Err(StartupError::SystemPromptTooLarge);
             }
-            Some(String::from_utf8(bytes).map_err(|_| unreadable())?)
+            Some(String::from_utf8(bytes).map_err(|_| StartupError::SystemPromptUnreadable)?)
         }
         Some(sdk) => sdk.system_prompt.clone(),
         None => None,
@@ -222,11 +212,8 @@ fn model_runner(selection: &Selection, home: &Path) -> Result<Box<dyn ModelRunne
                 None => None,
                 Some(path) => {
                     // The path is private (PROFILE §3): never printed.
-                    let unreadable = || {
-                        fail(format!(
-                            "agentx: the script file of provider \"{}\" cannot be read",
-                            provider.id()
-                        ))
+                    let unreadable = || StartupError::ScriptUnreadable {
+                        provider: provider.id().to_string(),
                     };
                     let path = path.expose_str().ok_or_else(unreadable)?;
                     let bytes = read_capped(Path::new(path), MAX_SCRIPT_LEN)
@@ -250,31 +237,31 @@ fn model_runner(selection: &Selection, home: &Path) -> Result<Box<dyn ModelRunne
 fn http_runner(selection: &Selection, home: &Path) -> Result<Box<dyn ModelRunner>, StartupError> {
     use crate::driver::openai::{BlockingClient, Endpoint};
     let provider = selection.provider();
-    let endpoint = Endpoint::of(provider)
-        .map_err(|e| fail(format!("agentx: provider \"{}\": {e}", provider.id())))?;
+    let endpoint = Endpoint::of(provider).map_err(|error| StartupError::Endpoint {
+        provider: provider.id().to_string(),
+        error,
+    })?;
     // PROFILE §14: request bodies read the committed blobs of AgentX home.
     let blobs = std::sync::Arc::new(crate::attach::FsBlobs::new(home));
-    let client = BlockingClient::with_blobs(endpoint, blobs).map_err(|_| {
-        fail(format!(
-            "agentx: provider \"{}\": the HTTP client cannot start",
-            provider.id()
-        ))
-    })?;
+    let client =
+        BlockingClient::with_blobs(endpoint, blobs).map_err(|_| StartupError::HttpClient {
+            provider: provider.id().to_string(),
+        })?;
     Ok(Box::new(super::model::HttpRunner::new(client)))
 }
 
 #[cfg(not(feature = "openai"))]
 fn http_runner(selection: &Selection, _home: &Path) -> Result<Box<dyn ModelRunner>, StartupError> {
     let provider = selection.provider();
-    let kind = match provider.provider_type() {
+    let provider_type = match provider.provider_type() {
         crate::provider::ProviderType::OpenAi => "openai",
         crate::provider::ProviderType::AzureOpenAi => "azure_openai",
         crate::provider::ProviderType::Scripted => "scripted",
     };
-    Err(fail(format!(
-        "agentx: provider \"{}\" has type {kind}, which this build lacks (feature \"openai\")",
-        provider.id()
-    )))
+    Err(StartupError::MissingFeature {
+        provider: provider.id().to_string(),
+        provider_type,
+    })
 }
 
 /// `None` when the file does not exist; at most one byte past `limit` is read, so an

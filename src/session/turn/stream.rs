@@ -57,7 +57,7 @@ impl Session {
             ModelEvent::TextDelta { index, text } => {
                 if let Some((_, OpenBlock::Text(s), guard)) = open_block_at(t, index) {
                     s.push_str(&text);
-                    self.text_delta(index, guard, &text);
+                    self.delta(index, Delta::Text, guard, &text);
                 }
             }
             ModelEvent::ToolUseStart { index, id, name } => {
@@ -70,7 +70,7 @@ impl Session {
             } => {
                 if let Some((_, OpenBlock::Tool { json, .. }, guard)) = open_block_at(t, index) {
                     json.push_str(&partial_json);
-                    self.json_delta(index, guard, &partial_json);
+                    self.delta(index, Delta::InputJson, guard, &partial_json);
                 }
             }
             ModelEvent::BlockStop { index } => self.block_stop(t, index),
@@ -146,10 +146,11 @@ impl Session {
         if self.config.include_partial_messages {
             let tail = self.out.finish_delta(&mut guard);
             if !tail.is_empty() {
-                match &block {
-                    OpenBlock::Text(_) => self.push_text_delta(index, &tail),
-                    OpenBlock::Tool { .. } => self.push_json_delta(index, &tail),
-                }
+                let kind = match &block {
+                    OpenBlock::Text(_) => Delta::Text,
+                    OpenBlock::Tool { .. } => Delta::InputJson,
+                };
+                self.push_delta(index, kind, &tail);
             }
         }
         self.partial(StreamPayload::ContentBlockStop {
@@ -349,45 +350,30 @@ impl Session {
         }
     }
 
-    /// A `text_delta` through the block's delta stream (PROFILE §8): what could start a
-    /// credential is held back, a delta that would complete one is never written and ends
-    /// the turn with the output error.
-    fn text_delta(&mut self, index: u32, guard: &mut DeltaGuard, text: &str) {
+    /// A delta through the block's delta stream (PROFILE §8): what could start a credential
+    /// is held back, a delta that would complete one is never written and ends the turn with
+    /// the output error (an `input_json_delta` is checked with the joined fragments' JSON
+    /// strings decoded).
+    fn delta(&mut self, index: u32, kind: Delta, guard: &mut DeltaGuard, piece: &str) {
         if !self.config.include_partial_messages {
             return;
         }
-        match self.out.guard_delta(guard, text) {
+        match self.out.guard_delta(guard, piece) {
             // Everything held back (an empty delta is still written, as the model sent it).
-            Some(now) if now.is_empty() && !text.is_empty() => {}
-            Some(now) => self.push_text_delta(index, &now),
+            Some(now) if now.is_empty() && !piece.is_empty() => {}
+            Some(now) => self.push_delta(index, kind, &now),
             None => self.out.refuse_turn_credential(),
         }
     }
 
-    /// An `input_json_delta` through the block's delta stream (as [`Session::text_delta`],
-    /// with the joined fragments' JSON strings decoded).
-    fn json_delta(&mut self, index: u32, guard: &mut DeltaGuard, partial_json: &str) {
-        if !self.config.include_partial_messages {
-            return;
-        }
-        match self.out.guard_delta(guard, partial_json) {
-            Some(now) if now.is_empty() && !partial_json.is_empty() => {}
-            Some(now) => self.push_json_delta(index, &now),
-            None => self.out.refuse_turn_credential(),
-        }
-    }
-
-    fn push_text_delta(&mut self, index: u32, text: &str) {
+    fn push_delta(&mut self, index: u32, kind: Delta, piece: &str) {
+        let piece = Cow::Borrowed(piece);
         self.partial(StreamPayload::ContentBlockDelta {
             index: u64::from(index),
-            delta: BlockDelta::Text(Cow::Borrowed(text)),
-        });
-    }
-
-    fn push_json_delta(&mut self, index: u32, partial_json: &str) {
-        self.partial(StreamPayload::ContentBlockDelta {
-            index: u64::from(index),
-            delta: BlockDelta::InputJson(Cow::Borrowed(partial_json)),
+            delta: match kind {
+                Delta::Text => BlockDelta::Text(piece),
+                Delta::InputJson => BlockDelta::InputJson(piece),
+            },
         });
     }
 
@@ -399,6 +385,13 @@ impl Session {
             self.out.push_turn(&rec, false);
         }
     }
+}
+
+/// The delta a block streams: `text_delta` or `input_json_delta`.
+#[derive(Clone, Copy)]
+enum Delta {
+    Text,
+    InputJson,
 }
 
 /// The open block at `index` of the open call.
