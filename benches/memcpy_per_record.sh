@@ -4,8 +4,8 @@
 #
 # 1. In-process, exact per record: `benches/output_copies.rs` (a session's model events in,
 #    agentx's StdoutSink and write(2) out) for this tree and, with BEFORE=<commit>, for that
-#    commit's source (extracted under target/, the same bench file added) built into the same
-#    target directory.
+#    commit's source (extracted under target/, the same bench file added) built in its own
+#    target directory (target/before-target).
 # 2. Whole process, for each AGENTX binary given: two sessions on `agentx-echo` whose prompts
 #    differ only in their word count (W1, W2); one `stream_event` delta per word, so
 #      (copied(W2) - copied(W1)) / (stream_events(W2) - stream_events(W1))
@@ -31,7 +31,11 @@ for tree in ${BEFORE:+before} ${SKIP_INPROCESS:-after}; do
         printf '\n[[bench]]\nname = "output_copies"\nharness = false\nrequired-features = ["cli"]\n' \
             >>"$dir/Cargo.toml"
     fi
-    bench="$(cd "$dir" && CARGO_TARGET_DIR="$ROOT/target" nice cargo bench --no-run --profile "${PROFILE:-bench}" \
+    # The BEFORE tree gets its own target directory: in the shared one cargo gave both trees'
+    # artifacts the same names, so one overwrote the other's library and bench.
+    target="$ROOT/target"
+    [ "$tree" = before ] && target="$ROOT/target/before-target"
+    bench="$(cd "$dir" && CARGO_TARGET_DIR="$target" nice cargo bench --no-run --profile "${PROFILE:-bench}" \
         --bench output_copies --message-format=json 2>/dev/null |
         sed -n 's/.*"executable":"\([^"]*output_copies-[^"]*\)".*/\1/p' | tail -1)"
     [ "$tree" = before ] && echo "before ($BEFORE):" || echo "after (this tree, $(git -C "$ROOT" rev-parse --short HEAD)):"
