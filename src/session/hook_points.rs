@@ -217,7 +217,7 @@ impl Session {
     /// PROFILE §16 `Stop`, when the turn would end: `Some(turn)` to finish it now, `None`
     /// when it waits for the callbacks or a new model request started (the turn is back in
     /// the session).
-    pub(crate) fn stop_hook(&mut self, mut t: Turn, now: Instant) -> Option<Turn> {
+    pub(crate) fn stop_hook(&mut self, mut t: Box<Turn>, now: Instant) -> Option<Box<Turn>> {
         if self.sdk_hooks.is_running(t.id, &Target::Stop) {
             self.turn = Some(t);
             return None;
@@ -245,7 +245,7 @@ impl Session {
         self.stop_applied(t, c, now)
     }
 
-    fn stop_applied(&mut self, mut t: Turn, c: Combined, now: Instant) -> Option<Turn> {
+    fn stop_applied(&mut self, mut t: Box<Turn>, c: Combined, now: Instant) -> Option<Box<Turn>> {
         t.hooks.halt_with(c.halt);
         if t.take_halt() {
             return Some(t);

@@ -175,7 +175,10 @@ pub struct Session {
     /// `system/init` was written (exactly once per process).
     pub(crate) init_written: bool,
     pub(crate) queue: UserQueue,
-    pub(crate) turn: Option<Turn>,
+    /// The active turn, boxed: the turn's steps take it out and put it back
+    /// (`self.turn.take()`), and a box moves 8 bytes where the turn's ~560 would be copied
+    /// twice per model event (issue 22: bytes copied per output frame).
+    pub(crate) turn: Option<Box<Turn>>,
     pub(crate) next_turn: TurnId,
     /// The model's context: the conversation of the finished turns (`..history_len`), then
     /// the active turn's messages already sent to the model. Shared with every

@@ -122,7 +122,7 @@ impl Session {
     }
 
     /// The result, the surviving suggestion, the transcript flush, `idle` (PROFILE §8).
-    pub(crate) fn finish_turn(&mut self, mut t: Turn, now: Instant) {
+    pub(crate) fn finish_turn(&mut self, mut t: Box<Turn>, now: Instant) {
         let mut structured_output = None;
         // Not for a turn that failed, hit a limit or that a hook halted (`continue: false`
         // ends it with its stop reason).
@@ -192,7 +192,7 @@ impl Session {
     /// small configured limit or a model name near it), a stderr line says so.
     ///
     /// [`Output::take_turn_refusal`]: crate::session::output::Output::take_turn_refusal
-    pub(crate) fn close_turn(&mut self, t: Turn, mut fields: ResultFields, suggestion: bool) {
+    pub(crate) fn close_turn(&mut self, t: Box<Turn>, mut fields: ResultFields, suggestion: bool) {
         let suggestion = suggestion.then_some(t.suggestion.as_deref()).flatten();
         let suggestion = match suggestion {
             Some(s) if !self.out.fits(&self.stamp.suggestion_probe(s)) => {

@@ -59,7 +59,7 @@ impl Session {
         let has_attachments =
             matches!(&prompt, Message::User { attachments, .. } if !attachments.is_empty());
         let prompt_uuid = has_attachments.then(|| q.record.uuid.clone()).flatten();
-        self.turn = Some(Turn {
+        self.turn = Some(Box::new(Turn {
             id,
             started: now,
             prompt_uuid,
@@ -85,7 +85,7 @@ impl Session {
             answer: String::new(),
             structured_attempts: 0,
             structured_error: None,
-        });
+        }));
         self.publish(SessionState::Running);
         if self.budget_reached() {
             // PROFILE §15: once the budget is reached, a turn ends without a model request
