@@ -46,11 +46,14 @@ pub(crate) fn escape_separators(buf: &mut Vec<u8>, spare: &mut Vec<u8>) {
 pub(crate) fn find_separator(buf: &[u8], from: usize) -> Option<usize> {
     static PREFIX: OnceLock<memmem::Finder<'static>> = OnceLock::new();
     let finder = PREFIX.get_or_init(|| memmem::Finder::new(b"\xE2\x80"));
-    let rest = buf.get(from..)?;
-    for i in finder.find_iter(rest) {
-        if matches!(rest.get(i + 2), Some(0xA8 | 0xA9)) {
-            return Some(from + i);
+    // `find` in a loop rather than `find_iter`: the iterator copies the finder's searcher
+    // (256 bytes) for every record (issue 22: bytes copied per output frame).
+    let mut at = from;
+    while let Some(i) = finder.find(buf.get(at..)?) {
+        if matches!(buf.get(at + i + 2), Some(0xA8 | 0xA9)) {
+            return Some(at + i);
         }
+        at += i + 2;
     }
     None
 }
@@ -106,5 +109,27 @@ mod tests {
         let mut b = vec![b'"', 0xE2, 0x80];
         finish_frame(&mut b, &mut Vec::new()).expect("frame");
         assert_eq!(b, vec![b'"', 0xE2, 0x80, b'\n']);
+    }
+
+    #[test]
+    fn find_separator_agrees_with_a_naive_search() {
+        // Every start offset over inputs where `E2 80` is followed by a non-separator, by
+        // another `E2`, by the end, and by each separator.
+        let inputs: [&[u8]; 6] = [
+            b"\xE2\x80\xE2\x80\xA8",
+            b"a\xE2\x80\x99\xE2\x80\xA9b",
+            b"\xE2\xE2\x80\xA8\xE2\x80",
+            b"\xE2\x80",
+            b"no separator here \xE2\x86\x92",
+            "x\u{2029}\u{2028}y\u{2019}\u{2028}".as_bytes(),
+        ];
+        for input in inputs {
+            for from in 0..=input.len() + 1 {
+                let naive = (from..input.len().saturating_sub(2)).find(|&i| {
+                    input[i] == 0xE2 && input[i + 1] == 0x80 && matches!(input[i + 2], 0xA8 | 0xA9)
+                });
+                assert_eq!(find_separator(input, from), naive, "{input:?} from {from}");
+            }
+        }
     }
 }
