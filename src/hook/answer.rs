@@ -68,10 +68,7 @@ pub fn parse_answer(stdout: &[u8]) -> HookDecision {
     let Some(decision) = obj.get("decision").and_then(|d| d.as_str()) else {
         return HookDecision::Failed;
     };
-    let only = |allowed: &[&str]| {
-        obj.iter()
-            .all(|(name, _)| allowed.iter().any(|a| name.eq_str(a)))
-    };
+    let only = |allowed: &[&str]| obj.unknown_member(allowed).is_none();
     if decision.eq_str("allow") && only(&["decision", "updatedInput"]) {
         match obj.get("updatedInput") {
             None => HookDecision::Allow {

@@ -83,12 +83,10 @@ impl Settings {
 }
 
 fn closed(obj: &Object<'_, '_>, at: &str, allowed: &[&str]) -> Result<(), SettingsError> {
-    for (name, _) in obj.iter() {
-        if !allowed.iter().any(|a| name.eq_str(a)) {
-            return Err(err(at, "unknown member"));
-        }
+    match obj.unknown_member(allowed) {
+        Some(_) => Err(err(at, "unknown member")),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn hook(v: Value<'_, '_>) -> Result<PermissionHook, SettingsError> {

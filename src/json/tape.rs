@@ -254,6 +254,14 @@ impl<'d, 'a> Object<'d, 'a> {
         self.iter().find(|(k, _)| k.eq_str(name)).map(|(_, v)| v)
     }
 
+    /// The position of the first member whose decoded name is none of `allowed`, or `None`
+    /// when every member is allowed: the one check of a closed object (PROFILE §3), which
+    /// each caller turns into its own diagnostic.
+    pub fn unknown_member(&self, allowed: &[&str]) -> Option<usize> {
+        self.iter()
+            .position(|(k, _)| !allowed.iter().any(|a| k.eq_str(a)))
+    }
+
     /// This object as a [`Value`].
     pub fn as_value(&self) -> Value<'d, 'a> {
         self.value
@@ -447,5 +455,25 @@ impl<'a> Number<'a> {
     /// The nearest `f64`, refused when it overflows to infinity.
     pub fn as_f64(&self) -> Option<f64> {
         self.lexeme.parse::<f64>().ok().filter(|v| v.is_finite())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn unknown_member_is_the_first_name_outside_the_allowed_set() {
+        let doc = crate::json::parse(br#"{"a":1,"b\u0020":2,"c":3,"b ":4}"#);
+        // Duplicate-equivalent names are rejected by the parser: use distinct ones.
+        assert!(doc.is_err());
+        let doc = crate::json::parse(br#"{"a":1,"\u0062":2,"c":3}"#).expect("valid");
+        let obj = doc.root().as_object().expect("object");
+        assert_eq!(obj.unknown_member(&["a", "b", "c"]), None);
+        // Names compare decoded: "\u0062" is "b".
+        assert_eq!(obj.unknown_member(&["a", "b"]), Some(2));
+        assert_eq!(obj.unknown_member(&["c"]), Some(0));
+        assert_eq!(obj.unknown_member(&[]), Some(0));
+        let empty = crate::json::parse(b"{}").expect("valid");
+        let empty = empty.root().as_object().expect("object");
+        assert_eq!(empty.unknown_member(&[]), None);
     }
 }

@@ -195,7 +195,7 @@ impl ProviderBinding {
         let doc = json::parse(bytes).map_err(|_| bad())?;
         let obj = doc.root().as_object().ok_or_else(bad)?;
         const NAMES: [&str; 4] = ["provider", "provider_type", "model", "route"];
-        if obj.len() != NAMES.len() || obj.iter().any(|(n, _)| !NAMES.iter().any(|x| n.eq_str(x))) {
+        if obj.len() != NAMES.len() || obj.unknown_member(&NAMES).is_some() {
             return Err(bad());
         }
         let text = |name: &str| {

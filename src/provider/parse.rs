@@ -367,12 +367,10 @@ fn optional<'d, 'a, T>(
 
 /// Every member of `obj` must be one of `names` (closed at every level, PROFILE §3).
 fn closed(obj: Object<'_, '_>, names: &[&str], at: At) -> Result<(), Error> {
-    for (position, (name, _)) in obj.iter().enumerate() {
-        if !names.iter().any(|n| name.eq_str(n)) {
-            return Err(unknown_member(at, position));
-        }
+    match obj.unknown_member(names) {
+        Some(position) => Err(unknown_member(at, position)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn string<'a>(v: Value<'_, 'a>, at: At) -> Result<Cow<'a, str>, Error> {

@@ -65,7 +65,7 @@ impl SessionMeta {
         const BAD: &str = "meta.json is not a valid session record";
         let doc = json::parse(bytes).map_err(|_| BAD)?;
         let obj = doc.root().as_object().ok_or(BAD)?;
-        if obj.len() != NAMES.len() || obj.iter().any(|(n, _)| !NAMES.iter().any(|x| n.eq_str(x))) {
+        if obj.len() != NAMES.len() || obj.unknown_member(&NAMES).is_some() {
             return Err(BAD);
         }
         let version = obj.get("version").and_then(|v| v.as_number()).ok_or(BAD)?;

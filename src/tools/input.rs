@@ -83,10 +83,8 @@ impl ToolCall {
             "Write" => &["file_path", "content"],
             _ => &["command", "timeout_ms"],
         };
-        for (member, _) in obj.iter() {
-            if !allowed.iter().any(|a| member.eq_str(a)) {
-                return Err(bad("unknown member"));
-            }
+        if obj.unknown_member(allowed).is_some() {
+            return Err(bad("unknown member"));
         }
         match tool {
             "Read" => Ok(ToolCall::Read {
