@@ -462,9 +462,6 @@ impl<'a> Number<'a> {
 mod tests {
     #[test]
     fn unknown_member_is_the_first_name_outside_the_allowed_set() {
-        let doc = crate::json::parse(br#"{"a":1,"b\u0020":2,"c":3,"b ":4}"#);
-        // Duplicate-equivalent names are rejected by the parser: use distinct ones.
-        assert!(doc.is_err());
         let doc = crate::json::parse(br#"{"a":1,"\u0062":2,"c":3}"#).expect("valid");
         let obj = doc.root().as_object().expect("object");
         assert_eq!(obj.unknown_member(&["a", "b", "c"]), None);

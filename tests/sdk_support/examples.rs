@@ -2,9 +2,7 @@
 //! SDK against the built agentx, so the README's examples cannot rot: `every_example!` makes one
 //! `#[test]` per example and SDK, and each check asserts what the example printed.
 
-use std::process::{Command, Stdio};
-
-use super::{harness, installed, Sdk, TempDir, FLOW_TIMEOUT};
+use super::{installed, run_script, Sdk, TempDir};
 
 /// One `#[test]` per example in `$sdk` (`examples/<name>.py` or `.mjs`), skipped as the flows are.
 macro_rules! every_example {
@@ -28,34 +26,19 @@ pub fn run_example(sdk: Sdk, name: &str) -> Option<String> {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
         .join(file);
+    let what = format!("{sdk:?} example {name}");
     let home = TempDir::new("example-home");
     let cwd = TempDir::new("example-cwd");
-    let mut cmd = Command::new(&installed.program);
-    cmd.arg(&script)
-        .env("AGENTX_BIN", harness::agentx_bin())
-        .env("AGENTX_HOME", home.path())
-        .env("EXAMPLE_CWD", cwd.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in &installed.env {
-        cmd.env(k, v);
-    }
-    let child = cmd.spawn().expect("spawn the example");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let out = rx
-        .recv_timeout(FLOW_TIMEOUT)
-        .unwrap_or_else(|_| panic!("{sdk:?} example {name} did not finish in {FLOW_TIMEOUT:?}"))
-        .expect("wait for the example");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (status, stdout, stderr) = run_script(
+        installed,
+        &[script.as_os_str()],
+        home.path(),
+        ("EXAMPLE_CWD", cwd.path()),
+        &what,
+    );
     assert!(
-        out.status.success(),
-        "{sdk:?} example {name} failed ({}); stdout:\n{stdout}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+        status.success(),
+        "{what} failed ({status}); stdout:\n{stdout}\nstderr:\n{stderr}"
     );
     Some(stdout)
 }

@@ -304,24 +304,28 @@ impl Flow {
     }
 }
 
-/// Runs flow `name` of `sdk` against the built agentx; `None` when skipped.
-pub fn run_flow(sdk: Sdk, name: &str) -> Option<Flow> {
-    let installed = installed(sdk)?;
-    let home = TempDir::new("sdk-home");
-    let cwd = TempDir::new("sdk-cwd");
+/// Runs `installed`'s interpreter with `args` against the built agentx, with AgentX home `home`
+/// and the working directory `cwd` (passed to the script as `$cwd_var`); killed after
+/// [`FLOW_TIMEOUT`] (the test then fails naming `what`). Returns its status, stdout and stderr.
+fn run_script(
+    installed: &Installed,
+    args: &[&std::ffi::OsStr],
+    home: &Path,
+    (cwd_var, cwd): (&str, &Path),
+    what: &str,
+) -> (std::process::ExitStatus, String, String) {
     let mut cmd = Command::new(&installed.program);
-    cmd.arg(&installed.script)
-        .arg(name)
+    cmd.args(args)
         .env("AGENTX_BIN", harness::agentx_bin())
-        .env("AGENTX_HOME", home.path())
-        .env("FLOW_CWD", cwd.path())
+        .env("AGENTX_HOME", home)
+        .env(cwd_var, cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for (k, v) in &installed.env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().expect("spawn the SDK driver");
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {what}: {e}"));
     let stdout = child.stdout.take().unwrap();
     let stderr = child.stderr.take().unwrap();
     let (tx, rx) = mpsc::channel();
@@ -339,11 +343,30 @@ pub fn run_flow(sdk: Sdk, name: &str) -> Option<Flow> {
         Ok(out) => out,
         Err(_) => {
             let _ = child.kill();
-            panic!("{sdk:?} flow {name} did not finish in {FLOW_TIMEOUT:?}");
+            panic!("{what} did not finish in {FLOW_TIMEOUT:?}");
         }
     };
-    let status = child.wait().expect("wait for the SDK driver");
-    let driver_stderr = err.join().unwrap_or_default();
+    let status = child
+        .wait()
+        .unwrap_or_else(|e| panic!("wait for {what}: {e}"));
+    (status, out, err.join().unwrap_or_default())
+}
+
+/// Runs flow `name` of `sdk` against the built agentx; `None` when skipped.
+pub fn run_flow(sdk: Sdk, name: &str) -> Option<Flow> {
+    let installed = installed(sdk)?;
+    let script = installed.script.as_os_str();
+    let what = format!("{sdk:?} flow {name}");
+    let home = TempDir::new("sdk-home");
+    let cwd = TempDir::new("sdk-cwd");
+    let args = [script, name.as_ref()];
+    let (status, out, driver_stderr) = run_script(
+        installed,
+        &args,
+        home.path(),
+        ("FLOW_CWD", cwd.path()),
+        &what,
+    );
     let mut events = Vec::new();
     let mut agentx_stderr = Vec::new();
     for line in out.lines().filter(|l| !l.trim().is_empty()) {
