@@ -139,12 +139,12 @@ pub(crate) fn key(
     scratch: &mut Scratch,
 ) -> u64 {
     let len = end.wrapping_sub(start);
+    if !escaped && len <= 8 && start + 8 <= input.len() {
+        // Most names: one load and a mask.
+        return low_bytes(word_at(input, start), len);
+    }
     if !escaped && len <= 16 && start + 16 <= input.len() {
-        let first = word_at(input, start);
-        if len <= 8 {
-            return low_bytes(first, len);
-        }
-        return mix16(first, word_at(input, end - 8), len);
+        return mix16(word_at(input, start), word_at(input, end - 8), len);
     }
     if !escaped && len > 16 && len <= 32 && start + 32 <= input.len() {
         // 17 to 32 bytes (shorter names near the end of the input take the slow path).
@@ -185,9 +185,26 @@ const MAX_PROBES: u32 = 8;
 /// caller then runs the exact check ([`find_duplicate`]).
 #[inline(always)]
 pub(crate) fn keys_differ(keys: &[u64], scratch: &mut Scratch) -> bool {
-    match keys.len() {
-        0 | 1 => true,
-        n if n <= PAIRWISE_MAX => {
+    match *keys {
+        [] | [_] => true,
+        // The sizes of most agent-stream objects, every pair written out (no loop).
+        [a, b] => a != b,
+        [a, b, c] => (a != b) & (a != c) & (b != c),
+        [a, b, c, d] => (a != b) & (a != c) & (a != d) & (b != c) & (b != d) & (c != d),
+        [a, b, c, d, e] => {
+            (a != b)
+                & (a != c)
+                & (a != d)
+                & (a != e)
+                & (b != c)
+                & (b != d)
+                & (b != e)
+                & (c != d)
+                & (c != e)
+                & (d != e)
+        }
+        _ if keys.len() <= PAIRWISE_MAX => {
+            let n = keys.len();
             let mut same = false;
             for i in 1..n {
                 let k = keys[i];
@@ -197,7 +214,7 @@ pub(crate) fn keys_differ(keys: &[u64], scratch: &mut Scratch) -> bool {
             }
             !same
         }
-        n if n <= HASHED_MAX => keys_differ_hashed(keys, scratch),
+        _ if keys.len() <= HASHED_MAX => keys_differ_hashed(keys, scratch),
         _ => keys_differ_sorted(keys, scratch),
     }
 }
@@ -386,6 +403,24 @@ mod tests {
         let keys: Vec<u64> = names.iter().map(|n| key_at(n)).collect();
         assert!(keys_differ(&keys, &mut Scratch::default()));
         assert_eq!(key_at("type"), u64::from_le_bytes(*b"type\0\0\0\0"));
+    }
+
+    /// The written-out sizes (2 to 5 keys) and the loop just above them find a repeat at
+    /// every pair of positions, and none among distinct keys.
+    #[test]
+    fn small_objects_find_a_repeat_at_every_pair() {
+        let mut s = Scratch::default();
+        for n in 2..=7usize {
+            let distinct: Vec<u64> = (0..n as u64).map(|k| k * 0x0101 + 7).collect();
+            assert!(keys_differ(&distinct, &mut s), "n {n}");
+            for i in 0..n {
+                for j in i + 1..n {
+                    let mut keys = distinct.clone();
+                    keys[j] = keys[i];
+                    assert!(!keys_differ(&keys, &mut s), "n {n} pair {i} {j}");
+                }
+            }
+        }
     }
 
     /// Every size (pairwise, hashed, sorted) agrees with a naive check, with and without a

@@ -40,6 +40,7 @@ impl Default for Limits {
 #[derive(Clone, Copy)]
 struct Open {
     node: u32,
+    /// Arrays: elements so far. Objects: set when they close, from their keys.
     count: u32,
     /// Index into `keys` of this object's first member name; `u32::MAX` for arrays.
     names_from: u32,
@@ -133,6 +134,46 @@ fn skip_ws<K: Kernel>(k: K, b: &[u8], i: usize, w: &mut Window) -> usize {
     }
 }
 
+/// The byte at `b[i]`, or 0 at or past the end: 0 starts no token and is no separator, so
+/// the grammar's fast paths need no separate end test (its error paths tell the two apart by
+/// comparing `i` with the length).
+#[inline(always)]
+fn byte_at(b: &[u8], i: usize) -> u8 {
+    b.get(i).copied().unwrap_or(0)
+}
+
+/// The 8 bytes at `b[i..]` as a little-endian word (0 when fewer remain).
+#[inline(always)]
+fn word_at(b: &[u8], i: usize) -> u64 {
+    match b.get(i..i + 8) {
+        Some(chunk) => {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            u64::from_le_bytes(word)
+        }
+        None => 0,
+    }
+}
+
+/// `{"type":` as a [`word_at`] word.
+const TYPE_FIRST: u64 = u64::from_le_bytes(*b"{\"type\":");
+
+/// The duplicate-detection key of the name `type` (a name of at most 8 bytes is its own
+/// zero-padded word; `members::key`).
+const TYPE_KEY: u64 = u32::from_le_bytes(*b"type") as u64;
+
+/// [`skip_ws`] and the byte where it stops (see [`byte_at`]). Compact JSON has a token byte
+/// (above 0x20) at `i`: one load and one comparison.
+#[inline(always)]
+fn skip_ws_at<K: Kernel>(k: K, b: &[u8], i: usize, w: &mut Window) -> (usize, u8) {
+    let c = byte_at(b, i);
+    if c > b' ' {
+        return (i, c);
+    }
+    let j = skip_ws(k, b, i, w);
+    (j, byte_at(b, j))
+}
+
 impl Parser {
     /// A parser with the profile's default limits.
     pub fn new() -> Parser {
@@ -223,102 +264,132 @@ impl Parser {
         // The 64-byte view of the short-string step and of whitespace runs, kept across the
         // tokens of this document.
         let mut w = Window::default();
-        let mut i = skip_ws(k, b, 0, &mut w);
+        // `c` is always the byte at `i` (0 at the end, see `byte_at`), read once: the step
+        // that finds a token's offset hands its first byte on with it.
+        let (mut i, mut c) = skip_ws_at(k, b, 0, &mut w);
         if i == b.len() {
             return Err(Error::malformed(Malformed::EmptyInput, i));
         }
+        // The byte that closes the innermost open container (`}` or `]`), 0 outside all: the
+        // step after a value needs no look at the stack but to count an array's elements.
+        let mut closer = 0u8;
         'value: loop {
-            // A value starts at `i` (whitespace already skipped).
-            let Some(&c) = b.get(i) else {
-                return Err(Error::malformed(Malformed::UnexpectedEnd, i));
-            };
-            match c {
-                b'"' => {
-                    let (end, escaped) = string_body(k, b, i + 1, &mut w)?;
-                    self.tape
-                        .push(Node::scalar(Tag::String, escaped, i + 1, end));
-                    i = end + 1;
-                }
-                b'{' | b'[' => {
-                    if self.stack.len() >= self.limits.max_depth as usize {
-                        return Err(Error::new(ErrorKind::TooDeep, i));
-                    }
-                    let is_object = c == b'{';
-                    let node = self.tape.len() as u32;
-                    let tag = if is_object { Tag::Object } else { Tag::Array };
-                    self.tape.push(Node::scalar(tag, false, i, i));
-                    let names_from = if is_object {
-                        self.keys.len() as u32
-                    } else {
-                        u32::MAX
-                    };
-                    self.stack.push(Open {
-                        node,
-                        count: 0,
-                        names_from,
-                    });
-                    i = skip_ws(k, b, i + 1, &mut w);
-                    let close = if is_object { b'}' } else { b']' };
-                    if b.get(i) == Some(&close) {
-                        i = self.close(b, i)?;
-                    } else {
-                        if let Some(top) = self.stack.last_mut() {
-                            top.count = 1;
+            // A value starts at `i` (whitespace already skipped); strings are the most
+            // common, so they are tested first.
+            if c == b'"' {
+                let (end, escaped) = string_body(k, b, i + 1, &mut w)?;
+                self.tape
+                    .push(Node::scalar(Tag::String, escaped, i + 1, end));
+                i = end + 1;
+            } else {
+                match c {
+                    b'{' | b'[' => {
+                        if self.stack.len() >= self.limits.max_depth as usize {
+                            return Err(Error::new(ErrorKind::TooDeep, i));
                         }
-                        if is_object {
-                            i = self.member_name(k, b, i, &mut w)?;
+                        let is_object = c == b'{';
+                        let node = self.tape.len() as u32;
+                        let tag = if is_object { Tag::Object } else { Tag::Array };
+                        self.tape.push(Node::scalar(tag, false, i, i));
+                        let names_from = if is_object {
+                            self.keys.len() as u32
+                        } else {
+                            u32::MAX
+                        };
+                        self.stack.push(Open {
+                            node,
+                            count: 0,
+                            names_from,
+                        });
+                        // `{` + 2 is `}`, `[` + 2 is `]`.
+                        closer = c + 2;
+                        if is_object && word_at(b, i) == TYPE_FIRST {
+                            // `{"type":`, how every agent-stream record and most of their nested
+                            // objects begin: the member name without the string walk, its key
+                            // known (`members::key` of `type`, tested). An object's member
+                            // count is taken from its keys when it closes.
+                            self.tape
+                                .push(Node::scalar(Tag::String, false, i + 2, i + 6));
+                            self.keys.push(TYPE_KEY);
+                            (i, c) = skip_ws_at(k, b, i + 8, &mut w);
+                            continue 'value;
                         }
-                        continue 'value;
+                        let (j, d) = skip_ws_at(k, b, i + 1, &mut w);
+                        i = j;
+                        if d == closer {
+                            (i, closer) = self.close(b, i)?;
+                        } else {
+                            (i, c) = if is_object {
+                                self.member_name(k, b, i, d, &mut w)?
+                            } else {
+                                if let Some(top) = self.stack.last_mut() {
+                                    top.count = 1;
+                                }
+                                (i, d)
+                            };
+                            continue 'value;
+                        }
                     }
+                    b'-' | b'0'..=b'9' => {
+                        let (end, integer) = number(b, i)?;
+                        self.tape.push(Node::scalar(Tag::Number, integer, i, end));
+                        i = end;
+                    }
+                    b't' => i = self.literal(b, i, b"true", Tag::True)?,
+                    b'f' => i = self.literal(b, i, b"false", Tag::False)?,
+                    b'n' => i = self.literal(b, i, b"null", Tag::Null)?,
+                    _ if i >= b.len() => return Err(Error::malformed(Malformed::UnexpectedEnd, i)),
+                    _ => return Err(Error::malformed(Malformed::UnexpectedByte, i)),
                 }
-                b'-' | b'0'..=b'9' => {
-                    let (end, integer) = number(b, i)?;
-                    self.tape.push(Node::scalar(Tag::Number, integer, i, end));
-                    i = end;
-                }
-                b't' => i = self.literal(b, i, b"true", Tag::True)?,
-                b'f' => i = self.literal(b, i, b"false", Tag::False)?,
-                b'n' => i = self.literal(b, i, b"null", Tag::Null)?,
-                _ => return Err(Error::malformed(Malformed::UnexpectedByte, i)),
             }
             // After a complete value: a separator, a close, or the end of the document.
             loop {
-                i = skip_ws(k, b, i, &mut w);
-                let Some(top) = self.stack.last_mut() else {
+                let (j, d) = skip_ws_at(k, b, i, &mut w);
+                i = j;
+                if d == b',' && closer != 0 {
+                    let (j, d) = skip_ws_at(k, b, i + 1, &mut w);
+                    (i, c) = if closer == b'}' {
+                        self.member_name(k, b, j, d, &mut w)?
+                    } else {
+                        if let Some(top) = self.stack.last_mut() {
+                            top.count += 1;
+                        }
+                        (j, d)
+                    };
+                    continue 'value;
+                }
+                // `closer` is 0 only outside all containers, where `d` 0 is the end.
+                if d == closer && d != 0 {
+                    (i, closer) = self.close(b, i)?;
+                    continue;
+                }
+                let reason = if closer == 0 {
                     if i == b.len() {
                         return Ok(());
                     }
-                    return Err(Error::malformed(Malformed::TrailingCharacters, i));
+                    Malformed::TrailingCharacters
+                } else if i >= b.len() {
+                    Malformed::UnexpectedEnd
+                } else {
+                    Malformed::ExpectedCommaOrEnd
                 };
-                let is_object = top.is_object();
-                match b.get(i) {
-                    Some(b',') => {
-                        top.count += 1;
-                        i = skip_ws(k, b, i + 1, &mut w);
-                        if is_object {
-                            i = self.member_name(k, b, i, &mut w)?;
-                        }
-                        continue 'value;
-                    }
-                    Some(b'}') if is_object => i = self.close(b, i)?,
-                    Some(b']') if !is_object => i = self.close(b, i)?,
-                    None => return Err(Error::malformed(Malformed::UnexpectedEnd, i)),
-                    Some(_) => return Err(Error::malformed(Malformed::ExpectedCommaOrEnd, i)),
-                }
+                return Err(Error::malformed(reason, i));
             }
         }
     }
 
     /// Closes the innermost container at `b[i]` (its closing bracket); returns the offset
-    /// after it. Objects are checked for duplicate names here (WIRE-014, WIRE-021).
+    /// after it and the byte that closes the container around it (0 outside all). Objects are
+    /// checked for duplicate names here (WIRE-014, WIRE-021), and counted by their keys.
     #[inline(always)]
-    fn close(&mut self, b: &[u8], i: usize) -> Result<usize, Error> {
-        let Some(open) = self.stack.pop() else {
+    fn close(&mut self, b: &[u8], i: usize) -> Result<(usize, u8), Error> {
+        let Some(mut open) = self.stack.pop() else {
             return Err(Error::malformed(Malformed::UnexpectedByte, i));
         };
         if open.is_object() {
             let from = open.names_from as usize;
             let keys = self.keys.get(from..).unwrap_or(&[]);
+            open.count = keys.len() as u32;
             if !members::keys_differ(keys, &mut self.scratch) {
                 if let Some(at) = self.duplicate_in(b, open) {
                     return Err(Error::new(ErrorKind::DuplicateMember, at));
@@ -332,7 +403,12 @@ impl Parser {
             node.count = open.count;
             node.next = next;
         }
-        Ok(i + 1)
+        let closer = match self.stack.last() {
+            Some(outer) if outer.is_object() => b'}',
+            Some(_) => b']',
+            None => 0,
+        };
+        Ok((i + 1, closer))
     }
 
     /// The exact duplicate check of an object whose keys collide, over its names read back
@@ -364,16 +440,18 @@ impl Parser {
         dup
     }
 
-    /// Parses `"name" :` at `b[i]` and leaves `i` at the member's value.
+    /// Parses `"name" :` at `b[i]` (whose byte is `c`); returns the offset of the member's
+    /// value and its first byte.
     #[inline(always)]
     fn member_name<K: Kernel>(
         &mut self,
         k: K,
         b: &[u8],
         i: usize,
+        c: u8,
         w: &mut Window,
-    ) -> Result<usize, Error> {
-        if b.get(i) != Some(&b'"') {
+    ) -> Result<(usize, u8), Error> {
+        if c != b'"' {
             return Err(Error::malformed(
                 if i == b.len() {
                     Malformed::UnexpectedEnd
@@ -388,21 +466,18 @@ impl Parser {
             .push(Node::scalar(Tag::String, escaped, i + 1, end));
         let key = members::key(b, i + 1, end, escaped, &mut self.scratch);
         self.keys.push(key);
-        let mut j = end + 1;
-        if b.get(j) != Some(&b':') {
-            j = skip_ws(k, b, j, w);
-            if b.get(j) != Some(&b':') {
-                return Err(Error::malformed(
-                    if j == b.len() {
-                        Malformed::UnexpectedEnd
-                    } else {
-                        Malformed::ExpectedColon
-                    },
-                    j,
-                ));
-            }
+        let (j, c) = skip_ws_at(k, b, end + 1, w);
+        if c != b':' {
+            return Err(Error::malformed(
+                if j == b.len() {
+                    Malformed::UnexpectedEnd
+                } else {
+                    Malformed::ExpectedColon
+                },
+                j,
+            ));
         }
-        Ok(skip_ws(k, b, j + 1, w))
+        Ok(skip_ws_at(k, b, j + 1, w))
     }
 
     #[inline]
@@ -593,6 +668,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The `{"type":` step pushes the key `members::key` gives the name `type`, wherever the
+    /// name sits (the key's fast path needs 8 readable bytes, its slow path does not).
+    #[test]
+    fn the_type_key_is_the_key_of_type() {
+        let mut scratch = members::Scratch::default();
+        for doc in [&b"{\"type\":1}"[..], b"{\"type\":\"stream_event\",\"a\":1}"] {
+            assert_eq!(word_at(doc, 0), TYPE_FIRST);
+            assert_eq!(members::key(doc, 2, 6, false, &mut scratch), TYPE_KEY);
+        }
+        assert_eq!(
+            members::key(b"\"type\"", 1, 5, false, &mut scratch),
+            TYPE_KEY
+        );
     }
 
     #[test]

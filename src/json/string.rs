@@ -263,6 +263,10 @@ mod tests {
             b"\xf0\x9f\x8e\x89",
             b"\xc3",
             b"\xed\xa0\x80",
+            // Plain runs, so bodies also start in one 64-byte window and end in the next, or
+            // beyond it.
+            b"abcdefghijklmnopqrstuvwxyz0123",
+            b"0123456789abcdef",
         ];
         for _ in 0..3000 {
             let mut b = Vec::new();
@@ -275,7 +279,7 @@ mod tests {
                 b.push(b'"');
                 starts.push(b.len());
                 for k in 0..(x >> 8) % 12 {
-                    b.extend_from_slice(pieces[((x >> (16 + 3 * k)) % 10) as usize]);
+                    b.extend_from_slice(pieces[((x >> (16 + 3 * k)) % 12) as usize]);
                 }
                 if (x >> 60) != 0 {
                     b.push(b'"');

@@ -127,6 +127,48 @@ impl Window {
         Self::answer(b, i, hard, m.quote, m.high)
     }
 
+    /// Where a body at `i` goes on when [`Window::cached`] could not answer it although it
+    /// starts inside this window (no hard stop after it here): the next 64 bytes, at an
+    /// offset known long before `i` is, so their load need not wait for the walk to reach
+    /// `i`. `None` when `i` is outside the window (reload at `i`).
+    #[inline(always)]
+    pub(crate) fn next_at(&self, i: usize) -> Option<usize> {
+        (i.wrapping_sub(self.at) < 64).then_some(self.at + 64)
+    }
+
+    /// Makes the string classes `m` of the 64 bytes at [`Window::next_at`] this window's and
+    /// answers [`Kernel::string_short`] for the body at `i` (in the old window, with no hard
+    /// stop after it there) from them; the UTF-8 check starts at the body's first non-ASCII
+    /// byte in either window.
+    #[inline(always)]
+    pub(crate) fn advance(&mut self, b: &[u8], i: usize, m: StringMasks) -> Option<usize> {
+        let high_before = self.high >> (i.wrapping_sub(self.at) & 63);
+        let at = self.at + 64;
+        let hard = m.quote | m.backslash | m.control;
+        self.at = at;
+        self.quote = m.quote;
+        self.hard = hard;
+        self.high = m.high;
+        let first = hard & hard.wrapping_neg();
+        if first & m.quote == 0 {
+            return None;
+        }
+        let end = at + first.trailing_zeros() as usize;
+        let from = if high_before != 0 {
+            i + high_before.trailing_zeros() as usize
+        } else {
+            let high = m.high & (first - 1);
+            if high == 0 {
+                return Some(end);
+            }
+            at + high.trailing_zeros() as usize
+        };
+        if !utf8::is_utf8_short(b.get(from..end)?) {
+            return None;
+        }
+        Some(end)
+    }
+
     /// [`Kernel::space_run`] from the whitespace bits, with `load(b, at)` giving the
     /// whitespace bits of the 64 bytes at `at` (`at < b.len()`; bytes past the end not
     /// whitespace) whenever the run reaches past the bits held.

@@ -81,6 +81,12 @@ impl Kernel for Avx512Kernel {
         if let Some(answer) = window.cached(b, i) {
             return answer;
         }
+        if let Some(next) = window.next_at(i) {
+            // SAFETY: an `Avx512Kernel` exists only inside `run_avx512`, entered after
+            // detection.
+            let m = unsafe { avx512_masks(b, next) };
+            return window.advance(b, i, m);
+        }
         // SAFETY: an `Avx512Kernel` exists only inside `run_avx512`, entered after detection.
         let m = unsafe { avx512_masks(b, i) };
         window.reload(b, i, m)
@@ -103,6 +109,11 @@ impl Kernel for Avx2Kernel {
     fn string_short(self, b: &[u8], i: usize, window: &mut Window) -> Option<usize> {
         if let Some(answer) = window.cached(b, i) {
             return answer;
+        }
+        if let Some(next) = window.next_at(i) {
+            // SAFETY: an `Avx2Kernel` exists only inside `run_avx2`, entered after detection.
+            let m = unsafe { avx2_masks(b, next) };
+            return window.advance(b, i, m);
         }
         // SAFETY: an `Avx2Kernel` exists only inside `run_avx2`, entered after detection.
         let m = unsafe { avx2_masks(b, i) };
