@@ -196,24 +196,56 @@ impl ScriptedModel {
             },
             None => ("", &[]),
         };
-        let turn_number = request
-            .messages
-            .iter()
-            .filter(|m| matches!(m, Message::User { .. }))
-            .count();
-        let history = request.messages[..last_user.unwrap_or(0)]
-            .iter()
-            .filter(|m| matches!(m, Message::User { .. } | Message::Assistant { .. }))
-            .count();
-
+        // What only a script or a directive reads is looked up only then: an echo turn does
+        // not walk the whole conversation (three passes per turn did, growing with it).
         let plan = match plan(text, attachments) {
-            Plan::Echo(echo) => match self.script.as_ref().and_then(|s| s.block(turn_number)) {
-                Some(block) => plan(block, attachments),
-                None => Plan::Echo(echo),
-            },
+            Plan::Echo(echo) => {
+                let turn_number = || {
+                    request
+                        .messages
+                        .iter()
+                        .filter(|m| matches!(m, Message::User { .. }))
+                        .count()
+                };
+                match self.script.as_ref().and_then(|s| s.block(turn_number())) {
+                    Some(block) => plan(block, attachments),
+                    None => Plan::Echo(echo),
+                }
+            }
             p => p,
         };
+        let wants = |want: fn(&Directive) -> bool| match &plan {
+            Plan::Directives(all) => all.iter().any(want),
+            _ => false,
+        };
+        let history = if wants(|d| matches!(d, Directive::History)) {
+            request.messages[..last_user.unwrap_or(0)]
+                .iter()
+                .filter(|m| matches!(m, Message::User { .. } | Message::Assistant { .. }))
+                .count()
+        } else {
+            0
+        };
+        let system = if wants(|d| matches!(d, Directive::System)) {
+            request.system.clone()
+        } else {
+            None
+        };
+        let last_tool_result = if wants(|d| matches!(d, Directive::LastToolResult)) {
+            request.messages.iter().rev().find_map(|m| match m {
+                Message::ToolResult { content, .. } => Some(content.clone()),
+                _ => None,
+            })
+        } else {
+            None
+        };
         let prefix = format!("{:08x}_{}_{}", self.id_seed, request.turn, request.index);
+        let prefixed = |head: &str| {
+            let mut id = String::with_capacity(head.len() + prefix.len());
+            id.push_str(head);
+            id.push_str(&prefix);
+            id
+        };
         let mut run = ScriptRun {
             ops: VecDeque::new(),
             ready: VecDeque::new(),
@@ -226,8 +258,8 @@ impl ScriptedModel {
             seq: 0,
             next_block: 0,
             reply_words: 0,
-            message_id: format!("msg_{prefix}"),
-            tool_prefix: format!("toolu_{prefix}"),
+            message_id: prefixed("msg_"),
+            tool_prefix: prefixed("toolu_"),
             tools: 0,
             cancelled: false,
             last_call: true,
@@ -236,11 +268,8 @@ impl ScriptedModel {
             turn_cost: None,
             turn_usage: None,
             history,
-            system: request.system.clone(),
-            last_tool_result: request.messages.iter().rev().find_map(|m| match m {
-                Message::ToolResult { content, .. } => Some(content.clone()),
-                _ => None,
-            }),
+            system,
+            last_tool_result,
         };
         run.ready.push_back(ModelEvent::MessageStart {
             message_id: run.message_id.clone(),
