@@ -189,8 +189,16 @@ fn profile_11_disk_full_turn_upload_and_resume() {
     let bytes = transcript_bytes(home, &sid);
     assert!(bytes.ends_with(b"\n"));
 
-    // The fifth turn was owed; space returned before EOF, and the exit retried it.
-    assert_eq!(stored_result_uuids(home, &sid), results);
+    // The fifth turn was owed; space returned before EOF, and the exit retried it. (Seen once
+    // under load with the fifth missing, session 8, not reproduced: the stderr and the
+    // transcript's length say whether the exit retry ran and what it met.)
+    assert_eq!(
+        stored_result_uuids(home, &sid),
+        results,
+        "transcript {} bytes; stderr:\n{}",
+        bytes.len(),
+        done.stderr
+    );
 
     // 7. The session resumes with all five turns.
     let mut b = Agentx::session(home, &["--resume", &sid]);
