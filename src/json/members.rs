@@ -76,8 +76,9 @@ fn low_bytes(w: u64, len: usize) -> u64 {
     }
 }
 
+/// The 8 bytes at `bytes[at..]` as a little-endian word (0 when fewer remain).
 #[inline(always)]
-fn word_at(bytes: &[u8], at: usize) -> u64 {
+pub(crate) fn word_at(bytes: &[u8], at: usize) -> u64 {
     let mut w = [0u8; 8];
     if let Some(chunk) = bytes.get(at..at + 8) {
         w.copy_from_slice(chunk);

@@ -142,20 +142,7 @@ fn byte_at(b: &[u8], i: usize) -> u8 {
     b.get(i).copied().unwrap_or(0)
 }
 
-/// The 8 bytes at `b[i..]` as a little-endian word (0 when fewer remain).
-#[inline(always)]
-fn word_at(b: &[u8], i: usize) -> u64 {
-    match b.get(i..i + 8) {
-        Some(chunk) => {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            u64::from_le_bytes(word)
-        }
-        None => 0,
-    }
-}
-
-/// `{"type":` as a [`word_at`] word.
+/// `{"type":` as a [`members::word_at`] word.
 const TYPE_FIRST: u64 = u64::from_le_bytes(*b"{\"type\":");
 
 /// The duplicate-detection key of the name `type` (a name of at most 8 bytes is its own
@@ -303,7 +290,7 @@ impl Parser {
                         });
                         // `{` + 2 is `}`, `[` + 2 is `]`.
                         closer = c + 2;
-                        if is_object && word_at(b, i) == TYPE_FIRST {
+                        if is_object && members::word_at(b, i) == TYPE_FIRST {
                             // `{"type":`, how every agent-stream record and most of their nested
                             // objects begin: the member name without the string walk, its key
                             // known (`members::key` of `type`, tested). An object's member
@@ -676,13 +663,70 @@ mod tests {
     fn the_type_key_is_the_key_of_type() {
         let mut scratch = members::Scratch::default();
         for doc in [&b"{\"type\":1}"[..], b"{\"type\":\"stream_event\",\"a\":1}"] {
-            assert_eq!(word_at(doc, 0), TYPE_FIRST);
+            assert_eq!(members::word_at(doc, 0), TYPE_FIRST);
             assert_eq!(members::key(doc, 2, 6, false, &mut scratch), TYPE_KEY);
         }
         assert_eq!(
             members::key(b"\"type\"", 1, 5, false, &mut scratch),
             TYPE_KEY
         );
+    }
+
+    /// The `{"type":` step and the walk agree: each document, and each of its prefixes, parses
+    /// as the same document spelled `{ "type":` (one space, so the walk reads the name) does,
+    /// with the same error at the same byte (moved by the spaces before it); a `type` read by the step collides with a later
+    /// `type` or `\u0074ype` read by the walk (WIRE-014, WIRE-021).
+    #[test]
+    fn the_type_step_agrees_with_the_walk() {
+        let docs: [&[u8]; 6] = [
+            br#"{"type":"stream_event","event":{"type":"message_stop"},"n":1}"#,
+            br#"{"type":{"type":[]},"x":null}"#,
+            br#"{"type":1,"type":2}"#,
+            br#"{"type":1,"\u0074ype":2}"#,
+            br#"{"type":  "x" , "y":[{"type":true}]}"#,
+            br#"[{"type":"a"},{"type":}]"#,
+        ];
+        let spaced = |d: &[u8]| -> Vec<u8> {
+            let mut out = Vec::new();
+            for (k, &c) in d.iter().enumerate() {
+                out.push(c);
+                if c == b'{' && d[k + 1..].starts_with(b"\"type\":") {
+                    out.push(b' ');
+                }
+            }
+            out
+        };
+        let mut written = (Vec::new(), Vec::new());
+        for doc in docs {
+            for n in 0..=doc.len() {
+                let (fast, walked) = (&doc[..n], spaced(&doc[..n]));
+                match (parse(fast), parse(&walked)) {
+                    (Ok(a), Ok(b)) => {
+                        written.0.clear();
+                        written.1.clear();
+                        crate::json::write_value(&mut written.0, a.root());
+                        crate::json::write_value(&mut written.1, b.root());
+                        assert_eq!(written.0, written.1, "{:?}", String::from_utf8_lossy(fast));
+                    }
+                    (Err(a), Err(b)) => {
+                        let text = String::from_utf8_lossy(fast);
+                        assert_eq!(a.kind(), b.kind(), "{text:?}");
+                        // Moved by the spaces inserted at or before the error's byte.
+                        let moved = (0..fast.len())
+                            .filter(|&k| {
+                                fast[k] == b'{'
+                                    && fast[k + 1..].starts_with(b"\"type\":")
+                                    && k < a.offset()
+                            })
+                            .count();
+                        assert_eq!(b.offset(), a.offset() + moved, "{text:?}");
+                    }
+                    (a, b) => panic!("{:?}: {a:?} vs {b:?}", String::from_utf8_lossy(fast)),
+                }
+            }
+        }
+        assert!(parse(docs[2]).unwrap_err().is_duplicate_member());
+        assert!(parse(docs[3]).unwrap_err().is_duplicate_member());
     }
 
     #[test]

@@ -112,19 +112,24 @@ impl Window {
     pub(crate) fn cached(&self, b: &[u8], i: usize) -> Option<Option<usize>> {
         let off = i.wrapping_sub(self.at);
         let rest = if off < 64 { self.hard >> off } else { 0 };
-        (rest != 0).then(|| Self::answer(b, i, rest, self.quote >> off, self.high >> off))
+        (rest != 0).then(|| Self::answer(b, i, rest, self.quote >> off, self.high >> off, None))
     }
 
     /// Makes the string classes of the 64 bytes at `i` (`m`) this window's and answers
     /// [`Kernel::string_short`] from them.
     #[inline(always)]
     pub(crate) fn reload(&mut self, b: &[u8], i: usize, m: StringMasks) -> Option<usize> {
-        let hard = m.quote | m.backslash | m.control;
-        self.at = i;
+        self.hold(i, m);
+        Self::answer(b, i, self.hard, m.quote, m.high, None)
+    }
+
+    /// Makes `m`, the string classes of the 64 bytes at `at`, this window's.
+    #[inline(always)]
+    fn hold(&mut self, at: usize, m: StringMasks) {
+        self.at = at;
         self.quote = m.quote;
-        self.hard = hard;
+        self.hard = m.quote | m.backslash | m.control;
         self.high = m.high;
-        Self::answer(b, i, hard, m.quote, m.high)
     }
 
     /// Where a body at `i` goes on when [`Window::cached`] could not answer it although it
@@ -143,30 +148,10 @@ impl Window {
     #[inline(always)]
     pub(crate) fn advance(&mut self, b: &[u8], i: usize, m: StringMasks) -> Option<usize> {
         let high_before = self.high >> (i.wrapping_sub(self.at) & 63);
+        let first_high = (high_before != 0).then(|| i + high_before.trailing_zeros() as usize);
         let at = self.at + 64;
-        let hard = m.quote | m.backslash | m.control;
-        self.at = at;
-        self.quote = m.quote;
-        self.hard = hard;
-        self.high = m.high;
-        let first = hard & hard.wrapping_neg();
-        if first & m.quote == 0 {
-            return None;
-        }
-        let end = at + first.trailing_zeros() as usize;
-        let from = if high_before != 0 {
-            i + high_before.trailing_zeros() as usize
-        } else {
-            let high = m.high & (first - 1);
-            if high == 0 {
-                return Some(end);
-            }
-            at + high.trailing_zeros() as usize
-        };
-        if !utf8::is_utf8_short(b.get(from..end)?) {
-            return None;
-        }
-        Some(end)
+        self.hold(at, m);
+        Self::answer(b, at, self.hard, m.quote, m.high, first_high)
     }
 
     /// [`Kernel::space_run`] from the whitespace bits, with `load(b, at)` giving the
@@ -202,15 +187,31 @@ impl Window {
     /// The closing quote at `i + k` when the lowest bit `k` of `hard` is a quote bit and the
     /// non-ASCII bytes before it, if any, are UTF-8; `None` sends the body to the block walk
     /// (which also reports the error of a body that is not UTF-8).
+    ///
+    /// A body that began before `i` (in the previous window, [`Window::advance`]) passes
+    /// `first_high`, its first non-ASCII byte there, if any: the UTF-8 check starts from it;
+    /// otherwise from the first non-ASCII byte in these bits.
     #[inline(always)]
-    fn answer(b: &[u8], i: usize, hard: u64, quote: u64, high: u64) -> Option<usize> {
+    fn answer(
+        b: &[u8],
+        i: usize,
+        hard: u64,
+        quote: u64,
+        high: u64,
+        first_high: Option<usize>,
+    ) -> Option<usize> {
         let first = hard & hard.wrapping_neg();
         if first & quote == 0 {
             return None;
         }
         let end = i + first.trailing_zeros() as usize;
         let high = high & (first - 1);
-        if high != 0 && !utf8::is_utf8_short(b.get(i + high.trailing_zeros() as usize..end)?) {
+        let from = match first_high {
+            Some(from) => from,
+            None if high != 0 => i + high.trailing_zeros() as usize,
+            None => return Some(end),
+        };
+        if !utf8::is_utf8_short(b.get(from..end)?) {
             return None;
         }
         Some(end)

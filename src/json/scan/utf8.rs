@@ -29,7 +29,8 @@ pub(crate) fn validated_text(accepted: &[u8]) -> &str {
 /// more than the check. A shift-based DFA: one table load, a shift and a mask per byte, no
 /// branch per byte, so tails that mix ASCII, 2-, 3- and 4-byte characters (the agent stream's
 /// deltas) cost no mispredicted branch per character. Tested against `core::str::from_utf8` on
-/// every sequence of up to two bytes and every lead byte with boundary continuations.
+/// every sequence of up to three bytes, the four-byte leads with the continuation ranges'
+/// edges, and every lead byte with boundary continuations.
 #[inline]
 pub(crate) fn is_utf8_short(s: &[u8]) -> bool {
     let mut state = ACCEPT;
