@@ -325,8 +325,7 @@ impl Parser {
                     b't' => i = self.literal(b, i, b"true", Tag::True)?,
                     b'f' => i = self.literal(b, i, b"false", Tag::False)?,
                     b'n' => i = self.literal(b, i, b"null", Tag::Null)?,
-                    _ if i >= b.len() => return Err(Error::malformed(Malformed::UnexpectedEnd, i)),
-                    _ => return Err(Error::malformed(Malformed::UnexpectedByte, i)),
+                    _ => return Err(ended_or(b, i, Malformed::UnexpectedByte)),
                 }
             }
             // After a complete value: a separator, a close, or the end of the document.
@@ -350,17 +349,13 @@ impl Parser {
                     (i, closer) = self.close(b, i)?;
                     continue;
                 }
-                let reason = if closer == 0 {
+                if closer == 0 {
                     if i == b.len() {
                         return Ok(());
                     }
-                    Malformed::TrailingCharacters
-                } else if i >= b.len() {
-                    Malformed::UnexpectedEnd
-                } else {
-                    Malformed::ExpectedCommaOrEnd
-                };
-                return Err(Error::malformed(reason, i));
+                    return Err(Error::malformed(Malformed::TrailingCharacters, i));
+                }
+                return Err(ended_or(b, i, Malformed::ExpectedCommaOrEnd));
             }
         }
     }
@@ -439,14 +434,7 @@ impl Parser {
         w: &mut Window,
     ) -> Result<(usize, u8), Error> {
         if c != b'"' {
-            return Err(Error::malformed(
-                if i == b.len() {
-                    Malformed::UnexpectedEnd
-                } else {
-                    Malformed::ExpectedMemberName
-                },
-                i,
-            ));
+            return Err(ended_or(b, i, Malformed::ExpectedMemberName));
         }
         let (end, escaped) = string_body(k, b, i + 1, w)?;
         self.tape
@@ -455,14 +443,7 @@ impl Parser {
         self.keys.push(key);
         let (j, c) = skip_ws_at(k, b, end + 1, w);
         if c != b':' {
-            return Err(Error::malformed(
-                if j == b.len() {
-                    Malformed::UnexpectedEnd
-                } else {
-                    Malformed::ExpectedColon
-                },
-                j,
-            ));
+            return Err(ended_or(b, j, Malformed::ExpectedColon));
         }
         Ok(skip_ws_at(k, b, j + 1, w))
     }
@@ -484,6 +465,20 @@ impl Parser {
         self.tape.push(Node::scalar(tag, false, i, end));
         Ok(end)
     }
+}
+
+/// The error at `b[i]`: [`Malformed::UnexpectedEnd`] when the input ends there, else
+/// `reason` (`i` is at most the input's length).
+#[cold]
+fn ended_or(b: &[u8], i: usize, reason: Malformed) -> Error {
+    Error::malformed(
+        if i >= b.len() {
+            Malformed::UnexpectedEnd
+        } else {
+            reason
+        },
+        i,
+    )
 }
 
 /// Validates a number at `b[i]`; returns its end and whether it is an integer lexeme.
@@ -543,14 +538,7 @@ fn digits_end(b: &[u8], mut j: usize) -> usize {
 #[inline(never)]
 fn number_general(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
     let digits = |j: usize| digits_end(b, j);
-    let bad = |j: usize| {
-        let reason = if j >= b.len() {
-            Malformed::UnexpectedEnd
-        } else {
-            Malformed::InvalidNumber
-        };
-        Error::malformed(reason, j)
-    };
+    let bad = |j: usize| ended_or(b, j, Malformed::InvalidNumber);
     let mut i = start;
     if b.get(i) == Some(&b'-') {
         i += 1;
