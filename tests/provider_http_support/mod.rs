@@ -355,10 +355,25 @@ pub fn status(status: u16, headers: &[(&str, &str)], body: &str) -> Reply {
     }
 }
 
-/// A port on 127.0.0.1 with nothing listening (bound, then released).
-pub fn refused_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
+/// A port on 127.0.0.1 that refuses connections for as long as this value lives: a socket
+/// bound to it that never listens, so the kernel answers every connection with a reset. A port
+/// bound and released instead could be handed to another test's server by its `bind(0)` while
+/// the retries of a test still run (seen once in CI: the fourth attempt reached a server).
+pub struct RefusedPort {
+    _bound: tokio::net::TcpSocket,
+    pub port: u16,
+}
+
+pub fn refused_port() -> RefusedPort {
+    let bound = tokio::net::TcpSocket::new_v4().expect("a socket");
+    bound
+        .bind("127.0.0.1:0".parse().expect("an address"))
+        .expect("a loopback port");
+    let port = bound.local_addr().expect("its address").port();
+    RefusedPort {
+        _bound: bound,
+        port,
+    }
 }
 
 impl Server {

@@ -203,7 +203,8 @@ fn profile_14_503_three_retries_then_server_error_through_agentx() {
 
 #[test]
 fn profile_14_connection_refused_through_agentx() {
-    let port = refused_port();
+    let refused = refused_port();
+    let port = refused.port;
     let auth = format!(
         r#"{{"version":2,"providers":[{{"id":"oa","type":"openai","model":"m","api_key":"{KEY}","base_url":"http://127.0.0.1:{port}/v1"}}]}}"#
     );

@@ -406,7 +406,8 @@ async fn profile_14_non_retryable_statuses_end_at_once_with_their_category() {
 
 #[tokio::test]
 async fn profile_14_connection_refused_three_retries_then_unknown() {
-    let port = refused_port();
+    let refused = refused_port();
+    let port = refused.port;
     let p = provider(&format!(
         r#"{{"id":"oa","type":"openai","model":"m","api_key":"{KEY}","base_url":"http://127.0.0.1:{port}/v1"}}"#
     ));
