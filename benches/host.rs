@@ -7,8 +7,11 @@
 //!    `serde_json::from_str::<serde_json::Value>`). Round trips per wall second, and CPU time
 //!    per turn of the host process and of agentx (their threads' `schedstat`), medians of
 //!    `AGENTX_BENCH_ROUNDS` (default 5) alternating rounds, with each client's host CPU
-//!    divided by the serde host's in the same round. The tokio client runs twice: its session
-//!    in a task spawned on the runtime (as a server runs sessions) and in `block_on`.
+//!    divided by the serde host's in the same round. The tokio client runs three times: its
+//!    session in a task spawned on the runtime (as a server runs sessions), in `block_on`, and
+//!    on a current-thread runtime. A hand-written tokio host (`tokio::process` pipes,
+//!    `AsyncBufReadExt::lines` + `serde_json::Value`, in a spawned task) is the floor any host
+//!    on tokio pays: a readiness wait (`epoll_wait`) before each read, and the runtime.
 //! 2. **live stream session**: `--include-partial-messages`, `AGENTX_BENCH_STREAM_TURNS`
 //!    (default 100) turns of `AGENTX_BENCH_WORDS` (default 4,000) words, one `stream_event` per
 //!    word, read by a raw LF splitter (which also captures the transcript bytes), both
@@ -324,6 +327,59 @@ fn echo_serde(turns: usize) -> Run {
     }
     let run = m.stop("BufRead::lines + serde_json::Value", turns as u64);
     h.finish();
+    run
+}
+
+/// The hand-written tokio host: the same child and pipes through `tokio::process`,
+/// `AsyncBufReadExt::lines` + `serde_json::Value`, its session in a spawned task: what any
+/// host on tokio pays (a readiness wait, `epoll_wait`, before each read) without a client.
+fn echo_serde_tokio(rt: &tokio::runtime::Runtime, turns: usize) -> Run {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let home = Home::new("echo-serde-tokio");
+    let mut child = tokio::process::Command::new(agentx());
+    child
+        .args(args(&home, false))
+        .env("AGENTX_HOME", &home.0)
+        .env_remove("HOME")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let session = async move {
+        let mut child = child.spawn().unwrap();
+        let pid = child.id().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut turn = async |i: usize| {
+            stdin
+                .write_all(user_line(&format!("hello {i}")).as_bytes())
+                .await
+                .unwrap();
+            loop {
+                let line = lines.next_line().await.unwrap().expect("record");
+                let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+                if v["type"] == "result" {
+                    break;
+                }
+            }
+        };
+        for i in 0..20 {
+            turn(i).await;
+        }
+        let m = Meter::start(pid);
+        for i in 0..turns {
+            turn(i).await;
+        }
+        let run = m.stop(
+            "tokio lines + serde_json::Value (spawned task)",
+            turns as u64,
+        );
+        drop(stdin);
+        while lines.next_line().await.unwrap().is_some() {}
+        assert!(child.wait().await.unwrap().success());
+        run
+    };
+    let run = rt.block_on(rt.spawn(session)).unwrap();
+    drop(home);
     run
 }
 
@@ -812,6 +868,18 @@ fn main() {
                 }
                 if pick_host("block_on") {
                     round.push(echo_tokio(&rt, turns, false));
+                }
+                if pick_host("current") {
+                    let ct = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .unwrap();
+                    let mut r = echo_tokio(&ct, turns, false);
+                    r.name = "host::AsyncClient (tokio, current-thread runtime)";
+                    round.push(r);
+                }
+                if pick_host("serde_tokio") {
+                    round.push(echo_serde_tokio(&rt, turns));
                 }
                 if pick_host("serde") {
                     round.push(echo_serde(turns));

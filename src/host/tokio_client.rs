@@ -8,9 +8,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Poll;
 use std::time::Duration;
 
-use ::tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use ::tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use ::tokio::process::Child;
 use ::tokio::sync::{mpsc, oneshot};
 
@@ -24,6 +25,7 @@ use super::permission::{
     CallbackError, PermissionAnswer, ToolPermissionRequest, CALLBACK_FAILED, NO_CALLBACK,
 };
 use super::stream::{answer, classify, text_record, AgentRequest, Output, Route};
+use crate::encode::contained;
 use crate::frame::DEFAULT_MAX_LINE;
 use crate::wire::init::AttachmentCapabilities;
 use crate::wire::initialize::InitializeResponse;
@@ -532,12 +534,28 @@ async fn read_loop(
         let _ = tx.send(items);
     };
     loop {
-        match output.read(side.buffer()).await {
-            Ok(0) => break,
-            Ok(n) => side.filled(n, &route, &mut hand_over),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => {
+        // WIRE-015 for the caller's reader too: a panic ends the output like a failed read
+        // (pending calls are rejected, WIRE-008, instead of waiting for their timeouts), and
+        // an error is kept only as its kind.
+        let read = std::future::poll_fn(|cx| {
+            let mut buf = ReadBuf::new(side.buffer());
+            match contained(|| Pin::new(&mut output).poll_read(cx, &mut buf)) {
+                Ok(Poll::Pending) => Poll::Pending,
+                Ok(Poll::Ready(r)) => Poll::Ready(Ok(r.map(|()| buf.filled().len()))),
+                Err(()) => Poll::Ready(Err(())),
+            }
+        })
+        .await;
+        match read {
+            Ok(Ok(0)) => break,
+            Ok(Ok(n)) => side.filled(n, &route, &mut hand_over),
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Ok(Err(e)) => {
                 side.failed(e);
+                break;
+            }
+            Err(()) => {
+                side.failed(std::io::ErrorKind::Other.into());
                 break;
             }
         }

@@ -293,3 +293,94 @@ fn the_async_clients_writer_is_contained_too() {
         }
     });
 }
+
+/// An async reader that hands one record, then waits for `trigger` and fails with a hostile
+/// error or panics.
+struct BadAsyncReader {
+    sent: bool,
+    panic: bool,
+    trigger: tokio::sync::oneshot::Receiver<()>,
+}
+
+impl tokio::io::AsyncRead for BadAsyncReader {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        use std::task::Poll;
+        if !std::mem::replace(&mut self.sent, true) {
+            buf.put_slice(b"{\"type\":\"keep_alive\"}\n");
+            return Poll::Ready(Ok(()));
+        }
+        if std::pin::Pin::new(&mut self.trigger).poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        if self.panic {
+            panic!("async reader panicked holding {SECRET}");
+        }
+        Poll::Ready(Err(io::Error::new(io::ErrorKind::ConnectionReset, Hostile)))
+    }
+}
+
+use std::future::Future as _;
+
+#[test]
+fn the_async_clients_reader_is_contained_and_its_end_rejects_a_pending_call() {
+    use agentx_wire::host::{AsyncClient, AsyncClientOptions};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for panic in [false, true] {
+        rt.block_on(async {
+            let (fire, trigger) = tokio::sync::oneshot::channel();
+            let reader = BadAsyncReader {
+                sent: false,
+                panic,
+                trigger,
+            };
+            let client =
+                AsyncClient::attach(reader, tokio::io::sink(), AsyncClientOptions::default());
+            assert_eq!(
+                client.recv().await.unwrap().unwrap().record_type(),
+                "keep_alive"
+            );
+            // A call is pending when the reader fails: WIRE-008 rejects it at once (before the
+            // fix, a panic ended the read task without ending the routes, and the call waited
+            // out its whole timeout).
+            let call = client.control(
+                agentx_wire::wire::ControlRequestBody::McpStatus(
+                    agentx_wire::wire::subtypes::McpStatus,
+                ),
+                T,
+            );
+            let fail = async {
+                tokio::task::yield_now().await;
+                fire.send(()).unwrap();
+            };
+            let (r, ()) = tokio::join!(call, fail);
+            assert!(
+                matches!(r, Err(HostError::StreamClosed)),
+                "{r:?} (panic={panic})"
+            );
+            let e = client
+                .recv()
+                .await
+                .expect("the failure is an item")
+                .unwrap_err();
+            let HostError::Io(io) = &e else {
+                panic!("expected an I/O item, got {e:?}")
+            };
+            let shown = format!("{e} {e:?}");
+            assert!(!shown.contains(SECRET), "leaked: {shown}");
+            let want = if panic {
+                io::ErrorKind::Other
+            } else {
+                io::ErrorKind::ConnectionReset
+            };
+            assert_eq!(io.kind(), want);
+            assert!(client.recv().await.is_none());
+        });
+    }
+}
