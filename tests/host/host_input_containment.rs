@@ -212,6 +212,22 @@ impl Read for BadReader {
     }
 }
 
+/// The stream's item for a failed reader: an I/O error of the read's kind (`Other` for a
+/// panic), with nothing of the reader's own error or panic in its text (WIRE-015).
+fn assert_reader_failure(e: &HostError, panic: bool) {
+    let HostError::Io(io) = e else {
+        panic!("expected an I/O item, got {e:?}")
+    };
+    let shown = format!("{e} {e:?}");
+    assert!(!shown.contains(SECRET), "leaked: {shown}");
+    let want = if panic {
+        io::ErrorKind::Other
+    } else {
+        io::ErrorKind::ConnectionReset
+    };
+    assert_eq!(io.kind(), want);
+}
+
 #[test]
 fn a_reader_error_keeps_only_its_kind_and_a_reader_panic_ends_the_output() {
     for panic in [false, true] {
@@ -222,17 +238,7 @@ fn a_reader_error_keeps_only_its_kind_and_a_reader_panic_ends_the_output() {
         );
         assert_eq!(client.recv().unwrap().unwrap().record_type(), "keep_alive");
         let e = client.recv().expect("the failure is an item").unwrap_err();
-        let HostError::Io(io) = &e else {
-            panic!("expected an I/O item, got {e:?}")
-        };
-        let shown = format!("{e} {e:?}");
-        assert!(!shown.contains(SECRET), "leaked: {shown}");
-        let want = if panic {
-            io::ErrorKind::Other
-        } else {
-            io::ErrorKind::ConnectionReset
-        };
-        assert_eq!(io.kind(), want);
+        assert_reader_failure(&e, panic);
         // The output ended: pending calls are rejected (WIRE-008) rather than left waiting.
         assert!(client.recv().is_none());
         let r = client.control(
@@ -369,17 +375,7 @@ fn the_async_clients_reader_is_contained_and_its_end_rejects_a_pending_call() {
                 .await
                 .expect("the failure is an item")
                 .unwrap_err();
-            let HostError::Io(io) = &e else {
-                panic!("expected an I/O item, got {e:?}")
-            };
-            let shown = format!("{e} {e:?}");
-            assert!(!shown.contains(SECRET), "leaked: {shown}");
-            let want = if panic {
-                io::ErrorKind::Other
-            } else {
-                io::ErrorKind::ConnectionReset
-            };
-            assert_eq!(io.kind(), want);
+            assert_reader_failure(&e, panic);
             assert!(client.recv().await.is_none());
         });
     }
