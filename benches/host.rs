@@ -384,29 +384,35 @@ fn echo_serde_tokio(rt: &tokio::runtime::Runtime, turns: usize) -> Run {
 }
 
 /// Medians over the rounds of each host's figures, and of its host CPU per turn divided by
-/// the serde host's in the same round.
+/// the serde host's and by the hand-written tokio host's in the same round.
 fn print_echo(rounds: &[Vec<Run>]) {
     let median = |mut v: Vec<f64>| {
         v.sort_by(|a, b| a.total_cmp(b));
         v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
     };
     let per = |r: &Run, d: Duration| d.as_secs_f64() * 1e6 / r.units as f64;
-    println!("| host | round trips/s (wall) | host CPU per turn | ÷ serde host (same round) | agentx CPU per turn |");
-    println!("| --- | ---: | ---: | ---: | ---: |");
+    // Host CPU per turn of `r` over that of the round's host named `peer…` (NaN without one).
+    let ratio = |round: &[Run], r: &Run, peer: &str| {
+        round
+            .iter()
+            .find(|p| p.name.starts_with(peer))
+            .map_or(f64::NAN, |p| per(r, r.host_cpu) / per(p, p.host_cpu))
+    };
+    println!(
+        "| host | round trips/s (wall) | host CPU per turn | ÷ serde host (same round) \
+         | ÷ tokio serde host (same round) | agentx CPU per turn |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
     let Some(first) = rounds.first() else { return };
     for (i, r) in first.iter().enumerate() {
         let of = |f: &dyn Fn(&[Run]) -> f64| median(rounds.iter().map(|round| f(round)).collect());
         println!(
-            "| {} | {:.0} | {:.1} µs | {:.2} | {:.1} µs |",
+            "| {} | {:.0} | {:.1} µs | {:.2} | {:.2} | {:.1} µs |",
             r.name,
             of(&|round| round[i].units as f64 / round[i].wall.as_secs_f64()),
             of(&|round| per(&round[i], round[i].host_cpu)),
-            of(&|round| {
-                let serde = round.iter().find(|r| r.name.starts_with("BufRead"));
-                serde.map_or(f64::NAN, |serde| {
-                    per(&round[i], round[i].host_cpu) / per(serde, serde.host_cpu)
-                })
-            }),
+            of(&|round| ratio(round, &round[i], "BufRead")),
+            of(&|round| ratio(round, &round[i], "tokio lines")),
             of(&|round| per(&round[i], round[i].agent_cpu)),
         );
     }
