@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -118,6 +118,14 @@ impl Agentx {
                         let _ = tx.send(None);
                         return;
                     }
+                    Ok(_) if !line.ends_with(b"\n") => {
+                        // The output ended inside a line: a SIGKILL mid-write (the crash tests)
+                        // tears the last one. It is kept in the bytes (`Finished::stdout`, which
+                        // `assert_valid_output` rejects) and ends the records.
+                        log.lock().unwrap().extend_from_slice(&line);
+                        let _ = tx.send(None);
+                        return;
+                    }
                     Ok(_) => {
                         log.lock().unwrap().extend_from_slice(&line);
                         let v: Value = serde_json::from_slice(&line).unwrap_or_else(|e| {
@@ -189,7 +197,11 @@ impl Agentx {
                 Some(v)
             }
             Ok(None) => None,
-            Err(_) => panic!(
+            Err(RecvTimeoutError::Disconnected) => panic!(
+                "the stdout reader stopped (it panicked: see above); stderr: {}",
+                self.stderr_text()
+            ),
+            Err(RecvTimeoutError::Timeout) => panic!(
                 "timed out waiting for a record; stderr: {}",
                 self.stderr_text()
             ),

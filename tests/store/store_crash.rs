@@ -272,6 +272,10 @@ fn profile_11_sigkill_anywhere_then_resume() {
                 .first()
                 .and_then(|(l, _)| serde_json::from_slice::<Value>(l).ok())
                 .and_then(|v| v["session_id"].as_str().map(str::to_string))
+                // Only if the kill came after the store was created (its `meta.json` is
+                // written at the first persisted turn): a session never stored cannot be
+                // resumed (`agentx: no session …`, exit 1), and the next run starts afresh.
+                .filter(|s| session_dir(home, s).join("meta.json").exists())
         }) else {
             continue;
         };
