@@ -206,8 +206,13 @@ fn echo_blocking(turns: usize) -> Run {
 /// The tokio client's echo session, either inside a task spawned on the runtime (as a server
 /// runs its sessions: the worker that polls the pipe runs the session) or in `block_on` on
 /// this thread (every read then wakes two threads: the worker that owns the I/O driver and
-/// this one).
-fn echo_tokio(rt: &tokio::runtime::Runtime, turns: usize, in_task: bool) -> Run {
+/// this one; on a current-thread runtime, the one thread does both). `name` is the row's.
+fn echo_tokio(
+    rt: &tokio::runtime::Runtime,
+    turns: usize,
+    in_task: bool,
+    name: &'static str,
+) -> Run {
     let home = Home::new(if in_task {
         "echo-tokio-task"
     } else {
@@ -233,11 +238,6 @@ fn echo_tokio(rt: &tokio::runtime::Runtime, turns: usize, in_task: bool) -> Run 
         for i in 0..turns {
             turn(i).await;
         }
-        let name = if in_task {
-            "host::AsyncClient (tokio, session in a spawned task)"
-        } else {
-            "host::AsyncClient (tokio, session in block_on)"
-        };
         let run = m.stop(name, turns as u64);
         assert!(client
             .close(Duration::from_secs(30))
@@ -870,19 +870,32 @@ fn main() {
                     round.push(echo_blocking(turns));
                 }
                 if pick_host("tokio") {
-                    round.push(echo_tokio(&rt, turns, true));
+                    round.push(echo_tokio(
+                        &rt,
+                        turns,
+                        true,
+                        "host::AsyncClient (tokio, session in a spawned task)",
+                    ));
                 }
                 if pick_host("block_on") {
-                    round.push(echo_tokio(&rt, turns, false));
+                    round.push(echo_tokio(
+                        &rt,
+                        turns,
+                        false,
+                        "host::AsyncClient (tokio, session in block_on)",
+                    ));
                 }
                 if pick_host("current") {
                     let ct = tokio::runtime::Builder::new_current_thread()
                         .enable_all()
                         .build()
                         .unwrap();
-                    let mut r = echo_tokio(&ct, turns, false);
-                    r.name = "host::AsyncClient (tokio, current-thread runtime)";
-                    round.push(r);
+                    round.push(echo_tokio(
+                        &ct,
+                        turns,
+                        false,
+                        "host::AsyncClient (tokio, current-thread runtime)",
+                    ));
                 }
                 if pick_host("serde_tokio") {
                     round.push(echo_serde_tokio(&rt, turns));

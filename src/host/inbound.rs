@@ -25,7 +25,7 @@
 //! its kind is kept, WIRE-015).
 
 use std::collections::VecDeque;
-use std::io::{self, Read};
+use std::io::Read;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -319,22 +319,8 @@ fn read_once(shared: &Arc<Shared>) {
     };
     // WIRE-015 for the caller's reader too: a panic ends the output like an error, and an
     // error is kept only as its kind (the value is dropped unformatted).
-    let ended = match contained(|| reader.read(side.buffer())) {
-        Ok(Ok(0)) => true,
-        Ok(Ok(n)) => {
-            side.filled(n, &route, &mut hand_over);
-            false
-        }
-        Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => false,
-        Ok(Err(e)) => {
-            side.failed(e);
-            true
-        }
-        Err(()) => {
-            side.failed(io::ErrorKind::Other.into());
-            true
-        }
-    };
+    let read = contained(|| reader.read(side.buffer()));
+    let ended = side.took(read, &route, &mut hand_over);
     if ended {
         // The pipe is closed before the stream ends: whoever saw `recv` return `None` finds
         // the agent's stdout no longer held by this client.

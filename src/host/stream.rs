@@ -92,10 +92,39 @@ impl Output {
         self.hand_over(hand_over);
     }
 
+    /// One read's outcome, as both clients' loops get it (`Err(())`: the caller's reader
+    /// panicked, contained, WIRE-015): its bytes decoded and routed, a retry after
+    /// `Interrupted`, or the failure queued as the stream's last item. `true` when the output
+    /// ended (end of input or a failure): the caller lets the reader go, then calls
+    /// [`Output::finish`].
+    pub(crate) fn took(
+        &mut self,
+        read: Result<std::io::Result<usize>, ()>,
+        route: &impl Route,
+        hand_over: &mut impl FnMut(Vec<RecordItem>),
+    ) -> bool {
+        match read {
+            Ok(Ok(0)) => true,
+            Ok(Ok(n)) => {
+                self.filled(n, route, hand_over);
+                false
+            }
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => false,
+            Ok(Err(e)) => {
+                self.failed(e);
+                true
+            }
+            Err(()) => {
+                self.failed(std::io::ErrorKind::Other.into());
+                true
+            }
+        }
+    }
+
     /// A read failed: the error is the stream's last item before the end. Only its kind is
     /// kept: the reader may be the caller's, and its error value is dropped unformatted
     /// (WIRE-015).
-    pub(crate) fn failed(&mut self, e: std::io::Error) {
+    fn failed(&mut self, e: std::io::Error) {
         let kind = e.kind();
         crate::encode::discard_foreign(e);
         self.batch.push(Err(HostError::Io(kind.into())));

@@ -546,18 +546,8 @@ async fn read_loop(
             }
         })
         .await;
-        match read {
-            Ok(Ok(0)) => break,
-            Ok(Ok(n)) => side.filled(n, &route, &mut hand_over),
-            Ok(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Ok(Err(e)) => {
-                side.failed(e);
-                break;
-            }
-            Err(()) => {
-                side.failed(std::io::ErrorKind::Other.into());
-                break;
-            }
+        if side.took(read, &route, &mut hand_over) {
+            break;
         }
     }
     // The pipe is closed before the stream ends: whoever saw `recv` return `None` finds the
