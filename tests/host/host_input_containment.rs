@@ -380,3 +380,69 @@ fn the_async_clients_reader_is_contained_and_its_end_rejects_a_pending_call() {
         });
     }
 }
+
+/// Fails once with `Interrupted`, then hands one record, then ends.
+struct InterruptedOnce {
+    step: u8,
+}
+
+impl InterruptedOnce {
+    fn next(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.step += 1;
+        match self.step {
+            1 => Err(io::ErrorKind::Interrupted.into()),
+            2 => {
+                let line = b"{\"type\":\"keep_alive\"}\n";
+                buf[..line.len()].copy_from_slice(line);
+                Ok(line.len())
+            }
+            _ => Ok(0),
+        }
+    }
+}
+
+impl Read for InterruptedOnce {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.next(buf)
+    }
+}
+
+impl tokio::io::AsyncRead for InterruptedOnce {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        let mut chunk = [0u8; 64];
+        std::task::Poll::Ready(self.next(&mut chunk).map(|n| buf.put_slice(&chunk[..n])))
+    }
+}
+
+#[test]
+fn an_interrupted_read_is_retried_not_an_item_in_both_clients() {
+    let client = Client::attach(
+        InterruptedOnce { step: 0 },
+        io::sink(),
+        ClientOptions::default(),
+    );
+    assert_eq!(client.recv().unwrap().unwrap().record_type(), "keep_alive");
+    assert!(client.recv().is_none());
+
+    use agentx_wire::host::{AsyncClient, AsyncClientOptions};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client = AsyncClient::attach(
+            InterruptedOnce { step: 0 },
+            tokio::io::sink(),
+            AsyncClientOptions::default(),
+        );
+        assert_eq!(
+            client.recv().await.unwrap().unwrap().record_type(),
+            "keep_alive"
+        );
+        assert!(client.recv().await.is_none());
+    });
+}
