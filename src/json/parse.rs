@@ -13,7 +13,7 @@
 //! [`ErrorKind::InvalidUtf8`] at its first bad byte, exactly as a separate pre-pass would.
 
 use super::error::{Error, ErrorKind, Malformed};
-use super::members::{self, Name};
+use super::members::{self, Name, NameFilter};
 use super::scan::{self, Backend, Checked, Kernel, Window, WithKernel};
 use super::string::string_body;
 use super::tape::{Document, Node, Tag, Value};
@@ -44,6 +44,8 @@ struct Open {
     count: u32,
     /// Index into `keys` of this object's first member name; `u32::MAX` for arrays.
     names_from: u32,
+    /// Objects: the filter of the keys of their names so far.
+    names: NameFilter,
 }
 
 impl Open {
@@ -287,6 +289,7 @@ impl Parser {
                             node,
                             count: 0,
                             names_from,
+                            names: NameFilter::default(),
                         });
                         // `{` + 2 is `}`, `[` + 2 is `]`.
                         closer = c + 2;
@@ -298,6 +301,9 @@ impl Parser {
                             self.tape
                                 .push(Node::scalar(Tag::String, false, i + 2, i + 6));
                             self.keys.push(TYPE_KEY);
+                            if let Some(top) = self.stack.last_mut() {
+                                top.names.add(TYPE_KEY);
+                            }
                             (i, c) = skip_ws_at(k, b, i + 8, &mut w);
                             continue 'value;
                         }
@@ -362,7 +368,8 @@ impl Parser {
 
     /// Closes the innermost container at `b[i]` (its closing bracket); returns the offset
     /// after it and the byte that closes the container around it (0 outside all). Objects are
-    /// checked for duplicate names here (WIRE-014, WIRE-021), and counted by their keys.
+    /// checked for duplicate names here (WIRE-014, WIRE-021) when their name filter says two
+    /// keys may be equal, and counted by their keys.
     #[inline(always)]
     fn close(&mut self, b: &[u8], i: usize) -> Result<(usize, u8), Error> {
         let Some(mut open) = self.stack.pop() else {
@@ -372,7 +379,7 @@ impl Parser {
             let from = open.names_from as usize;
             let keys = self.keys.get(from..).unwrap_or(&[]);
             open.count = keys.len() as u32;
-            if !members::keys_differ(keys, &mut self.scratch) {
+            if open.names.may_repeat(keys.len()) && !members::keys_differ(keys, &mut self.scratch) {
                 if let Some(at) = self.duplicate_in(b, open) {
                     return Err(Error::new(ErrorKind::DuplicateMember, at));
                 }
@@ -441,6 +448,9 @@ impl Parser {
             .push(Node::scalar(Tag::String, escaped, i + 1, end));
         let key = members::key(b, i + 1, end, escaped, &mut self.scratch);
         self.keys.push(key);
+        if let Some(top) = self.stack.last_mut() {
+            top.names.add(key);
+        }
         let (j, c) = skip_ws_at(k, b, end + 1, w);
         if c != b':' {
             return Err(ended_or(b, j, Malformed::ExpectedColon));
