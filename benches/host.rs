@@ -138,6 +138,8 @@ struct Run {
     wall: Duration,
     host_cpu: Duration,
     agent_cpu: Duration,
+    /// Times this process's threads were scheduled in (`proc_stat::task_slices`).
+    host_slices: u64,
 }
 
 /// This process's CPU time in nanoseconds, summed over its live threads
@@ -159,6 +161,7 @@ struct Meter {
     t0: Instant,
     host0: Duration,
     agent0: Duration,
+    slices0: u64,
 }
 
 impl Meter {
@@ -167,6 +170,7 @@ impl Meter {
             pid,
             host0: threads_cpu(),
             agent0: agent_cpu(pid),
+            slices0: proc_stat::task_slices("self"),
             t0: Instant::now(),
         }
     }
@@ -177,6 +181,7 @@ impl Meter {
             wall: self.t0.elapsed(),
             host_cpu: threads_cpu().saturating_sub(self.host0),
             agent_cpu: agent_cpu(self.pid).saturating_sub(self.agent0),
+            host_slices: proc_stat::task_slices("self").saturating_sub(self.slices0),
         }
     }
 }
@@ -400,19 +405,20 @@ fn print_echo(rounds: &[Vec<Run>]) {
     };
     println!(
         "| host | round trips/s (wall) | host CPU per turn | ÷ serde host (same round) \
-         | ÷ tokio serde host (same round) | agentx CPU per turn |"
+         | ÷ tokio serde host (same round) | host wakes per turn | agentx CPU per turn |"
     );
-    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     let Some(first) = rounds.first() else { return };
     for (i, r) in first.iter().enumerate() {
         let of = |f: &dyn Fn(&[Run]) -> f64| median(rounds.iter().map(|round| f(round)).collect());
         println!(
-            "| {} | {:.0} | {:.1} µs | {:.2} | {:.2} | {:.1} µs |",
+            "| {} | {:.0} | {:.1} µs | {:.2} | {:.2} | {:.2} | {:.1} µs |",
             r.name,
             of(&|round| round[i].units as f64 / round[i].wall.as_secs_f64()),
             of(&|round| per(&round[i], round[i].host_cpu)),
             of(&|round| ratio(round, &round[i], "BufRead")),
             of(&|round| ratio(round, &round[i], "tokio lines")),
+            of(&|round| round[i].host_slices as f64 / round[i].units as f64),
             of(&|round| per(&round[i], round[i].agent_cpu)),
         );
     }

@@ -49,6 +49,19 @@ pub fn task_cpu(pid: &str) -> Duration {
     Duration::from_nanos(ns)
 }
 
+/// How many times the live threads of process `pid` (`"self"` for this one) were scheduled
+/// onto a CPU (the third field of `/proc/<pid>/task/*/schedstat`): each wake from a blocking
+/// wait is one, so per turn it counts the sleeps a host pays. Same caveats as [`task_cpu`].
+pub fn task_slices(pid: &str) -> u64 {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().nth(2)?.parse::<u64>().ok())
+        .sum()
+}
+
 /// `cutime + cstime` of this process: the CPU time of its children that were reaped (every
 /// thread, exited ones included; 10 ms ticks, truncated once over all children).
 pub fn reaped_children_cpu() -> Duration {
