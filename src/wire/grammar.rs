@@ -192,6 +192,25 @@ impl<'a> Uuid<'a> {
         Uuid(UuidText::Inline(b))
     }
 
+    /// The version-4 UUID (RFC 4122 variant) whose 122 free bits are taken from `hi` and `lo`,
+    /// spelled in lowercase hex straight into the inline form: canonical by construction, so
+    /// nothing is checked, allocated or formatted (agentx mints one for every record it writes).
+    pub(crate) fn v4_from_bits(hi: u64, lo: u64) -> Uuid<'static> {
+        let mut text = *b"00000000-0000-4000-8000-000000000000";
+        for (at, digits, value) in [
+            (0, 8, hi >> 32),
+            (9, 4, (hi >> 16) & 0xffff),
+            (15, 3, hi & 0xfff),
+            (19, 1, 8 | ((lo >> 62) & 0x3)),
+            (20, 3, (lo >> 48) & 0xfff),
+            (24, 12, lo & 0xffff_ffff_ffff),
+        ] {
+            spell_hex(&mut text[at..at + digits], value);
+        }
+        debug_assert!(std::str::from_utf8(&text).is_ok_and(is_canonical_uuid));
+        Uuid(UuidText::Inline(text))
+    }
+
     /// The validated text.
     pub fn as_str(&self) -> &str {
         match &self.0 {
@@ -207,6 +226,15 @@ impl<'a> Uuid<'a> {
             UuidText::Borrowed(s) => Uuid::inline(s),
             UuidText::Inline(b) => Uuid(UuidText::Inline(b)),
         }
+    }
+}
+
+/// `value`'s low `out.len()` hex digits, lowercase, most significant first.
+fn spell_hex(out: &mut [u8], mut value: u64) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for digit in out.iter_mut().rev() {
+        *digit = HEX[(value & 0xf) as usize];
+        value >>= 4;
     }
 }
 
