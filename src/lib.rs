@@ -100,6 +100,7 @@ pub mod frame;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod hex;
 #[cfg(feature = "agent")]
 pub mod hook;
 #[cfg(feature = "host")]

@@ -11,8 +11,6 @@ use sha2::{Digest as _, Sha256};
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Sha256Digest(pub [u8; 32]);
 
-const HEX: &[u8; 16] = b"0123456789abcdef";
-
 impl Sha256Digest {
     /// The digest of `bytes` in one call.
     pub fn of(bytes: &[u8]) -> Sha256Digest {
@@ -23,12 +21,7 @@ impl Sha256Digest {
 
     /// Lowercase hex, 64 characters, as WIRE-017 writes `sha256`.
     pub fn to_hex(&self) -> String {
-        let mut s = String::with_capacity(64);
-        for b in self.0 {
-            s.push(char::from(HEX[usize::from(b >> 4)]));
-            s.push(char::from(HEX[usize::from(b & 0x0f)]));
-        }
-        s
+        crate::hex::lower(&self.0)
     }
 
     /// Parses exactly 64 lowercase hex digits (the canonical form WIRE-018 declares).

@@ -17,7 +17,7 @@
 
 use super::scan;
 
-const HEX: &[u8; 16] = b"0123456789abcdef";
+use crate::hex::LOWER as HEX;
 
 /// The writer's spelling of each ASCII character: `(length, bytes)`; length 0 means the
 /// character is written as itself.

@@ -23,7 +23,6 @@ use super::parse::id_grammar;
 use super::registry::{Provider, ProviderType, Route, Secret};
 
 const DOMAIN: &[u8] = b"agentx-wire/provider-route-binding/v1\0";
-const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// The opaque SHA-256 route fingerprint.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -77,12 +76,7 @@ impl RouteFingerprint {
 
     /// 64 lowercase hex digits.
     pub fn to_hex(&self) -> String {
-        let mut s = String::with_capacity(64);
-        for b in self.0 {
-            s.push(char::from(HEX[usize::from(b >> 4)]));
-            s.push(char::from(HEX[usize::from(b & 0x0f)]));
-        }
-        s
+        crate::hex::lower(&self.0)
     }
 
     /// Parses exactly 64 lowercase hex digits.

@@ -27,7 +27,7 @@ pub(crate) struct JsonOut {
     pub(crate) spelling: Spelling,
 }
 
-const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
+use crate::hex::LOWER as HEX_LOWER;
 const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 

@@ -35,7 +35,7 @@ use crate::wire::{
 
 mod ask;
 
-pub use ask::{describe, Ask, AskError};
+pub use ask::{describe, Ask, AskError, BASH_SUMMARY_MAX};
 
 /// PROFILE §10: a hook that exits nonzero, answers malformed or times out (declared once, by
 /// the hook runner).
@@ -46,8 +46,6 @@ pub const NO_PROMPT_AVAILABLE: &str = "no permission prompt available";
 pub const INVALID_DECISION: &str = "invalid permission decision";
 /// A prompt cancelled by an interrupt (WIRE-011) or a local abort.
 pub const PROMPT_INTERRUPTED: &str = "interrupted";
-/// PROFILE §10: `Bash: <command>` keeps the first 64 bytes of the command.
-pub const BASH_SUMMARY_MAX: usize = 64;
 
 /// What the permission hook answered (PROFILE §10), as the driver reports it.
 #[derive(Clone, Debug, PartialEq)]

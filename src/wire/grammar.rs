@@ -206,7 +206,7 @@ impl<'a> Uuid<'a> {
             (20, 3, (lo >> 48) & 0xfff),
             (24, 12, lo & 0xffff_ffff_ffff),
         ] {
-            spell_hex(&mut text[at..at + digits], value);
+            crate::hex::spell(&mut text[at..at + digits], value);
         }
         debug_assert!(std::str::from_utf8(&text).is_ok_and(is_canonical_uuid));
         Uuid(UuidText::Inline(text))
@@ -227,16 +227,6 @@ impl<'a> Uuid<'a> {
             UuidText::Borrowed(s) => Uuid::inline(s),
             UuidText::Inline(b) => Uuid(UuidText::Inline(b)),
         }
-    }
-}
-
-/// `value`'s low `out.len()` hex digits, lowercase, most significant first.
-#[cfg(feature = "agent")]
-fn spell_hex(out: &mut [u8], mut value: u64) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    for digit in out.iter_mut().rev() {
-        *digit = HEX[(value & 0xf) as usize];
-        value >>= 4;
     }
 }
 

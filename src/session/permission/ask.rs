@@ -8,9 +8,11 @@
 
 use std::fmt;
 
-use super::BASH_SUMMARY_MAX;
 use crate::wire::permission::SANDBOX_NETWORK_ACCESS;
 use crate::wire::{PermissionUpdate, RawJson, RawObject};
+
+/// PROFILE §10: `Bash: <command>` keeps the first 64 bytes of the command.
+pub const BASH_SUMMARY_MAX: usize = 64;
 
 /// One permission question: a tool use that evaluated to ask.
 #[derive(Clone, Debug, PartialEq)]
