@@ -26,15 +26,7 @@ impl Sha256Digest {
 
     /// Parses exactly 64 lowercase hex digits (the canonical form WIRE-018 declares).
     pub fn from_hex(s: &str) -> Option<Sha256Digest> {
-        let b = s.as_bytes();
-        if b.len() != 64 {
-            return None;
-        }
-        let mut out = [0u8; 32];
-        for (o, pair) in out.iter_mut().zip(b.chunks_exact(2)) {
-            *o = (nibble(pair[0])? << 4) | nibble(pair[1])?;
-        }
-        Some(Sha256Digest(out))
+        crate::hex::parse32(s).map(Sha256Digest)
     }
 
     /// The opaque content-addressed storage ID: `blob_sha256_<hex>` (WIRE-017).
@@ -43,14 +35,6 @@ impl Sha256Digest {
         s.push_str("blob_sha256_");
         s.push_str(&self.to_hex());
         s
-    }
-}
-
-fn nibble(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        _ => None,
     }
 }
 

@@ -81,20 +81,7 @@ impl RouteFingerprint {
 
     /// Parses exactly 64 lowercase hex digits.
     pub fn from_hex(s: &str) -> Option<RouteFingerprint> {
-        let b = s.as_bytes();
-        if b.len() != 64 {
-            return None;
-        }
-        let digit = |c: u8| match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            _ => None,
-        };
-        let mut out = [0u8; 32];
-        for (o, pair) in out.iter_mut().zip(b.chunks_exact(2)) {
-            *o = (digit(pair[0])? << 4) | digit(pair[1])?;
-        }
-        Some(RouteFingerprint(out))
+        crate::hex::parse32(s).map(RouteFingerprint)
     }
 }
 
