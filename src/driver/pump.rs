@@ -102,6 +102,25 @@ impl<R: Read> Pump<R> {
         self.deframer.reader()
     }
 
+    /// The input (e.g. the descriptor a caller polls before [`Pump::fill`]).
+    pub fn input(&self) -> &R {
+        &self.input
+    }
+
+    /// The next line or framing error of what was already read, without reading: `None` when
+    /// a [`Pump::fill`] is needed, or once the input is over. After the end of input it drains
+    /// the buffered lines, then the unterminated tail (WIRE-EOF-001).
+    pub fn next_buffered(&mut self) -> Option<Result<RecordLine, FrameError>> {
+        self.deframer
+            .next_line()
+            .map(|item| item.map(RecordLine::from))
+    }
+
+    /// Whether a read returned the end of input.
+    pub fn is_finished(&self) -> bool {
+        self.eof
+    }
+
     /// Calls `on_line` with every line and framing error in input order, through the
     /// unterminated tail (WIRE-EOF-001). Stops at the first `Err` of `on_line` or of a read.
     /// Lines borrow the read buffer: nothing is copied for a line inside one chunk.

@@ -1,12 +1,13 @@
-//! What the driver's threads report to its loop, and the stdin and signal threads.
+//! What the driver's event sources report to its loop, and the stdin and signal threads.
 //!
-//! Every source (stdin, signals, model calls, tools, hooks) sends [`Event`]s into one channel
-//! that the loop drains in arrival order. Stdin lines in flight are bounded by bytes
-//! ([`LineBudget`]): when the loop stops consuming (a host that stopped reading stdout blocks
-//! the loop's writes), the stdin thread stops reading, so memory stays bounded.
+//! Every source (signals, model calls, tools, hooks, and stdin when a thread reads it) sends
+//! [`Event`]s through an [`EventSender`] into one channel that the loop drains in arrival order
+//! ([`super::inbox`], which also reads the process's stdin itself where it can). Lines a stdin
+//! thread has in flight are bounded by bytes ([`LineBudget`]): when the loop stops consuming
+//! (a host that stopped reading stdout blocks the loop's writes), the stdin thread stops
+//! reading, so memory stays bounded.
 
 use std::io::Read;
-use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
 
 use bytes::Bytes;
@@ -15,6 +16,8 @@ use crate::driver::Pump;
 use crate::frame::{FrameError, Reader};
 use crate::model::{ModelEvent, TurnId};
 use crate::session::{HookOutcome, ToolOutcome};
+
+use super::inbox::{EventSender, STDIN_CHUNK};
 
 /// One thing that happened outside the loop.
 #[derive(Debug)]
@@ -85,13 +88,10 @@ impl LineBudget {
 
     /// Bytes of lines in flight. For tests.
     #[cfg(test)]
-    fn used(&self) -> usize {
+    pub(super) fn used(&self) -> usize {
         self.0 .0.lock().unwrap_or_else(|e| e.into_inner()).used
     }
 }
-
-/// Bytes asked of stdin per read (a pipe hands at most its capacity, 64 KiB by default).
-const STDIN_CHUNK: usize = 64 * 1024;
 
 /// Why the stdin thread stopped before the end of its input.
 enum Stop {
@@ -110,7 +110,7 @@ impl From<std::io::Error> for Stop {
 /// Reads `input` to its end through the crate's one read loop ([`Pump`]: any chunking, the
 /// EOF tail, the line limit; a read buffer the loop let go of is filled again, not zeroed or
 /// allocated per read), sending every line, framing error and finally [`Event::Eof`].
-pub fn spawn_stdin<R: Read + Send + 'static>(input: R, tx: Sender<Event>, budget: LineBudget) {
+pub fn spawn_stdin<R: Read + Send + 'static>(input: R, tx: EventSender, budget: LineBudget) {
     let _ = std::thread::Builder::new()
         .name("agentx-stdin".into())
         .spawn(move || {
@@ -136,7 +136,7 @@ pub fn spawn_stdin<R: Read + Send + 'static>(input: R, tx: Sender<Event>, budget
 
 /// SIGINT → [`Event::Interrupt`]; SIGTERM and SIGHUP (a closed terminal, a dying parent) →
 /// [`Event::Terminate`], handled as input EOF (PROFILE §8 Signals), for the process's life.
-pub fn spawn_signals(tx: Sender<Event>) {
+pub fn spawn_signals(tx: EventSender) {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
         return;
@@ -184,32 +184,5 @@ mod tests {
         rx.recv().unwrap();
         waiter.join().unwrap();
         assert_eq!(budget.used(), 2);
-    }
-
-    #[test]
-    fn stdin_lines_frame_errors_and_the_eof_tail_arrive_in_order_then_eof() {
-        let (tx, rx) = mpsc::channel();
-        let budget = LineBudget::default();
-        let mut input = b"{\"a\":1}\n\n".to_vec();
-        input.resize(input.len() + crate::frame::DEFAULT_MAX_LINE + 1, b'x');
-        input.extend_from_slice(b"\n{\"tail\":1}");
-        spawn_stdin(std::io::Cursor::new(input), tx, budget.clone());
-        let got: Vec<String> = rx
-            .iter()
-            .map(|e| match e {
-                Event::Line(b, n) => {
-                    budget.release(b.len());
-                    format!("{n}:{}", String::from_utf8_lossy(&b))
-                }
-                Event::FrameError(e) => format!("{}:{}", e.line(), e.kind().as_str()),
-                other => format!("{other:?}"),
-            })
-            .collect();
-        // WIRE-EOF-001: the unterminated tail is line 4, then EOF; a blank line 2 is counted.
-        assert_eq!(
-            got,
-            ["1:{\"a\":1}", "3:line_too_long", "4:{\"tail\":1}", "Eof"]
-        );
-        assert_eq!(budget.used(), 0);
     }
 }

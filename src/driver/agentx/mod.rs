@@ -1,7 +1,8 @@
 //! The `agentx` endpoint driver (PROFILE §2, §8–§13): the real-time, real-process side of the
 //! sans-IO [`Session`](crate::session::Session).
 //!
-//! Owns: startup in PROFILE §8 order ([`startup`]); the stdin thread (`frame::Reader`, any
+//! Owns: startup in PROFILE §8 order ([`startup`]); the loop's one wait ([`inbox`]: stdin read
+//! by the loop itself while it waits, or by a stdin thread, through `driver::Pump`: any
 //! chunking, the EOF tail, the 8 MiB line limit) and the signal thread (SIGINT → interrupt,
 //! SIGTERM and SIGHUP → input EOF) ([`event`]); the loop that feeds the session with the clock and writes
 //! only its validated frames ([`run`]); model calls behind [`model::ModelRunner`] (the
@@ -15,6 +16,7 @@
 
 pub mod blobs;
 pub mod event;
+pub mod inbox;
 pub mod model;
 pub mod oneshot;
 pub mod persist;
@@ -66,11 +68,5 @@ fn run(args: &SessionArgs, sdk: Option<&SdkArgs>) -> i32 {
         }
     };
     let mut sink = run::StdoutSink::new();
-    run::run_loop(
-        startup,
-        Box::new(std::io::stdin()),
-        &mut sink,
-        attachments,
-        false,
-    )
+    run::run_loop(startup, inbox::Input::Stdin, &mut sink, attachments, false)
 }

@@ -17,16 +17,17 @@ use crate::model::scripted::{ScriptRun, ScriptedModel, Step};
 use crate::model::{ModelEvent, ModelRequest, NetworkDecision, TurnId};
 
 use super::event::Event;
+use super::inbox::EventSender;
 
 /// Where a call reports: its events and provider warnings, tagged with its turn.
 #[derive(Clone, Debug)]
 pub struct ModelSink {
     turn: TurnId,
-    tx: Sender<Event>,
+    tx: EventSender,
 }
 
 impl ModelSink {
-    pub(crate) fn new(turn: TurnId, tx: Sender<Event>) -> ModelSink {
+    pub(crate) fn new(turn: TurnId, tx: EventSender) -> ModelSink {
         ModelSink { turn, tx }
     }
 

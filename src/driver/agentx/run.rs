@@ -5,11 +5,10 @@
 //! hook workers and the session store.
 //!
 //! Backpressure: frames are written synchronously, so a host that stops reading stdout blocks
-//! this loop; then input lines stop being consumed and the stdin thread stops reading
-//! ([`LineBudget`]): memory stays bounded.
+//! this loop; then input lines stop being consumed and stdin is no longer read (the loop reads
+//! it only while it waits, a stdin thread stops at its `LineBudget`): memory stays bounded.
 
-use std::io::{self, Read, Write};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::io::{self, Write};
 use std::time::Instant;
 
 use crate::driver::writer::{flush_writer, write_frame};
@@ -18,7 +17,8 @@ use crate::encode::{EncoderFailure, FailureKind, OutputFault};
 use crate::model::TurnId;
 use crate::session::{Action, Attachments, Session};
 
-use super::event::{spawn_signals, spawn_stdin, Event, LineBudget};
+use super::event::{spawn_signals, Event};
+use super::inbox::{Inbox, Input};
 use super::model::{ModelCall, ModelSink};
 use super::persist::Persister;
 use super::startup::Startup;
@@ -113,7 +113,7 @@ fn output_failed(f: EncoderFailure) -> i32 {
 /// `no permission prompt available`) rather than as after a closed control stream.
 pub fn run_loop(
     startup: Startup,
-    input: Box<dyn Read + Send>,
+    input: Input,
     sink: &mut dyn RecordWriter,
     attachments: Option<Box<dyn Attachments>>,
     defer_eof: bool,
@@ -139,10 +139,9 @@ pub fn run_loop(
     if let Some(a) = attachments {
         session.set_attachments(a);
     }
-    let (tx, rx) = mpsc::channel::<Event>();
-    let budget = LineBudget::default();
+    let mut inbox = Inbox::new(input);
+    let tx = inbox.sender();
     spawn_signals(tx.clone());
-    spawn_stdin(input, tx.clone(), budget.clone());
     let mut workers = Workers::new(tx.clone(), cwd, hook);
     let mut calls: Vec<(TurnId, Box<dyn ModelCall>)> = Vec::new();
     let mut input_closed = false;
@@ -237,12 +236,12 @@ pub fn run_loop(
         // later one.
         let held = started_model
             && lookahead.is_none()
-            && match rx.try_recv() {
-                Ok(e) => {
+            && match inbox.try_next() {
+                Some(e) => {
                     lookahead = Some(e);
                     true
                 }
-                Err(_) => false,
+                None => false,
             };
         if !held {
             if let Err(e) = flush_writer(sink) {
@@ -251,14 +250,9 @@ pub fn run_loop(
             }
         }
 
-        let event = match (lookahead.take(), session.poll_timeout()) {
-            (Some(e), _) => Some(e),
-            (None, Some(t)) => match rx.recv_timeout(t.saturating_duration_since(Instant::now())) {
-                Ok(e) => Some(e),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => Some(Event::Eof),
-            },
-            (None, None) => Some(rx.recv().unwrap_or(Event::Eof)),
+        let event = match lookahead.take() {
+            Some(e) => Some(e),
+            None => inbox.next(session.poll_timeout()),
         };
         let now = Instant::now();
         let Some(event) = event else {
@@ -270,7 +264,7 @@ pub fn run_loop(
                 if !input_closed {
                     session.handle_line(&bytes, number, now);
                 }
-                budget.release(bytes.len());
+                inbox.release(bytes.len());
             }
             Event::FrameError(e) => {
                 if !input_closed {
@@ -294,13 +288,15 @@ pub fn run_loop(
                 // The rest of a provider's burst, in arrival order, before the frames are
                 // written (one write for the burst); any other event waits in `lookahead`.
                 for _ in 1..MODEL_BATCH {
-                    match rx.try_recv() {
-                        Ok(Event::Model(turn, e)) => session.handle_model(turn, e, Instant::now()),
-                        Ok(other) => {
+                    match inbox.try_recv() {
+                        Some(Event::Model(turn, e)) => {
+                            session.handle_model(turn, e, Instant::now())
+                        }
+                        Some(other) => {
                             lookahead = Some(other);
                             break;
                         }
-                        Err(_) => break,
+                        None => break,
                     }
                 }
             }

@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::mpsc::Sender;
 
 use crate::hook::{run_hook, HookDecision, PermissionHook};
 use crate::session::{HookOutcome, ToolOutcome};
@@ -12,10 +11,11 @@ use crate::tools::process::KillSwitch;
 use crate::tools::{bash, file, ToolCall, ToolOutput};
 
 use super::event::Event;
+use super::inbox::EventSender;
 
 /// Tool and hook processes, each on a thread of its own, reporting to the loop as events.
 pub struct Workers {
-    tx: Sender<Event>,
+    tx: EventSender,
     cwd: PathBuf,
     hook: Option<PermissionHook>,
     env: Vec<(String, Option<String>)>,
@@ -25,7 +25,7 @@ pub struct Workers {
 
 impl Workers {
     /// Workers reporting on `tx`, running tools in `cwd`.
-    pub fn new(tx: Sender<Event>, cwd: PathBuf, hook: Option<PermissionHook>) -> Workers {
+    pub fn new(tx: EventSender, cwd: PathBuf, hook: Option<PermissionHook>) -> Workers {
         Workers {
             tx,
             cwd,

@@ -1,0 +1,446 @@
+//! The loop's one wait: every event source's [`EventSender`], and the [`Inbox`] the loop takes
+//! its next [`Event`] from.
+//!
+//! Owns: how input lines reach the loop, and how a sender wakes a loop that sleeps.
+//! - **Polled stdin** (the process's stdin on Linux): the loop reads stdin itself while it
+//!   waits, in one `poll` over stdin and an eventfd. A prompt wakes the loop directly, with no
+//!   thread between the pipe and the session (one context switch fewer per turn than a stdin
+//!   thread handing lines over a channel). A sender sends into the channel and then writes the
+//!   eventfd, but only while the loop is parked in `poll` (a flag checked after the send, so a
+//!   send never goes unseen and a busy loop costs its senders no system call). Memory is
+//!   bounded by the read buffer and one line limit: the loop reads only when it has nothing
+//!   else to do, so a loop blocked on its stdout (a host that stopped reading) stops reading
+//!   stdin too (backpressure, PROFILE §8).
+//! - **A stdin thread** (any other reader: one-shot's prompt, other platforms, or no eventfd):
+//!   [`spawn_stdin`](super::event::spawn_stdin) with its [`LineBudget`].
+//!
+//! Lines already read are handed out before channel events, and after the last line (the
+//! unterminated tail included, WIRE-EOF-001) comes one [`Event::Eof`] (or
+//! [`Event::StdinFailed`]).
+//! Must never: drop, reorder or duplicate a line; sleep while a sent event waits; block a
+//! sender.
+
+use std::io::{self, Read};
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{fence, AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::driver::Pump;
+use crate::frame::Reader;
+
+use super::event::{spawn_stdin, Event, LineBudget};
+
+/// Bytes asked of stdin per read (a pipe hands at most its capacity, 64 KiB by default).
+pub const STDIN_CHUNK: usize = 64 * 1024;
+
+/// How a loop that sleeps in `poll` is woken: the eventfd, and whether the loop is parked.
+struct Wake {
+    fd: OwnedFd,
+    parked: AtomicBool,
+}
+
+/// A sender of events to the loop (model calls, tools, hooks, signals, the stdin thread).
+#[derive(Clone)]
+pub struct EventSender {
+    tx: Sender<Event>,
+    wake: Option<Arc<Wake>>,
+}
+
+impl EventSender {
+    /// Sends `event`; `Err` when the loop is gone.
+    pub fn send(&self, event: Event) -> Result<(), Event> {
+        self.tx.send(event).map_err(|e| e.0)?;
+        if let Some(wake) = &self.wake {
+            // Pairs with the fence in `Inbox::poll_input`: either the loop's check of the
+            // channel after parking sees this event, or this load sees the loop parked.
+            fence(Ordering::SeqCst);
+            if wake.parked.load(Ordering::Relaxed) {
+                // A full counter (2^64 - 2 wake-ups unread) cannot happen: the loop reads it at
+                // every wake-up. A failed write leaves the event in the channel for the loop's
+                // next check.
+                let _ = rustix::io::write(&wake.fd, &1u64.to_ne_bytes());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for EventSender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventSender")
+            .field("polled", &self.wake.is_some())
+            .finish()
+    }
+}
+
+/// The input of a session: the process's stdin, or any reader (read on a thread).
+pub enum Input {
+    /// The process's stdin (polled by the loop on Linux).
+    Stdin,
+    /// Any other reader, e.g. one-shot's prompt.
+    Reader(Box<dyn Read + Send>),
+}
+
+/// A descriptor read with `read(2)`, no buffer of its own (the pump's buffers are the only ones).
+struct FdReader(Box<dyn AsFd + Send>);
+
+impl Read for FdReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        Ok(rustix::io::read(self.0.as_fd(), buf)?)
+    }
+}
+
+/// Stdin read by the loop.
+struct Polled {
+    pump: Pump<FdReader>,
+    wake: Arc<Wake>,
+    /// The end of input was reached (or a read failed) and its event handed out.
+    ended: bool,
+    /// A read failed: the lines already read, then `StdinFailed`.
+    failed: bool,
+}
+
+/// Where the loop's events come from. See the module docs.
+pub struct Inbox {
+    rx: Receiver<Event>,
+    tx: EventSender,
+    input: Source,
+}
+
+enum Source {
+    Thread(LineBudget),
+    Polled(Box<Polled>),
+}
+
+impl Inbox {
+    /// An inbox over `input`: polled when it is the process's stdin on Linux and an eventfd
+    /// can be made, else read by a stdin thread.
+    pub fn new(input: Input) -> Inbox {
+        match input {
+            Input::Stdin => match Inbox::polled(Box::new(io::stdin())) {
+                Ok(inbox) => inbox,
+                Err(_) => Inbox::threaded(Box::new(io::stdin())),
+            },
+            Input::Reader(r) => Inbox::threaded(r),
+        }
+    }
+
+    /// Lines of `input` read on a thread of their own, held to [`LineBudget`].
+    pub fn threaded(input: Box<dyn Read + Send>) -> Inbox {
+        let (tx, rx) = mpsc::channel();
+        let tx = EventSender { tx, wake: None };
+        let budget = LineBudget::default();
+        spawn_stdin(input, tx.clone(), budget.clone());
+        Inbox {
+            rx,
+            tx,
+            input: Source::Thread(budget),
+        }
+    }
+
+    /// Lines of the descriptor `input` read by the loop while it waits.
+    pub fn polled(input: Box<dyn AsFd + Send>) -> io::Result<Inbox> {
+        let fd = wake_fd()?;
+        let wake = Arc::new(Wake {
+            fd,
+            parked: AtomicBool::new(false),
+        });
+        let (tx, rx) = mpsc::channel();
+        let tx = EventSender {
+            tx,
+            wake: Some(wake.clone()),
+        };
+        let pump = Pump::with_reader(FdReader(input), Reader::new(), STDIN_CHUNK);
+        Ok(Inbox {
+            rx,
+            tx,
+            input: Source::Polled(Box::new(Polled {
+                pump,
+                wake,
+                ended: false,
+                failed: false,
+            })),
+        })
+    }
+
+    /// A sender for the other event sources.
+    pub fn sender(&self) -> EventSender {
+        self.tx.clone()
+    }
+
+    /// The loop handled a line of `n` bytes (the stdin thread's budget regains room).
+    pub fn release(&self, n: usize) {
+        if let Source::Thread(budget) = &self.input {
+            budget.release(n);
+        }
+    }
+
+    /// An event that is already waiting: a line already read, else the channel's next.
+    pub fn try_next(&mut self) -> Option<Event> {
+        if let Some(e) = self.buffered() {
+            return Some(e);
+        }
+        self.rx.try_recv().ok()
+    }
+
+    /// The channel's next event if one waits (a model burst is drained from it alone).
+    pub fn try_recv(&mut self) -> Option<Event> {
+        self.rx.try_recv().ok()
+    }
+
+    /// The next event, waiting for it until `deadline` (`None`: when it passed first).
+    pub fn next(&mut self, deadline: Option<Instant>) -> Option<Event> {
+        loop {
+            if let Some(e) = self.try_next() {
+                return Some(e);
+            }
+            let Source::Polled(p) = &mut self.input else {
+                return self.recv(deadline);
+            };
+            if p.ended {
+                return self.recv(deadline);
+            }
+            match p.wait(&self.rx, deadline) {
+                Wait::Got(e) => return Some(e),
+                Wait::Again => {}
+                Wait::TimedOut => return None,
+            }
+        }
+    }
+
+    /// A line already read, or the end of input once they are all out.
+    fn buffered(&mut self) -> Option<Event> {
+        let Source::Polled(p) = &mut self.input else {
+            return None;
+        };
+        if p.ended {
+            return None;
+        }
+        if let Some(item) = p.pump.next_buffered() {
+            return Some(match item {
+                Ok(line) => Event::Line(line.bytes, line.number),
+                Err(e) => Event::FrameError(e),
+            });
+        }
+        if p.failed || p.pump.is_finished() {
+            p.ended = true;
+            return Some(if p.failed {
+                Event::StdinFailed
+            } else {
+                Event::Eof
+            });
+        }
+        None
+    }
+
+    /// Waits on the channel alone (input is a thread's, or over).
+    fn recv(&mut self, deadline: Option<Instant>) -> Option<Event> {
+        match deadline {
+            None => Some(self.rx.recv().unwrap_or(Event::Eof)),
+            Some(t) => match self
+                .rx
+                .recv_timeout(t.saturating_duration_since(Instant::now()))
+            {
+                Ok(e) => Some(e),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => Some(Event::Eof),
+            },
+        }
+    }
+}
+
+/// The descriptor a sender writes to wake the loop: an eventfd (close-on-exec, so tool and hook
+/// processes do not inherit it; non-blocking, so clearing a cleared counter does not block).
+#[cfg(target_os = "linux")]
+fn wake_fd() -> io::Result<OwnedFd> {
+    use rustix::event::{eventfd, EventfdFlags};
+    Ok(eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?)
+}
+
+/// Elsewhere stdin is read by a thread ([`Inbox::new`] falls back to it).
+#[cfg(not(target_os = "linux"))]
+fn wake_fd() -> io::Result<OwnedFd> {
+    Err(io::ErrorKind::Unsupported.into())
+}
+
+/// What one wait of the polled loop gave.
+enum Wait {
+    /// An event sent just as the loop parked.
+    Got(Event),
+    /// Stdin was read (or failed), or a sender woke the loop: look again.
+    Again,
+    /// The deadline passed with nothing to read.
+    TimedOut,
+}
+
+impl Polled {
+    /// Sleeps until stdin is readable, a sender wakes the loop or `deadline` passes; reads one
+    /// chunk when stdin is readable.
+    fn wait(&mut self, rx: &Receiver<Event>, deadline: Option<Instant>) -> Wait {
+        use rustix::event::{poll, PollFd, PollFlags, Timespec};
+        self.wake.parked.store(true, Ordering::Relaxed);
+        // Pairs with the fence in `EventSender::send` (see there).
+        fence(Ordering::SeqCst);
+        if let Ok(e) = rx.try_recv() {
+            self.wake.parked.store(false, Ordering::Relaxed);
+            return Wait::Got(e);
+        }
+        let timeout = deadline.map(|t| {
+            let d = t.saturating_duration_since(Instant::now());
+            Timespec {
+                tv_sec: d.as_secs().min(i64::MAX as u64) as i64,
+                tv_nsec: d.subsec_nanos().into(),
+            }
+        });
+        let input = self.pump.input().0.as_fd();
+        let mut fds = [
+            PollFd::new(&input, PollFlags::IN),
+            PollFd::new(&self.wake.fd, PollFlags::IN),
+        ];
+        let polled = poll(&mut fds, timeout.as_ref());
+        self.wake.parked.store(false, Ordering::Relaxed);
+        let (stdin, woken) = (fds[0].revents(), fds[1].revents());
+        if polled.is_err() {
+            // EINTR (a signal handled on this thread): look again.
+            return Wait::Again;
+        }
+        if !woken.is_empty() {
+            // Clears the counter (non-blocking: a wake-up another call already read is 0).
+            let _ = rustix::io::read(&self.wake.fd, &mut [0u8; 8]);
+        }
+        if stdin.contains(PollFlags::NVAL) {
+            // Not an open descriptor: as a failed read (the lines read so far, then
+            // `StdinFailed`; no tail is invented from a broken input).
+            self.failed = true;
+        } else if !stdin.is_empty() {
+            // Readable, hung up or failed: the read says which (data, 0 = EOF, an error).
+            if self.pump.fill().is_err() {
+                self.failed = true;
+            }
+        } else if woken.is_empty() {
+            return Wait::TimedOut;
+        }
+        Wait::Again
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// One line of input and what it must come out as, one past the line limit included.
+    fn edge_input() -> Vec<u8> {
+        let mut input = b"{\"a\":1}\n\n".to_vec();
+        input.resize(input.len() + crate::frame::DEFAULT_MAX_LINE + 1, b'x');
+        input.extend_from_slice(b"\n{\"tail\":1}");
+        input
+    }
+
+    fn show(e: &Event) -> String {
+        match e {
+            Event::Line(b, n) => format!("{n}:{}", String::from_utf8_lossy(b)),
+            Event::FrameError(e) => format!("{}:{}", e.line(), e.kind().as_str()),
+            other => format!("{other:?}"),
+        }
+    }
+
+    /// Events until the end of input (inclusive), releasing every line as the loop does.
+    fn until_end(inbox: &mut Inbox) -> Vec<String> {
+        let mut got = Vec::new();
+        loop {
+            let e = inbox.next(None).expect("no deadline");
+            if let Event::Line(b, _) = &e {
+                inbox.release(b.len());
+            }
+            got.push(show(&e));
+            if matches!(e, Event::Eof | Event::StdinFailed) {
+                return got;
+            }
+        }
+    }
+
+    /// WIRE-EOF-001: the unterminated tail is line 4, then EOF; a blank line 2 is counted.
+    const EDGE: [&str; 4] = ["1:{\"a\":1}", "3:line_too_long", "4:{\"tail\":1}", "Eof"];
+
+    #[test]
+    fn a_stdin_thread_hands_lines_frame_errors_and_the_eof_tail_in_order_then_eof() {
+        let mut inbox = Inbox::threaded(Box::new(io::Cursor::new(edge_input())));
+        assert_eq!(until_end(&mut inbox), EDGE);
+        let Source::Thread(budget) = &inbox.input else {
+            panic!("a reader is read on a thread");
+        };
+        assert_eq!(budget.used(), 0);
+    }
+
+    #[test]
+    fn polled_stdin_hands_lines_frame_errors_and_the_eof_tail_in_order_then_eof() {
+        let (rd, mut wr) = io::pipe().unwrap();
+        let mut inbox = Inbox::polled(Box::new(rd)).unwrap();
+        // More than a pipe holds: the loop must read while the writer still writes.
+        let writer = std::thread::spawn(move || wr.write_all(&edge_input()).unwrap());
+        assert_eq!(until_end(&mut inbox), EDGE);
+        writer.join().unwrap();
+        // After the end, only the channel is waited on.
+        inbox.sender().send(Event::Interrupt).unwrap();
+        assert!(matches!(inbox.next(None), Some(Event::Interrupt)));
+    }
+
+    #[test]
+    fn a_sender_wakes_a_loop_that_sleeps_on_idle_stdin_every_time() {
+        // Each send races the loop's parking: a lost wake-up would hang this test.
+        let (rd, _wr) = io::pipe().unwrap();
+        let mut inbox = Inbox::polled(Box::new(rd)).unwrap();
+        let tx = inbox.sender();
+        const N: usize = 5_000;
+        let sender = std::thread::spawn(move || {
+            for i in 0..N {
+                tx.send(Event::Diagnostic(i.to_string())).unwrap();
+                if i % 7 == 0 {
+                    std::thread::yield_now();
+                }
+            }
+        });
+        for i in 0..N {
+            match inbox.next(None) {
+                Some(Event::Diagnostic(d)) => assert_eq!(d, i.to_string()),
+                other => panic!("event {i}: {other:?}"),
+            }
+        }
+        sender.join().unwrap();
+    }
+
+    #[test]
+    fn lines_already_read_come_before_events_sent_after_the_read() {
+        let (rd, mut wr) = io::pipe().unwrap();
+        let mut inbox = Inbox::polled(Box::new(rd)).unwrap();
+        wr.write_all(b"a\nb\n").unwrap();
+        assert_eq!(show(&inbox.next(None).unwrap()), "1:a");
+        inbox.sender().send(Event::Interrupt).unwrap();
+        assert_eq!(show(&inbox.next(None).unwrap()), "2:b");
+        assert!(matches!(inbox.next(None), Some(Event::Interrupt)));
+    }
+
+    #[test]
+    fn a_passed_deadline_gives_none_on_idle_stdin_and_a_waiting_line_first() {
+        let (rd, mut wr) = io::pipe().unwrap();
+        let mut inbox = Inbox::polled(Box::new(rd)).unwrap();
+        let past = Instant::now();
+        assert!(inbox.next(Some(past)).is_none());
+        wr.write_all(b"x\n").unwrap();
+        assert_eq!(show(&inbox.next(Some(past)).unwrap()), "1:x");
+        assert!(inbox.next(Some(past)).is_none());
+        drop(wr);
+        assert!(matches!(inbox.next(Some(past)), Some(Event::Eof)));
+    }
+
+    #[test]
+    fn a_stdin_that_cannot_be_read_ends_as_stdin_failed_without_a_tail() {
+        // A directory polls readable and fails its read (EISDIR).
+        let dir = std::fs::File::open(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let mut inbox = Inbox::polled(Box::new(dir)).unwrap();
+        assert_eq!(until_end(&mut inbox), ["StdinFailed"]);
+    }
+}
