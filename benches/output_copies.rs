@@ -17,7 +17,7 @@
 use std::ffi::{c_char, c_void};
 use std::time::Instant;
 
-use agentx_wire::driver::agentx::run::StdoutSink;
+use agentx_wire::driver::agentx::stdout::StdoutSink;
 use agentx_wire::driver::RecordWriter;
 use agentx_wire::model::{ModelEvent, StopReason, TurnId, Usage};
 use agentx_wire::session::{Action, Session, SessionConfig};
@@ -108,7 +108,7 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(2000usize);
-    let mut sink = StdoutSink::new();
+    let mut sink = StdoutSink::new(None);
 
     // `stream_event` deltas of one text block, one word each.
     let (mut s, turn) = started(true, &mut sink);

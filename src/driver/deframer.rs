@@ -1,6 +1,6 @@
 //! [`Deframer`]: the read side of every reader in the crate without its I/O: the read buffers
-//! and the framer ([`frame::Reader`](crate::frame::Reader)). A blocking loop ([`Pump`](super::Pump),
-//! agentx's stdin thread through it), the host's read sides (`host::stream::Output`, under the
+//! and the framer ([`frame::Reader`](crate::frame::Reader)). A blocking loop ([`Pump`](super::Pump):
+//! `check`, `canon`, agentx's stdin read in its loop's wait or by a thread), the host's read sides (`host::stream::Output`, under the
 //! blocking and the tokio client) and the tokio codec ([`LineCodec`](super::LineCodec)) each
 //! drive it with their own I/O.
 //!

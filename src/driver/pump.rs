@@ -1,5 +1,6 @@
 //! [`Pump`]: any `io::Read` into a [`Deframer`], yielding record lines: the blocking read loop
-//! of `check`, `canon` and agentx's stdin thread.
+//! of `check`, `canon` and agentx's stdin thread, and agentx's polled stdin (one
+//! [`Pump::fill`] when `poll` says readable, then [`Pump::next_buffered`]).
 //!
 //! Owns: the blocking reads (retrying `Interrupted`), ending the stream at end of input so the
 //! unterminated tail is a record like any other (WIRE-EOF-001), and the owned [`RecordLine`].
@@ -114,6 +115,19 @@ impl<R: Read> Pump<R> {
         self.deframer
             .next_line()
             .map(|item| item.map(RecordLine::from))
+    }
+
+    /// Bytes read elsewhere (by a caller that read the same input ahead), framed after what
+    /// was read before them, without a copy.
+    pub fn push(&mut self, chunk: Bytes) {
+        self.deframer.push(chunk);
+    }
+
+    /// End of input, seen by a caller that read the same input ahead: the buffered lines, then
+    /// the unterminated tail, come out of [`Pump::next_buffered`]; no more reads.
+    pub fn end(&mut self) {
+        self.eof = true;
+        self.deframer.finish();
     }
 
     /// Whether a read returned the end of input.

@@ -1,14 +1,14 @@
 //! Black-box: a host that stops reading agentx's stdout (issue 11, "Backpressure"; PROFILE
-//! §8). agentx's loop blocks on its write, so it no longer reads stdin (it reads stdin only
-//! while it waits, `driver::agentx::inbox`; a stdin thread would stop at its in-flight budget,
-//! `MAX_LINES_IN_FLIGHT`), the pipe fills and the host's writer blocks: agentx takes no more
+//! §8). agentx's loop waits on its write and reads stdin ahead meanwhile
+//! (`driver::agentx::stdout`) until its read-ahead holds `MAX_LINES_IN_FLIGHT` bytes (as a stdin
+//! thread's budget would), the pipe fills and the host's writer blocks: agentx takes no more
 //! input and its memory stays bounded however much the host still has to send. When the host
 //! reads again, every record arrives, in order, and the session ends normally.
 //!
 //! Determinism: the input is mostly "pad" control requests (16 KiB each, an unknown member, so
 //! each is answered by one ~120-byte error `control_response`, WIRE-021). Each consumed pad
 //! writes output, so at most ~64 KiB / 120 B pads can be consumed before the unread stdout
-//! pipe is full, whatever the scheduling; the rest must wait in the budget and the stdin pipe.
+//! pipe is full, whatever the scheduling; the rest must wait in the read-ahead and the stdin pipe.
 //! The stall is detected by the host's writer making no progress (generous deadline), and the
 //! assertions hold at whatever moment they are read.
 
@@ -93,8 +93,8 @@ fn stalled_host_blocks_agentx_with_bounded_memory_and_loses_no_record() {
         stdin // kept open: EOF only after the checks below
     });
 
-    // The host does not read stdout. Wait until the writer is stuck: no progress for a while
-    // (generous overall deadline).
+    // The host does not read stdout. Wait until the writer is stuck: at least the in-flight
+    // budget taken and no progress for a while (generous overall deadline).
     let deadline = Instant::now() + TIMEOUT;
     let (mut last, mut since) = (u64::MAX, Instant::now());
     let stalled_at = loop {
@@ -105,7 +105,7 @@ fn stalled_host_blocks_agentx_with_bounded_memory_and_loses_no_record() {
         );
         if w != last {
             (last, since) = (w, Instant::now());
-        } else if w > 0 && since.elapsed() >= Duration::from_millis(300) {
+        } else if w >= MAX_LINES_IN_FLIGHT as u64 && since.elapsed() >= Duration::from_millis(300) {
             break w;
         }
         assert!(
@@ -117,14 +117,13 @@ fn stalled_host_blocks_agentx_with_bounded_memory_and_loses_no_record() {
     let hwm_stalled = status_kib(pid, "VmHWM");
     eprintln!("stalled after {stalled_at} of {total} input bytes; agentx VmHWM {hwm_stalled} KiB");
     // Taken: what was consumed before stdout filled (< 1 MiB of turns, at most ~550 pads ≈
-    // 9 MiB), one read buffer (64 KiB), the pipe. Everything else still waits in the host.
+    // 9 MiB), the read-ahead (at most one read past its bound), the pipe. Everything else still waits in the host.
     assert!(
-        stalled_at <= 14 * MIB,
+        stalled_at <= MAX_LINES_IN_FLIGHT as u64 + 14 * MIB,
         "agentx took {stalled_at} bytes while stalled"
     );
-    // Bounded memory: the process itself and its buffers, far below the input (and below the
-    // 16 MiB a stdin thread's budget would hold: 7.3 MiB measured).
-    let limit_kib = (32 * MIB) / 1024;
+    // Bounded memory: the read-ahead plus the process itself, far below the input.
+    let limit_kib = (MAX_LINES_IN_FLIGHT as u64 + 48 * MIB) / 1024;
     assert!(
         hwm_stalled < limit_kib,
         "VmHWM {hwm_stalled} KiB while stalled (limit {limit_kib} KiB)"
@@ -224,4 +223,60 @@ fn stalled_host_blocks_agentx_with_bounded_memory_and_loses_no_record() {
         .unwrap();
     assert!(last_pad < last_reply);
     check_output(&raw);
+}
+
+/// A host that writes all its input before it reads any output (`stdin.write(all)`, then
+/// `stdout.read()`): agentx's first writes wait, it reads the rest of the input ahead
+/// meanwhile, the host's write completes, and every turn is answered. 2.4 MiB of prompts, far
+/// past the pipes (64 KiB each) and under the read-ahead bound; each echo's output is as long
+/// as its prompt, so agentx's stdout fills after the first few turns.
+#[test]
+fn a_host_that_writes_all_its_input_before_reading_gets_every_turn() {
+    const TURNS: usize = 100;
+    let home = TempDir::new("halfduplex");
+    let mut child = session_command(home.path(), &[])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let prompts: Vec<String> = (0..TURNS)
+        .map(|i| format!("{i} {}", "y".repeat(24 * 1024)))
+        .collect();
+    let input: Vec<u8> = prompts.iter().flat_map(|p| user_line(p)).collect();
+    assert!(input.len() > 2 * MIB as usize);
+    let mut stdin = child.stdin.take().unwrap();
+    let (done_tx, done) = mpsc::channel();
+    std::thread::spawn(move || {
+        let wrote = stdin.write_all(&input).is_ok();
+        drop(stdin); // EOF
+        let _ = done_tx.send(wrote);
+    });
+    // The host reads only once its write is complete.
+    match done.recv_timeout(TIMEOUT) {
+        Ok(wrote) => assert!(wrote, "the host's write failed"),
+        Err(_) => {
+            let _ = child.kill();
+            panic!("deadlock: the host's write of all its input never completed");
+        }
+    }
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let results: Vec<String> = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(is_result)
+        .map(|r| {
+            assert_eq!(r["subtype"], "success");
+            r["result"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    let expected: Vec<String> = prompts.iter().map(|p| format!("echo: {p}")).collect();
+    assert_eq!(results, expected);
 }

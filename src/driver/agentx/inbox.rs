@@ -7,16 +7,22 @@
 //!   thread between the pipe and the session (one context switch fewer per turn than a stdin
 //!   thread handing lines over a channel). A sender sends into the channel and then writes the
 //!   eventfd, but only while the loop is parked in `poll` (a flag checked after the send, so a
-//!   send never goes unseen and a busy loop costs its senders no system call). Memory is
-//!   bounded by the read buffer and one line limit: the loop reads only when it has nothing
-//!   else to do, so a loop blocked on its stdout (a host that stopped reading) stops reading
-//!   stdin too (backpressure, PROFILE §8).
-//! - **A stdin thread** (any other reader: one-shot's prompt, other platforms, or no eventfd):
-//!   [`spawn_stdin`](super::event::spawn_stdin) with its [`LineBudget`].
+//!   send never goes unseen and a busy loop costs its senders no system call). While the loop
+//!   is blocked on a write to stdout, [`StdoutSink`](super::stdout::StdoutSink) reads stdin
+//!   ahead into a [`ReadAhead`] (at most
+//!   [`MAX_LINES_IN_FLIGHT`](super::event::MAX_LINES_IN_FLIGHT) bytes, as a stdin thread's
+//!   budget), so a host that writes before it reads does not deadlock sooner than with a
+//!   thread; those bytes are framed before stdin is read again. Memory is bounded by the two
+//!   read buffers, the read-ahead and one line limit (backpressure, PROFILE §8).
+//! - **A stdin thread** (any other reader: one-shot's prompt, other platforms, a stdin that
+//!   cannot be read, or no eventfd): [`spawn_stdin`](super::event::spawn_stdin) with its
+//!   [`LineBudget`].
 //!
-//! Lines already read are handed out before channel events, and after the last line (the
-//! unterminated tail included, WIRE-EOF-001) comes one [`Event::Eof`] (or
-//! [`Event::StdinFailed`]).
+//! Lines already read are handed out before channel events, and stdin is looked at (without
+//! waiting) after every [`STDIN_EVERY`] channel events in a row, so neither side starves the
+//! other. After the last line (the unterminated tail included, WIRE-EOF-001) comes one
+//! [`Event::Eof`] (or [`Event::StdinFailed`]: the complete lines read before the failure, no
+//! tail).
 //! Must never: drop, reorder or duplicate a line; sleep while a sent event waits; block a
 //! sender.
 
@@ -24,13 +30,16 @@ use std::io::{self, Read};
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
 
 use crate::driver::Pump;
 use crate::frame::Reader;
 
 use super::event::{spawn_stdin, Event, LineBudget};
+use super::stdout::{ReadAhead, SharedReadAhead};
 
 /// Bytes asked of stdin per read (a pipe hands at most its capacity, 64 KiB by default).
 pub const STDIN_CHUNK: usize = 64 * 1024;
@@ -92,10 +101,18 @@ impl Read for FdReader {
     }
 }
 
+/// After this many channel events in a row, stdin is looked at without waiting (a provider
+/// streaming faster than the loop writes must not keep a host's `interrupt` unread).
+pub const STDIN_EVERY: u32 = 64;
+
 /// Stdin read by the loop.
 struct Polled {
     pump: Pump<FdReader>,
     wake: Arc<Wake>,
+    /// What the stdout sink read while its write waited, framed before stdin is read again.
+    ahead: SharedReadAhead,
+    /// Channel events handed out since stdin was last looked at.
+    channel_run: u32,
     /// The end of input was reached (or a read failed) and its event handed out.
     ended: bool,
     /// A read failed: the lines already read, then `StdinFailed`.
@@ -140,8 +157,11 @@ impl Inbox {
         }
     }
 
-    /// Lines of the descriptor `input` read by the loop while it waits.
+    /// Lines of the descriptor `input` read by the loop while it waits. `Err` when `input`
+    /// cannot be read (e.g. open for writing only: a read of 0 bytes fails) or no eventfd can
+    /// be made.
     pub fn polled(input: Box<dyn AsFd + Send>) -> io::Result<Inbox> {
+        rustix::io::read(input.as_fd(), &mut [0u8; 0][..])?;
         let fd = wake_fd()?;
         let wake = Arc::new(Wake {
             fd,
@@ -159,10 +179,20 @@ impl Inbox {
             input: Source::Polled(Box::new(Polled {
                 pump,
                 wake,
+                ahead: Arc::new(Mutex::new(ReadAhead::default())),
+                channel_run: 0,
                 ended: false,
                 failed: false,
             })),
         })
+    }
+
+    /// Where the stdout sink reads stdin ahead while its write waits (polled stdin only).
+    pub fn read_ahead(&self) -> Option<SharedReadAhead> {
+        match &self.input {
+            Source::Polled(p) => Some(p.ahead.clone()),
+            Source::Thread(_) => None,
+        }
     }
 
     /// A sender for the other event sources.
@@ -182,12 +212,31 @@ impl Inbox {
         if let Some(e) = self.buffered() {
             return Some(e);
         }
-        self.rx.try_recv().ok()
+        self.try_recv()
     }
 
-    /// The channel's next event if one waits (a model burst is drained from it alone).
+    /// The channel's next event if one waits (a model burst is drained from it alone). After
+    /// [`STDIN_EVERY`] of them in a row, stdin is read if it is readable, so the lines come
+    /// first at the next [`Inbox::try_next`].
     pub fn try_recv(&mut self) -> Option<Event> {
-        self.rx.try_recv().ok()
+        let e = self.rx.try_recv().ok()?;
+        if let Source::Polled(p) = &mut self.input {
+            p.channel_run += 1;
+            if p.channel_run >= STDIN_EVERY && !p.ended {
+                p.channel_run = 0;
+                let zero = Timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
+                let input = p.pump.input().0.as_fd();
+                let mut fds = [PollFd::new(&input, PollFlags::IN)];
+                if poll(&mut fds, Some(&zero)).is_ok() {
+                    let revents = fds[0].revents();
+                    p.read_stdin(revents);
+                }
+            }
+        }
+        Some(e)
     }
 
     /// The next event, waiting for it until `deadline` (`None`: when it passed first).
@@ -218,11 +267,32 @@ impl Inbox {
         if p.ended {
             return None;
         }
-        if let Some(item) = p.pump.next_buffered() {
-            return Some(match item {
-                Ok(line) => Event::Line(line.bytes, line.number),
-                Err(e) => Event::FrameError(e),
-            });
+        loop {
+            if let Some(item) = p.pump.next_buffered() {
+                p.channel_run = 0;
+                return Some(match item {
+                    Ok(line) => Event::Line(line.bytes, line.number),
+                    Err(e) => Event::FrameError(e),
+                });
+            }
+            // Bytes the stdout sink read ahead, one chunk at a time, then its end of input.
+            let mut ahead = p.ahead.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(chunk) = ahead.pop() {
+                drop(ahead);
+                p.pump.push(chunk);
+                continue;
+            }
+            match ahead.take_end() {
+                Some(Ok(())) => {
+                    drop(ahead);
+                    // Then the buffered lines and the tail.
+                    p.pump.end();
+                    continue;
+                }
+                Some(Err(())) => p.failed = true,
+                None => {}
+            }
+            break;
         }
         if p.failed || p.pump.is_finished() {
             p.ended = true;
@@ -279,7 +349,6 @@ impl Polled {
     /// Sleeps until stdin is readable, a sender wakes the loop or `deadline` passes; reads one
     /// chunk when stdin is readable.
     fn wait(&mut self, rx: &Receiver<Event>, deadline: Option<Instant>) -> Wait {
-        use rustix::event::{poll, PollFd, PollFlags, Timespec};
         self.wake.parked.store(true, Ordering::Relaxed);
         // Pairs with the fence in `EventSender::send` (see there).
         fence(Ordering::SeqCst);
@@ -302,27 +371,51 @@ impl Polled {
         let polled = poll(&mut fds, timeout.as_ref());
         self.wake.parked.store(false, Ordering::Relaxed);
         let (stdin, woken) = (fds[0].revents(), fds[1].revents());
-        if polled.is_err() {
-            // EINTR (a signal handled on this thread): look again.
-            return Wait::Again;
+        match polled {
+            Ok(_) => {}
+            // A signal handled on this thread: look again.
+            Err(rustix::io::Errno::INTR) => return Wait::Again,
+            // Anything else (no memory for the poll): as a failed read, never a busy loop.
+            Err(_) => {
+                self.failed = true;
+                return Wait::Again;
+            }
         }
         if !woken.is_empty() {
             // Clears the counter (non-blocking: a wake-up another call already read is 0).
             let _ = rustix::io::read(&self.wake.fd, &mut [0u8; 8]);
         }
-        if stdin.contains(PollFlags::NVAL) {
+        if stdin.is_empty() && woken.is_empty() {
+            return Wait::TimedOut;
+        }
+        self.read_stdin(stdin);
+        self.channel_run = 0;
+        Wait::Again
+    }
+
+    /// Reads one chunk when `revents` (of a poll of stdin) says there is something to read.
+    /// A read after readiness returns at once, except on a terminal another process reads
+    /// too (it may take the line first): then the loop waits in the read.
+    fn read_stdin(&mut self, revents: PollFlags) {
+        if !self
+            .ahead
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_idle()
+        {
+            // Bytes read ahead go first; they are framed at the next `buffered`.
+            return;
+        }
+        if revents.contains(PollFlags::NVAL) {
             // Not an open descriptor: as a failed read (the lines read so far, then
             // `StdinFailed`; no tail is invented from a broken input).
             self.failed = true;
-        } else if !stdin.is_empty() {
+        } else if !revents.is_empty() {
             // Readable, hung up or failed: the read says which (data, 0 = EOF, an error).
             if self.pump.fill().is_err() {
                 self.failed = true;
             }
-        } else if woken.is_empty() {
-            return Wait::TimedOut;
         }
-        Wait::Again
     }
 }
 
@@ -437,10 +530,82 @@ mod tests {
     }
 
     #[test]
-    fn a_stdin_that_cannot_be_read_ends_as_stdin_failed_without_a_tail() {
-        // A directory polls readable and fails its read (EISDIR).
-        let dir = std::fs::File::open(env!("CARGO_MANIFEST_DIR")).unwrap();
-        let mut inbox = Inbox::polled(Box::new(dir)).unwrap();
+    fn a_failed_read_ends_as_stdin_failed_after_the_complete_lines_without_a_tail() {
+        use std::os::unix::net::UnixStream;
+        // A socket whose peer closes with bytes it never read: our next read is ECONNRESET.
+        let (ours, mut peer) = UnixStream::pair().unwrap();
+        let mut to_peer = ours.try_clone().unwrap();
+        peer.write_all(b"{\"a\":1}\npartial").unwrap();
+        let mut inbox = Inbox::polled(Box::new(ours)).unwrap();
+        assert_eq!(show(&inbox.next(None).unwrap()), "1:{\"a\":1}");
+        to_peer.write_all(b"unread").unwrap();
+        drop(peer);
         assert_eq!(until_end(&mut inbox), ["StdinFailed"]);
+    }
+
+    #[test]
+    fn a_stdin_that_cannot_be_read_is_not_polled() {
+        // A directory polls readable and fails every read (EISDIR).
+        let dir = std::fs::File::open(env!("CARGO_MANIFEST_DIR")).unwrap();
+        assert!(Inbox::polled(Box::new(dir)).is_err());
+    }
+
+    #[test]
+    fn stdin_is_read_after_a_run_of_channel_events_however_many_wait() {
+        let (rd, mut wr) = io::pipe().unwrap();
+        let mut inbox = Inbox::polled(Box::new(rd)).unwrap();
+        for i in 0..1000 {
+            inbox
+                .sender()
+                .send(Event::Diagnostic(i.to_string()))
+                .unwrap();
+        }
+        wr.write_all(b"interrupt\n").unwrap();
+        let at = (0..1001)
+            .position(|_| matches!(inbox.next(None), Some(Event::Line(..))))
+            .unwrap();
+        assert_eq!(at, STDIN_EVERY as usize);
+    }
+
+    #[test]
+    fn bytes_read_ahead_are_framed_before_stdin_is_read_again() {
+        let (rd, mut wr) = io::pipe().unwrap();
+        let reader = rd.try_clone().unwrap();
+        let mut inbox = Inbox::polled(Box::new(rd)).unwrap();
+        let ahead = inbox.read_ahead().unwrap();
+        // As the stdout sink does while its write waits: "a\nb" read ahead, then "c\n" arrives.
+        wr.write_all(b"a\nb").unwrap();
+        ahead.lock().unwrap().read_from(&reader);
+        assert_eq!(ahead.lock().unwrap().len(), 3);
+        wr.write_all(b"c\n").unwrap();
+        // Model events drained alone reach the look at stdin: it must not read past them.
+        for i in 0..STDIN_EVERY {
+            inbox
+                .sender()
+                .send(Event::Diagnostic(i.to_string()))
+                .unwrap();
+        }
+        for _ in 0..STDIN_EVERY {
+            assert!(matches!(inbox.try_recv(), Some(Event::Diagnostic(_))));
+        }
+        assert_eq!(show(&inbox.next(None).unwrap()), "1:a");
+        assert_eq!(show(&inbox.next(None).unwrap()), "2:bc");
+        // The end of input read ahead comes after the tail.
+        wr.write_all(b"tail").unwrap();
+        drop(wr);
+        ahead.lock().unwrap().read_from(&reader);
+        ahead.lock().unwrap().read_from(&reader);
+        assert!(
+            ahead.lock().unwrap().take_end().is_none(),
+            "a chunk waits first"
+        );
+        assert_eq!(until_end(&mut inbox), ["3:tail", "Eof"]);
+    }
+
+    #[test]
+    fn a_stdin_open_only_for_writing_is_not_polled() {
+        // poll(POLLIN) would never fire on it; the stdin thread's read ends it instead.
+        let (_rd, wr) = io::pipe().unwrap();
+        assert!(Inbox::polled(Box::new(wr)).is_err());
     }
 }

@@ -5,7 +5,8 @@
 //! by the loop itself while it waits, or by a stdin thread, through `driver::Pump`: any
 //! chunking, the EOF tail, the 8 MiB line limit) and the signal thread (SIGINT → interrupt,
 //! SIGTERM and SIGHUP → input EOF) ([`event`]); the loop that feeds the session with the clock and writes
-//! only its validated frames ([`run`]); model calls behind [`model::ModelRunner`] (the
+//! only its validated frames ([`run`]) to stdout ([`stdout`]: one write per drain, reading stdin
+//! ahead while a write waits); model calls behind [`model::ModelRunner`] (the
 //! scripted model on its own thread; the HTTP providers with their runtime inside); tool and
 //! hook processes ([`workers`]); the session store, its lock and its disk-error retries
 //! ([`persist`]); the blob store opened with PROFILE §12's reclamation ([`blobs`]); one-shot
@@ -24,6 +25,7 @@ pub mod run;
 mod sdk_options;
 pub mod startup;
 mod startup_error;
+pub mod stdout;
 pub mod workers;
 
 use crate::cli::agentx_args::{SdkSessionArgs, SessionArgs};
@@ -67,6 +69,7 @@ fn run(args: &SessionArgs, sdk: Option<&SdkArgs>) -> i32 {
             }
         }
     };
-    let mut sink = run::StdoutSink::new();
-    run::run_loop(startup, inbox::Input::Stdin, &mut sink, attachments, false)
+    let inbox = inbox::Inbox::new(inbox::Input::Stdin);
+    let mut sink = stdout::StdoutSink::new(inbox.read_ahead());
+    run::run_loop(startup, inbox, &mut sink, attachments, false)
 }

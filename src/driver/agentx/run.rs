@@ -8,7 +8,6 @@
 //! this loop; then input lines stop being consumed and stdin is no longer read (the loop reads
 //! it only while it waits, a stdin thread stops at its `LineBudget`): memory stays bounded.
 
-use std::io::{self, Write};
 use std::time::Instant;
 
 use crate::driver::writer::{flush_writer, write_frame};
@@ -18,68 +17,11 @@ use crate::model::TurnId;
 use crate::session::{Action, Attachments, Session};
 
 use super::event::{spawn_signals, Event};
-use super::inbox::{Inbox, Input};
+use super::inbox::Inbox;
 use super::model::{ModelCall, ModelSink};
 use super::persist::Persister;
 use super::startup::Startup;
 use super::workers::Workers;
-
-/// stdout: the frames of one drain are collected and written together at
-/// [`RecordWriter::flush`]
-/// (one `write` for a burst of `stream_event` records instead of one per record). The loop
-/// flushes after every drain, so a frame never waits for a later event (a drain that started
-/// a model is held only while that model's events already wait: an echo turn is one write),
-/// and the write still
-/// blocks while the host is not reading (backpressure unchanged).
-pub struct StdoutSink {
-    out: io::Stdout,
-    buf: Vec<u8>,
-}
-
-/// Collected frames beyond this are written at once (a drain of many large records).
-const STDOUT_BATCH: usize = 1 << 20;
-
-impl StdoutSink {
-    /// The process's stdout.
-    pub fn new() -> StdoutSink {
-        StdoutSink {
-            out: io::stdout(),
-            buf: Vec::new(),
-        }
-    }
-
-    fn write_out(&mut self) -> io::Result<()> {
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        let written = self.out.lock().write_all(&self.buf);
-        self.buf.clear();
-        if self.buf.capacity() > STDOUT_BATCH {
-            self.buf.shrink_to(STDOUT_BATCH);
-        }
-        written
-    }
-}
-
-impl Default for StdoutSink {
-    fn default() -> Self {
-        StdoutSink::new()
-    }
-}
-
-impl RecordWriter for StdoutSink {
-    fn write_record(&mut self, frame: &[u8]) -> io::Result<usize> {
-        self.buf.extend_from_slice(frame);
-        if self.buf.len() >= STDOUT_BATCH {
-            self.write_out()?;
-        }
-        Ok(frame.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.write_out()?;
-        self.out.lock().flush()
-    }
-}
 
 /// At most this many model events already waiting in the channel are handled before the
 /// loop writes their frames (one burst of a provider's HTTP chunk; bounded so stdin and
@@ -107,13 +49,13 @@ fn output_failed(f: EncoderFailure) -> i32 {
     1
 }
 
-/// Runs a session over `input` until it exits; returns the exit status. With `defer_eof`
+/// Runs a session over `inbox`'s input until it exits; returns the exit status. With `defer_eof`
 /// (one-shot mode, whose input is only the prompt) the input's EOF is handed to the session
 /// only once it is idle, so the turn runs as without a host (PROFILE §13: ask = deny
 /// `no permission prompt available`) rather than as after a closed control stream.
 pub fn run_loop(
     startup: Startup,
-    input: Input,
+    mut inbox: Inbox,
     sink: &mut dyn RecordWriter,
     attachments: Option<Box<dyn Attachments>>,
     defer_eof: bool,
@@ -139,7 +81,6 @@ pub fn run_loop(
     if let Some(a) = attachments {
         session.set_attachments(a);
     }
-    let mut inbox = Inbox::new(input);
     let tx = inbox.sender();
     spawn_signals(tx.clone());
     let mut workers = Workers::new(tx.clone(), cwd, hook);
