@@ -280,3 +280,54 @@ fn a_host_that_writes_all_its_input_before_reading_gets_every_turn() {
     let expected: Vec<String> = prompts.iter().map(|p| format!("echo: {p}")).collect();
     assert_eq!(results, expected);
 }
+
+/// Whether agentx's descriptor `fd` is non-blocking, from `/proc/<pid>/fdinfo` (octal flags).
+fn non_blocking(pid: u32, fd: u32) -> bool {
+    let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).unwrap();
+    let flags = info
+        .lines()
+        .find_map(|l| l.strip_prefix("flags:"))
+        .map(|f| u32::from_str_radix(f.trim(), 8).unwrap())
+        .unwrap();
+    flags & 0o4000 != 0 // O_NONBLOCK
+}
+
+/// One echo turn over `stdout_pipe`'s write end as stdout (and as stderr when `shared`); while
+/// the session is open, whether agentx's stdout is non-blocking; then EOF and exit 0.
+fn stdout_non_blocking_during_a_turn(shared: bool) -> bool {
+    let home = TempDir::new("stdoutflags");
+    let (reader, writer) = std::io::pipe().unwrap();
+    let stderr: Stdio = if shared {
+        writer.try_clone().unwrap().into()
+    } else {
+        Stdio::null()
+    };
+    let mut cmd = session_command(home.path(), &[]);
+    cmd.stdin(Stdio::piped()).stdout(writer).stderr(stderr);
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd); // our copies of the write end: else the read below never ends
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&user_line("hi")).unwrap();
+    let mut out = BufReader::new(reader);
+    loop {
+        let mut l = String::new();
+        assert!(out.read_line(&mut l).unwrap() > 0, "agentx ended early");
+        if serde_json::from_str::<Value>(&l).is_ok_and(|v| is_result(&v)) {
+            break;
+        }
+    }
+    let nb = non_blocking(child.id(), 1);
+    drop(stdin);
+    let _ = std::io::copy(&mut out, &mut std::io::sink());
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    nb
+}
+
+/// `driver::agentx::stdout`: a lone stdout pipe is made non-blocking (so a waiting write can
+/// read stdin ahead); one that is also stderr (`2>&1`) is not, since the flag belongs to the
+/// shared description and a full pipe would fail stderr's writes.
+#[test]
+fn stdout_is_non_blocking_only_when_no_other_stream_shares_it() {
+    assert!(stdout_non_blocking_during_a_turn(false));
+    assert!(!stdout_non_blocking_during_a_turn(true));
+}

@@ -411,9 +411,12 @@ impl Polled {
             // `StdinFailed`; no tail is invented from a broken input).
             self.failed = true;
         } else if !revents.is_empty() {
-            // Readable, hung up or failed: the read says which (data, 0 = EOF, an error).
-            if self.pump.fill().is_err() {
-                self.failed = true;
+            // Readable, hung up or failed: the read says which (data, 0 = EOF, an error). A
+            // non-blocking stdin someone else drained first has nothing now: not an error.
+            match self.pump.fill() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(_) => self.failed = true,
+                Ok(_) => {}
             }
         }
     }

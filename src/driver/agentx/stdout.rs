@@ -206,12 +206,22 @@ fn poll_again(fds: &mut [PollFd<'_>]) -> io::Result<()> {
     }
 }
 
-/// Sets `O_NONBLOCK` on stdout when it is a pipe or a socket; its flags before, or `None`
-/// when it is anything else or the flags cannot be changed.
+/// Sets `O_NONBLOCK` on stdout when it is a pipe or a socket that neither stdin nor stderr
+/// also is; its flags before, or `None` when it is anything else or the flags cannot be
+/// changed. The flag belongs to the open file description, which `2>&1` or one socket for
+/// both directions shares: stderr's `eprintln!` would then fail (a panic) on a full pipe, and
+/// stdin's reads would fail instead of waiting.
 fn make_non_blocking(out: &io::Stdout) -> Option<OFlags> {
     use rustix::fs::{fcntl_getfl, fcntl_setfl, fstat, FileType};
-    let kind = FileType::from_raw_mode(fstat(out).ok()?.st_mode);
+    let stat = fstat(out).ok()?;
+    let kind = FileType::from_raw_mode(stat.st_mode);
     if kind != FileType::Fifo && kind != FileType::Socket {
+        return None;
+    }
+    let same = |other: Option<rustix::fs::Stat>| {
+        other.is_none_or(|o| (o.st_dev, o.st_ino) == (stat.st_dev, stat.st_ino))
+    };
+    if same(fstat(io::stdin()).ok()) || same(fstat(io::stderr()).ok()) {
         return None;
     }
     let flags = fcntl_getfl(out).ok()?;
