@@ -2,7 +2,7 @@
 //! (WIRE-015).
 //!
 //! Owns: the [`RecordWriter`] trait (the blocking [`OutputFifo`](super::OutputFifo) writes
-//! through it, and so does the `agentx` loop: `driver::agentx::run::StdoutSink`, which
+//! through it, and so does the `agentx` loop: `driver::agentx::stdout::StdoutSink`, which
 //! collects one drain's frames for one `write`), the adapter from `std::io::Write`, and turning
 //! what a writer did (a count, an error, a panic) into a fixed [`EncoderFailure`].
 //! Must never: format, `Debug`, `Display` or walk the `source()` of a writer's error (it is

@@ -296,6 +296,7 @@ impl Inbox {
         }
         if p.failed || p.pump.is_finished() {
             p.ended = true;
+            p.ahead.lock().unwrap_or_else(|e| e.into_inner()).stop();
             return Some(if p.failed {
                 Event::StdinFailed
             } else {

@@ -1,28 +1,30 @@
 //! agentx's stdout: [`StdoutSink`], the loop's frame sink, and the [`ReadAhead`] it fills from
 //! stdin while a write waits for the host.
 //!
-//! Owns: one `write` per drain of the session (the loop flushes after every drain), writing
-//! all of it however the host reads, and reading stdin ahead meanwhile. When the loop reads
-//! stdin itself ([`super::inbox`]) and stdout is a pipe or a socket, stdout is made
-//! non-blocking (its flags are restored when the sink is dropped): a write the host is not
-//! ready for waits in one `poll` over stdout and stdin, and what stdin brings meanwhile goes
-//! to the read-ahead, up to [`MAX_LINES_IN_FLIGHT`] bytes, as far as a stdin thread would have
-//! read. A host that writes all its input before it reads any output then deadlocks no sooner
-//! than with a thread; past that bound it is backpressure (PROFILE §8), and memory stays
-//! bounded. A terminal or a file (shared with other processes, or never full) is written
-//! with blocking writes.
+//! Owns: writing each drain of the session (the loop flushes after every drain) with as few
+//! `write`s as the host's reading allows, all of it, and reading stdin ahead meanwhile. When
+//! the loop reads stdin itself ([`super::inbox`]), each write is non-blocking by itself
+//! (`pwritev2` with `RWF_NOWAIT`, which pipes and sockets honour): stdout's file status flags
+//! are never changed, so whoever else holds the same pipe (a `2>&1` stderr, a shell's other
+//! writers, one socket for both directions) is unaffected. A write the host is not ready for
+//! waits in one `poll` over stdout and stdin, and what stdin brings meanwhile goes to the
+//! read-ahead, up to [`MAX_LINES_IN_FLIGHT`] bytes, as far as a stdin thread would have read.
+//! A host that writes all its input before it reads any output then deadlocks no sooner than
+//! with a thread; past that bound it is backpressure (PROFILE §8), and memory stays bounded
+//! (reads are merged into buffers of up to [`AHEAD_BLOCK`] bytes, so many small reads cost no
+//! more than one large one). Where `RWF_NOWAIT` is refused (a terminal, some files, an older
+//! kernel), stdout is written with blocking writes and nothing is read ahead.
 //! Must never: write anything but the frames it was handed, in order, each whole; frame or
-//! parse what it reads ahead (the inbox does, in order, before it reads stdin again); leave
-//! stdout non-blocking after the session.
+//! parse what it reads ahead (the inbox does, in order, before it reads stdin again); change
+//! stdout's flags.
 
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use rustix::event::{poll, PollFd, PollFlags};
-use rustix::fs::OFlags;
 use rustix::io::Errno;
 
 use crate::driver::RecordWriter;
@@ -30,13 +32,22 @@ use crate::driver::RecordWriter;
 use super::event::MAX_LINES_IN_FLIGHT;
 use super::inbox::STDIN_CHUNK;
 
-/// Stdin read while a write to stdout waited: chunks in input order, then how input ended.
+/// Reads ahead are appended to one buffer until it holds this many bytes.
+pub const AHEAD_BLOCK: usize = 1 << 20;
+
+/// Stdin read while a write to stdout waited: blocks in input order, then how input ended.
 #[derive(Default)]
 pub struct ReadAhead {
-    chunks: VecDeque<Bytes>,
+    /// Full blocks, oldest first.
+    blocks: VecDeque<Bytes>,
+    /// The block reads are appended to.
+    filling: BytesMut,
+    /// Bytes in `blocks` and `filling`.
     bytes: usize,
     /// `Ok`: end of input; `Err`: a read failed.
     end: Option<Result<(), ()>>,
+    /// The inbox stopped taking input: nothing more is read.
+    stopped: bool,
     scratch: Vec<u8>,
 }
 
@@ -44,39 +55,53 @@ pub struct ReadAhead {
 pub type SharedReadAhead = Arc<Mutex<ReadAhead>>;
 
 impl ReadAhead {
-    /// The oldest chunk read ahead.
+    /// The oldest bytes read ahead (a full block, else what the filling one holds).
     pub fn pop(&mut self) -> Option<Bytes> {
-        let chunk = self.chunks.pop_front()?;
+        let chunk = match self.blocks.pop_front() {
+            Some(b) => b,
+            None if !self.filling.is_empty() => self.filling.split().freeze(),
+            None => return None,
+        };
         self.bytes -= chunk.len();
         Some(chunk)
     }
 
-    /// How input ended, once every chunk is out (`Ok`: end of input; `Err`: a failed read).
+    /// How input ended, once every byte is out (`Ok`: end of input; `Err`: a failed read).
     pub fn take_end(&mut self) -> Option<Result<(), ()>> {
-        if self.chunks.is_empty() {
+        if self.bytes == 0 {
             self.end.take()
         } else {
             None
         }
     }
 
-    /// Whether nothing is read ahead (no chunk, no end of input waiting).
+    /// Whether nothing is read ahead (no bytes, no end of input waiting).
     pub fn is_idle(&self) -> bool {
-        self.chunks.is_empty() && self.end.is_none()
+        self.bytes == 0 && self.end.is_none()
+    }
+
+    /// The inbox handed out its last event: nothing more is read ahead.
+    pub fn stop(&mut self) {
+        self.stopped = true;
     }
 
     /// Whether it may read more: input not over, under [`MAX_LINES_IN_FLIGHT`] bytes.
     fn wants_more(&self) -> bool {
-        self.end.is_none() && self.bytes < MAX_LINES_IN_FLIGHT
+        !self.stopped && self.end.is_none() && self.bytes < MAX_LINES_IN_FLIGHT
     }
 
-    /// One read of `input` (which `poll` said is ready), kept as a chunk of its own size.
+    /// One read of `input` (which `poll` said is ready), at most up to the bound, appended to
+    /// the filling block.
     pub(super) fn read_from(&mut self, input: impl AsFd) {
+        let room = (MAX_LINES_IN_FLIGHT - self.bytes.min(MAX_LINES_IN_FLIGHT)).min(STDIN_CHUNK);
+        if room == 0 {
+            return;
+        }
         self.scratch.resize(STDIN_CHUNK, 0);
         let n = loop {
-            match rustix::io::read(&input, &mut self.scratch[..]) {
+            match rustix::io::read(&input, &mut self.scratch[..room]) {
                 Err(Errno::INTR) => continue,
-                // Another reader took it first (a shared terminal): nothing read.
+                // A non-blocking stdin another reader drained first: nothing read.
                 Err(Errno::AGAIN) => return,
                 Err(_) => {
                     self.end = Some(Err(()));
@@ -89,9 +114,12 @@ impl ReadAhead {
             self.end = Some(Ok(()));
             return;
         }
+        self.filling.extend_from_slice(&self.scratch[..n]);
         self.bytes += n;
-        self.chunks
-            .push_back(Bytes::copy_from_slice(&self.scratch[..n]));
+        if self.filling.len() >= AHEAD_BLOCK {
+            let full = self.filling.split().freeze();
+            self.blocks.push_back(full);
+        }
     }
 
     /// Bytes read ahead and not yet taken. For tests.
@@ -106,32 +134,28 @@ const STDOUT_BATCH: usize = 1 << 20;
 
 /// stdout: the frames of one drain are collected and written together at
 /// [`RecordWriter::flush`] (one `write` for a burst of `stream_event` records instead of one
-/// per record). The loop flushes after every drain, so a frame never waits for a later event
-/// (a drain that started a model is held only while that model's events already wait: an echo
-/// turn is one write), and the flush still waits while the host is not reading
-/// (backpressure). See the module docs for the read-ahead.
+/// per record, while the host keeps up). The loop flushes after every drain, so a frame never
+/// waits for a later event (a drain that started a model is held only while that model's
+/// events already wait: an echo turn is one write), and the flush still waits while the host
+/// is not reading (backpressure). See the module docs for the read-ahead.
 pub struct StdoutSink {
     out: io::Stdout,
     buf: Vec<u8>,
-    /// With stdout made non-blocking: stdin and the read-ahead it fills while a write waits.
+    /// With the inbox's read-ahead: stdin and the read-ahead it fills while a write waits.
     ahead: Option<(io::Stdin, SharedReadAhead)>,
-    /// stdout's flags before the sink made it non-blocking.
-    restore: Option<OFlags>,
+    /// Writes go out with `RWF_NOWAIT` (until stdout refuses it).
+    nowait: bool,
 }
 
 impl StdoutSink {
-    /// The process's stdout; with `ahead` (the inbox's, when it reads stdin itself) and a
-    /// pipe or socket for stdout, non-blocking and reading stdin ahead while a write waits.
+    /// The process's stdout; with `ahead` (the inbox's, when it reads stdin itself), writes
+    /// that do not wait and stdin read ahead while the host is not ready for them.
     pub fn new(ahead: Option<SharedReadAhead>) -> StdoutSink {
-        let out = io::stdout();
-        let restore = ahead.as_ref().and_then(|_| make_non_blocking(&out));
         StdoutSink {
-            ahead: ahead
-                .filter(|_| restore.is_some())
-                .map(|a| (io::stdin(), a)),
-            out,
+            nowait: ahead.is_some(),
+            ahead: ahead.map(|a| (io::stdin(), a)),
+            out: io::stdout(),
             buf: Vec::new(),
-            restore,
         }
     }
 
@@ -148,7 +172,21 @@ impl StdoutSink {
     fn write_all(&mut self) -> io::Result<()> {
         let mut at = 0;
         while at < self.buf.len() {
-            match rustix::io::write(&self.out, &self.buf[at..]) {
+            let rest = &self.buf[at..];
+            let wrote = if self.nowait {
+                match nowait_write(&self.out, rest) {
+                    // Not honoured here (a terminal, some files, an older kernel): blocking
+                    // writes from now on, nothing read ahead.
+                    Err(Errno::OPNOTSUPP) | Err(Errno::INVAL) | Err(Errno::NOSYS) => {
+                        self.nowait = false;
+                        continue;
+                    }
+                    other => other,
+                }
+            } else {
+                rustix::io::write(&self.out, rest)
+            };
+            match wrote {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => at += n,
                 Err(Errno::INTR) => {}
@@ -160,10 +198,13 @@ impl StdoutSink {
     }
 
     /// Waits until stdout can take more, reading stdin ahead meanwhile (while the read-ahead
-    /// has room).
+    /// has room and writes do not wait by themselves).
     fn wait(&mut self) -> io::Result<()> {
         loop {
-            let ahead = self.ahead.as_ref().filter(|(_, a)| lock(a).wants_more());
+            let ahead = self
+                .ahead
+                .as_ref()
+                .filter(|(_, a)| self.nowait && lock(a).wants_more());
             let (out, input) = match ahead {
                 Some((stdin, _)) => {
                     let mut fds = [
@@ -190,6 +231,25 @@ impl StdoutSink {
     }
 }
 
+/// One write that takes what fits now and never waits (`EAGAIN` when nothing fits).
+#[cfg(all(target_os = "linux", not(target_os = "android")))]
+fn nowait_write(out: &io::Stdout, bytes: &[u8]) -> Result<usize, Errno> {
+    // u64::MAX: at the current position (pipes and sockets have none).
+    use rustix::io::{pwritev2, ReadWriteFlags};
+    pwritev2(
+        out,
+        &[io::IoSlice::new(bytes)],
+        u64::MAX,
+        ReadWriteFlags::NOWAIT,
+    )
+}
+
+/// Elsewhere there is no per-write `RWF_NOWAIT`: refused, so writes block.
+#[cfg(not(all(target_os = "linux", not(target_os = "android"))))]
+fn nowait_write(_: &io::Stdout, _: &[u8]) -> Result<usize, Errno> {
+    Err(Errno::OPNOTSUPP)
+}
+
 /// The read-ahead, whatever a panic elsewhere left it as (it holds only bytes and counts).
 fn lock(a: &SharedReadAhead) -> std::sync::MutexGuard<'_, ReadAhead> {
     a.lock().unwrap_or_else(|e| e.into_inner())
@@ -206,37 +266,6 @@ fn poll_again(fds: &mut [PollFd<'_>]) -> io::Result<()> {
     }
 }
 
-/// Sets `O_NONBLOCK` on stdout when it is a pipe or a socket that neither stdin nor stderr
-/// also is; its flags before, or `None` when it is anything else or the flags cannot be
-/// changed. The flag belongs to the open file description, which `2>&1` or one socket for
-/// both directions shares: stderr's `eprintln!` would then fail (a panic) on a full pipe, and
-/// stdin's reads would fail instead of waiting.
-fn make_non_blocking(out: &io::Stdout) -> Option<OFlags> {
-    use rustix::fs::{fcntl_getfl, fcntl_setfl, fstat, FileType};
-    let stat = fstat(out).ok()?;
-    let kind = FileType::from_raw_mode(stat.st_mode);
-    if kind != FileType::Fifo && kind != FileType::Socket {
-        return None;
-    }
-    let same = |other: Option<rustix::fs::Stat>| {
-        other.is_none_or(|o| (o.st_dev, o.st_ino) == (stat.st_dev, stat.st_ino))
-    };
-    if same(fstat(io::stdin()).ok()) || same(fstat(io::stderr()).ok()) {
-        return None;
-    }
-    let flags = fcntl_getfl(out).ok()?;
-    fcntl_setfl(out, flags | OFlags::NONBLOCK).ok()?;
-    Some(flags)
-}
-
-impl Drop for StdoutSink {
-    fn drop(&mut self) {
-        if let Some(flags) = self.restore {
-            let _ = rustix::fs::fcntl_setfl(&self.out, flags);
-        }
-    }
-}
-
 impl RecordWriter for StdoutSink {
     fn write_record(&mut self, frame: &[u8]) -> io::Result<usize> {
         self.buf.extend_from_slice(frame);
@@ -247,5 +276,57 @@ impl RecordWriter for StdoutSink {
     }
     fn flush(&mut self) -> io::Result<()> {
         self.write_out()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn small_reads_ahead_are_merged_into_one_block() {
+        let (rd, mut wr) = io::pipe().unwrap();
+        let mut ahead = ReadAhead::default();
+        for i in 0..10_000u32 {
+            wr.write_all(&[b'a' + (i % 26) as u8]).unwrap();
+            ahead.read_from(&rd);
+        }
+        assert_eq!(ahead.len(), 10_000);
+        let block = ahead.pop().unwrap();
+        assert_eq!(block.len(), 10_000);
+        assert_eq!(&block[..3], b"abc");
+        assert!(ahead.pop().is_none() && ahead.is_idle());
+    }
+
+    #[test]
+    fn the_read_ahead_stops_exactly_at_its_bound_then_hands_out_the_end() {
+        let (rd, mut wr) = io::pipe().unwrap();
+        let writer = std::thread::spawn(move || {
+            // 3 bytes more than the bound, then EOF.
+            let block = vec![b'x'; 1 << 16];
+            for _ in 0..MAX_LINES_IN_FLIGHT / block.len() {
+                wr.write_all(&block).unwrap();
+            }
+            wr.write_all(b"xyz").unwrap();
+        });
+        let mut ahead = ReadAhead::default();
+        while ahead.wants_more() {
+            ahead.read_from(&rd);
+        }
+        assert_eq!(ahead.len(), MAX_LINES_IN_FLIGHT);
+        let mut taken = 0;
+        while let Some(b) = ahead.pop() {
+            assert!(b.len() <= AHEAD_BLOCK + STDIN_CHUNK);
+            taken += b.len();
+        }
+        assert_eq!(taken, MAX_LINES_IN_FLIGHT);
+        // Room again: the rest, then the end of input.
+        while ahead.wants_more() {
+            ahead.read_from(&rd);
+        }
+        writer.join().unwrap();
+        assert_eq!(ahead.pop().as_deref(), Some(&b"xyz"[..]));
+        assert_eq!(ahead.take_end(), Some(Ok(())));
     }
 }
