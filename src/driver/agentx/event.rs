@@ -20,7 +20,6 @@ use crate::session::{HookOutcome, ToolOutcome};
 use super::inbox::{EventSender, STDIN_CHUNK};
 
 /// One thing that happened outside the loop.
-#[derive(Debug)]
 pub enum Event {
     /// A complete input line (LF excluded) and its physical line number.
     Line(Bytes, u64),
@@ -42,6 +41,25 @@ pub enum Event {
     HookDone(String, HookOutcome),
     /// One stderr line from a worker.
     Diagnostic(String),
+}
+
+impl std::fmt::Debug for Event {
+    /// The kind, and for a line its number and length: a line, a model event or a tool's output
+    /// may carry user content or a credential.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Event::Line(b, n) => write!(f, "Line {{ number: {n}, len: {} }}", b.len()),
+            Event::FrameError(e) => write!(f, "FrameError({e:?})"),
+            Event::Eof => f.write_str("Eof"),
+            Event::StdinFailed => f.write_str("StdinFailed"),
+            Event::Interrupt => f.write_str("Interrupt"),
+            Event::Terminate => f.write_str("Terminate"),
+            Event::Model(turn, _) => write!(f, "Model({turn:?}, ..)"),
+            Event::ToolDone(id, _) => write!(f, "ToolDone({id:?}, ..)"),
+            Event::HookDone(id, _) => write!(f, "HookDone({id:?}, ..)"),
+            Event::Diagnostic(d) => write!(f, "Diagnostic {{ len: {} }}", d.len()),
+        }
+    }
 }
 
 /// At most this many bytes of input lines wait for the loop (one longer line may still pass
@@ -184,5 +202,13 @@ mod tests {
         rx.recv().unwrap();
         waiter.join().unwrap();
         assert_eq!(budget.used(), 2);
+    }
+
+    #[test]
+    fn an_event_s_debug_shows_no_content() {
+        let line = Event::Line(Bytes::from_static(b"{\"key\":\"sk-secret\"}"), 3);
+        assert_eq!(format!("{line:?}"), "Line { number: 3, len: 19 }");
+        let d = format!("{:?}", Event::Diagnostic("sk-secret".into()));
+        assert_eq!(d, "Diagnostic { len: 9 }");
     }
 }

@@ -31,7 +31,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 
@@ -39,7 +39,7 @@ use crate::driver::Pump;
 use crate::frame::Reader;
 
 use super::event::{spawn_stdin, Event, LineBudget};
-use super::stdout::{ReadAhead, SharedReadAhead};
+use super::stdout::{lock, ReadAhead, SharedReadAhead};
 
 /// Bytes asked of stdin per read (a pipe hands at most its capacity, 64 KiB by default).
 pub const STDIN_CHUNK: usize = 64 * 1024;
@@ -62,7 +62,7 @@ impl EventSender {
     pub fn send(&self, event: Event) -> Result<(), Event> {
         self.tx.send(event).map_err(|e| e.0)?;
         if let Some(wake) = &self.wake {
-            // Pairs with the fence in `Inbox::poll_input`: either the loop's check of the
+            // Pairs with the fence in `Polled::wait`: either the loop's check of the
             // channel after parking sees this event, or this load sees the loop parked.
             fence(Ordering::SeqCst);
             if wake.parked.load(Ordering::Relaxed) {
@@ -82,14 +82,6 @@ impl std::fmt::Debug for EventSender {
             .field("polled", &self.wake.is_some())
             .finish()
     }
-}
-
-/// The input of a session: the process's stdin, or any reader (read on a thread).
-pub enum Input {
-    /// The process's stdin (polled by the loop on Linux).
-    Stdin,
-    /// Any other reader, e.g. one-shot's prompt.
-    Reader(Box<dyn Read + Send>),
 }
 
 /// A descriptor read with `read(2)`, no buffer of its own (the pump's buffers are the only ones).
@@ -132,19 +124,15 @@ enum Source {
 }
 
 impl Inbox {
-    /// An inbox over `input`: polled when it is the process's stdin on Linux and an eventfd
-    /// can be made, else read by a stdin thread.
-    pub fn new(input: Input) -> Inbox {
-        match input {
-            Input::Stdin => match Inbox::polled(Box::new(io::stdin())) {
-                Ok(inbox) => inbox,
-                Err(_) => Inbox::threaded(Box::new(io::stdin())),
-            },
-            Input::Reader(r) => Inbox::threaded(r),
-        }
+    /// The process's stdin: polled by the loop where it can be (Linux, a readable descriptor,
+    /// an eventfd), else read by a stdin thread.
+    pub fn stdin() -> Inbox {
+        Inbox::polled(Box::new(io::stdin()))
+            .unwrap_or_else(|_| Inbox::threaded(Box::new(io::stdin())))
     }
 
-    /// Lines of `input` read on a thread of their own, held to [`LineBudget`].
+    /// Lines of `input` (any reader, e.g. one-shot's prompt) read on a thread of their own,
+    /// held to [`LineBudget`].
     pub fn threaded(input: Box<dyn Read + Send>) -> Inbox {
         let (tx, rx) = mpsc::channel();
         let tx = EventSender { tx, wake: None };
@@ -223,17 +211,7 @@ impl Inbox {
         if let Source::Polled(p) = &mut self.input {
             p.channel_run += 1;
             if p.channel_run >= STDIN_EVERY && !p.ended {
-                p.channel_run = 0;
-                let zero = Timespec {
-                    tv_sec: 0,
-                    tv_nsec: 0,
-                };
-                let input = p.pump.input().0.as_fd();
-                let mut fds = [PollFd::new(&input, PollFlags::IN)];
-                if poll(&mut fds, Some(&zero)).is_ok() {
-                    let revents = fds[0].revents();
-                    p.read_stdin(revents);
-                }
+                p.look();
             }
         }
         Some(e)
@@ -276,7 +254,7 @@ impl Inbox {
                 });
             }
             // Bytes the stdout sink read ahead, one chunk at a time, then its end of input.
-            let mut ahead = p.ahead.lock().unwrap_or_else(|e| e.into_inner());
+            let mut ahead = lock(&p.ahead);
             if let Some(chunk) = ahead.pop() {
                 drop(ahead);
                 p.pump.push(chunk);
@@ -296,7 +274,7 @@ impl Inbox {
         }
         if p.failed || p.pump.is_finished() {
             p.ended = true;
-            p.ahead.lock().unwrap_or_else(|e| e.into_inner()).stop();
+            lock(&p.ahead).stop();
             return Some(if p.failed {
                 Event::StdinFailed
             } else {
@@ -330,7 +308,7 @@ fn wake_fd() -> io::Result<OwnedFd> {
     Ok(eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?)
 }
 
-/// Elsewhere stdin is read by a thread ([`Inbox::new`] falls back to it).
+/// Elsewhere stdin is read by a thread ([`Inbox::stdin`] falls back to it).
 #[cfg(not(target_os = "linux"))]
 fn wake_fd() -> io::Result<OwnedFd> {
     Err(io::ErrorKind::Unsupported.into())
@@ -357,13 +335,7 @@ impl Polled {
             self.wake.parked.store(false, Ordering::Relaxed);
             return Wait::Got(e);
         }
-        let timeout = deadline.map(|t| {
-            let d = t.saturating_duration_since(Instant::now());
-            Timespec {
-                tv_sec: d.as_secs().min(i64::MAX as u64) as i64,
-                tv_nsec: d.subsec_nanos().into(),
-            }
-        });
+        let timeout = deadline.map(|t| timespec(t.saturating_duration_since(Instant::now())));
         let input = self.pump.input().0.as_fd();
         let mut fds = [
             PollFd::new(&input, PollFlags::IN),
@@ -394,16 +366,22 @@ impl Polled {
         Wait::Again
     }
 
+    /// Reads one chunk if stdin is readable now (a `poll` that does not wait).
+    fn look(&mut self) {
+        self.channel_run = 0;
+        let input = self.pump.input().0.as_fd();
+        let mut fds = [PollFd::new(&input, PollFlags::IN)];
+        if poll(&mut fds, Some(&timespec(Duration::ZERO))).is_ok() {
+            let revents = fds[0].revents();
+            self.read_stdin(revents);
+        }
+    }
+
     /// Reads one chunk when `revents` (of a poll of stdin) says there is something to read.
     /// A read after readiness returns at once, except on a terminal another process reads
     /// too (it may take the line first): then the loop waits in the read.
     fn read_stdin(&mut self, revents: PollFlags) {
-        if !self
-            .ahead
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_idle()
-        {
+        if !lock(&self.ahead).is_idle() {
             // Bytes read ahead go first; they are framed at the next `buffered`.
             return;
         }
@@ -420,6 +398,14 @@ impl Polled {
                 Ok(_) => {}
             }
         }
+    }
+}
+
+/// A `poll` timeout of `d`.
+fn timespec(d: Duration) -> Timespec {
+    Timespec {
+        tv_sec: d.as_secs().min(i64::MAX as u64) as i64,
+        tv_nsec: d.subsec_nanos().into(),
     }
 }
 

@@ -69,7 +69,7 @@ fn run(args: &SessionArgs, sdk: Option<&SdkArgs>) -> i32 {
             }
         }
     };
-    let inbox = inbox::Inbox::new(inbox::Input::Stdin);
+    let inbox = inbox::Inbox::stdin();
     let mut sink = stdout::StdoutSink::new(inbox.read_ahead());
     run::run_loop(startup, inbox, &mut sink, attachments, false)
 }

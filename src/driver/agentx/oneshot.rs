@@ -20,7 +20,7 @@ use crate::json;
 use crate::session::Attachments;
 use crate::wire::{AttachmentRef, ImportOperation, OutputRecord};
 
-use super::inbox::{Inbox, Input};
+use super::inbox::Inbox;
 use super::run::run_loop;
 use super::startup::{random_uuid, start};
 
@@ -60,7 +60,7 @@ pub fn run_one_shot(args: &OneShotArgs) -> i32 {
     };
     let code = run_loop(
         startup,
-        Inbox::new(Input::Reader(Box::new(io::Cursor::new(line)))),
+        Inbox::threaded(Box::new(io::Cursor::new(line))),
         &mut sink,
         attachments,
         true,

@@ -251,7 +251,7 @@ fn nowait_write(_: &io::Stdout, _: &[u8]) -> Result<usize, Errno> {
 }
 
 /// The read-ahead, whatever a panic elsewhere left it as (it holds only bytes and counts).
-fn lock(a: &SharedReadAhead) -> std::sync::MutexGuard<'_, ReadAhead> {
+pub(super) fn lock(a: &SharedReadAhead) -> std::sync::MutexGuard<'_, ReadAhead> {
     a.lock().unwrap_or_else(|e| e.into_inner())
 }
 
