@@ -303,3 +303,47 @@ fn non_blocking(pid: u32, fd: u32) -> bool {
         .unwrap();
     flags & 0o4000 != 0 // O_NONBLOCK
 }
+
+/// stdout on a regular file (`agentx … > out.jsonl`): every turn is written and agentx exits.
+/// A file has no reader to wait for, so its writes block (on XFS and btrfs a non-blocking
+/// `RWF_NOWAIT` write to a file answered `EAGAIN` while the file polled writable, and agentx
+/// retried forever at 100 % CPU, writing nothing).
+#[test]
+fn stdout_on_a_regular_file_gets_every_turn() {
+    const TURNS: usize = 20;
+    let home = TempDir::new("stdoutfile");
+    let path = home.path().join("out.jsonl");
+    let mut cmd = session_command(home.path(), &[]);
+    cmd.stdin(Stdio::piped())
+        .stdout(std::fs::File::create(&path).unwrap())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let prompts: Vec<String> = (0..TURNS).map(|i| format!("to a file {i}")).collect();
+    for p in &prompts {
+        stdin.write_all(&user_line(p)).unwrap();
+    }
+    drop(stdin); // EOF: agentx answers every turn, then exits
+    let (exited_tx, exited) = mpsc::channel();
+    let pid = child.id();
+    std::thread::spawn(move || {
+        let _ = exited_tx.send(child.wait());
+    });
+    let Ok(status) = exited.recv_timeout(TIMEOUT) else {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+        panic!("agentx did not exit with its stdout on a regular file");
+    };
+    let status = status.unwrap();
+    assert_eq!(status.code(), Some(0));
+    let out = std::fs::read_to_string(&path).unwrap();
+    let results: Vec<String> = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(is_result)
+        .map(|r| r["result"].as_str().unwrap().to_owned())
+        .collect();
+    let expected: Vec<String> = prompts.iter().map(|p| format!("echo: {p}")).collect();
+    assert_eq!(results, expected);
+}

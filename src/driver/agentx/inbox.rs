@@ -402,7 +402,7 @@ impl Polled {
 }
 
 /// A `poll` timeout of `d`.
-fn timespec(d: Duration) -> Timespec {
+pub(super) fn timespec(d: Duration) -> Timespec {
     Timespec {
         tv_sec: d.as_secs().min(i64::MAX as u64) as i64,
         tv_nsec: d.subsec_nanos().into(),

@@ -12,8 +12,12 @@
 //! A host that writes all its input before it reads any output then deadlocks no sooner than
 //! with a thread; past that bound it is backpressure (PROFILE §8), and memory stays bounded
 //! (reads are merged into buffers of up to [`AHEAD_BLOCK`] bytes, so many small reads cost no
-//! more than one large one). Where `RWF_NOWAIT` is refused (a terminal, some files, an older
-//! kernel), stdout is written with blocking writes and nothing is read ahead.
+//! more than one large one). Only a pipe or a socket is written that way: elsewhere (a regular
+//! file, a terminal, a device) there is no reader to wait for, and a regular file always polls
+//! writable while XFS and btrfs answer `RWF_NOWAIT` with `EAGAIN` until a blocking write
+//! updates its times, which retried forever. There, and where `RWF_NOWAIT` is refused (an
+//! older kernel) or keeps failing while stdout polls writable, stdout is written with blocking
+//! writes and nothing is read ahead.
 //! Must never: write anything but the frames it was handed, in order, each whole; frame or
 //! parse what it reads ahead (the inbox does, in order, before it reads stdin again); change
 //! stdout's flags.
@@ -151,10 +155,11 @@ impl StdoutSink {
     /// The process's stdout; with `ahead` (the inbox's, when it reads stdin itself), writes
     /// that do not wait and stdin read ahead while the host is not ready for them.
     pub fn new(ahead: Option<SharedReadAhead>) -> StdoutSink {
+        let out = io::stdout();
         StdoutSink {
-            nowait: ahead.is_some(),
+            nowait: ahead.is_some() && waits_for_reader(out.as_fd()),
             ahead: ahead.map(|a| (io::stdin(), a)),
-            out: io::stdout(),
+            out,
             buf: Vec::new(),
         }
     }
@@ -171,6 +176,7 @@ impl StdoutSink {
     /// Writes the whole buffer; a write the host is not ready for waits in [`Self::wait`].
     fn write_all(&mut self) -> io::Result<()> {
         let mut at = 0;
+        let mut refusals = Refusals::default();
         while at < self.buf.len() {
             let rest = &self.buf[at..];
             let wrote = if self.nowait {
@@ -188,8 +194,14 @@ impl StdoutSink {
             };
             match wrote {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => at += n,
+                Ok(n) => {
+                    at += n;
+                    refusals = Refusals::default();
+                }
                 Err(Errno::INTR) => {}
+                Err(Errno::AGAIN) if self.nowait && refusals.refused(writable_now(&self.out)) => {
+                    self.nowait = false;
+                }
                 Err(Errno::AGAIN) => self.wait()?,
                 Err(e) => return Err(e.into()),
             }
@@ -228,6 +240,45 @@ impl StdoutSink {
                 return Ok(());
             }
         }
+    }
+}
+
+/// Whether stdout is a pipe or a socket, where a write that does not fit waits for the
+/// reader (and `RWF_NOWAIT` says so with `EAGAIN` until `poll` says writable).
+fn waits_for_reader(out: std::os::fd::BorrowedFd<'_>) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    out.try_clone_to_owned()
+        .map(std::fs::File::from)
+        .and_then(|f| f.metadata())
+        .is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_socket())
+}
+
+/// Whether stdout takes bytes now (a zero-timeout `poll`).
+fn writable_now(out: &io::Stdout) -> bool {
+    let mut fds = [PollFd::new(out, PollFlags::OUT)];
+    let now = super::inbox::timespec(std::time::Duration::ZERO);
+    matches!(poll(&mut fds, Some(&now)), Ok(n) if n > 0)
+}
+
+/// After this many `EAGAIN`s in a row from a stdout that polled writable each time,
+/// `RWF_NOWAIT` counts as refused.
+const REFUSALS_MAX: u32 = 64;
+
+/// `EAGAIN`s of one write that `poll` contradicted: one can be the host reading between the
+/// write and the look, [`REFUSALS_MAX`] in a row are a stdout that refuses `RWF_NOWAIT`
+/// without saying so (then writes block, as for a terminal), never a loop without end.
+#[derive(Default)]
+struct Refusals(u32);
+
+impl Refusals {
+    /// An `EAGAIN` that stdout's `poll` answered with `writable`; `true`: give up `RWF_NOWAIT`.
+    fn refused(&mut self, writable: bool) -> bool {
+        if !writable {
+            self.0 = 0;
+            return false;
+        }
+        self.0 += 1;
+        self.0 >= REFUSALS_MAX
     }
 }
 
@@ -283,6 +334,39 @@ impl RecordWriter for StdoutSink {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn only_pipes_and_sockets_are_written_without_waiting() {
+        let (rd, wr) = io::pipe().unwrap();
+        assert!(waits_for_reader(rd.as_fd()) && waits_for_reader(wr.as_fd()));
+        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+        assert!(waits_for_reader(a.as_fd()));
+        // A regular file (XFS and btrfs answer `RWF_NOWAIT` on one with `EAGAIN` while it
+        // polls writable: the write retried forever) and a device get blocking writes.
+        let path = std::env::temp_dir().join(format!("agentx-stdout-{}", std::process::id()));
+        let file = std::fs::File::create(&path).unwrap();
+        assert!(!waits_for_reader(file.as_fd()));
+        std::fs::remove_file(&path).unwrap();
+        let null = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/null")
+            .unwrap();
+        assert!(!waits_for_reader(null.as_fd()));
+    }
+
+    #[test]
+    fn eagain_while_stdout_polls_writable_gives_up_rwf_nowait_after_the_bound() {
+        let mut r = Refusals::default();
+        for _ in 1..REFUSALS_MAX {
+            assert!(!r.refused(true));
+        }
+        // A real wait (stdout full) in between starts the count again.
+        assert!(!r.refused(false));
+        for _ in 1..REFUSALS_MAX {
+            assert!(!r.refused(true));
+        }
+        assert!(r.refused(true));
+    }
 
     #[test]
     fn small_reads_ahead_are_merged_into_one_block() {
