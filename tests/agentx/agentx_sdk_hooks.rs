@@ -116,6 +116,63 @@ fn interrupt_with_a_pending_hook_callback_exact_order() {
     assert_eq!(done.status, Some(0));
 }
 
+/// PROFILE §16: a callback's `timeout` fires on time while the host keeps agentx's stdin full
+/// (an upload's chunks, a flood of `keep_alive`): the callback's `control_cancel_request`
+/// comes while the flood still runs, not once input pauses. The loop handles a passed
+/// deadline after any event, not only when no input is waiting.
+#[test]
+fn a_hook_timeout_fires_while_stdin_stays_full() {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+    let home = harness::TempDir::new("sdk-hooks-flood");
+    let mut a = spawn(home.path(), home.path(), &[]);
+    initialize(
+        &mut a,
+        json!({"PreToolUse":[{"matcher":"Bash","hookCallbackIds":["hook_0"],"timeout":1}]}),
+    );
+    a.send(&user("!tool Bash {\"command\":\"echo hi\"}\n!say done"));
+    let seen = a.until(is_hook_callback);
+    let id = seen.last().unwrap()["request_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut stdin = a.take_stdin();
+    let stop = Arc::new(AtomicBool::new(false));
+    let written = Arc::new(AtomicU64::new(0));
+    let flood = {
+        let (stop, written) = (Arc::clone(&stop), Arc::clone(&written));
+        std::thread::spawn(move || {
+            // Lines agentx takes longer to read than this thread to write, so its stdin
+            // never runs dry.
+            let chunk = format!(
+                "{{\"type\":\"keep_alive\",\"pad\":\"{}\"}}\n",
+                "x".repeat(256 << 10)
+            );
+            while !stop.load(Ordering::Relaxed) {
+                if stdin.write_all(chunk.as_bytes()).is_err() {
+                    return;
+                }
+                written.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+            }
+            // Dropping stdin: EOF.
+        })
+    };
+    let cancelled = a.until(|v| v["type"] == "control_cancel_request");
+    let during = written.load(Ordering::Relaxed);
+    stop.store(true, Ordering::Relaxed);
+    assert_eq!(cancelled.last().unwrap()["request_id"], id.as_str());
+    assert!(during > 0, "the flood had not started");
+    flood.join().unwrap();
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+    assert!(
+        done.rest.iter().any(|v| v["type"] == "result"),
+        "the turn ends: {:?}",
+        done.rest
+    );
+}
+
 /// PROFILE §16: a PostToolUse context is a text block of the tool_result record and reaches an
 /// `openai` provider: the recorded second request's `tool` message carries the output and
 /// the context, joined by a newline.

@@ -185,6 +185,11 @@ impl Agentx {
         self.send(&user(text));
     }
 
+    /// Hands agentx's stdin to the caller (a writer thread); `send` panics afterwards.
+    pub fn take_stdin(&mut self) -> ChildStdin {
+        self.stdin.take().expect("stdin open")
+    }
+
     pub fn close_stdin(&mut self) {
         self.stdin = None;
     }

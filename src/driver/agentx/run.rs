@@ -191,13 +191,19 @@ pub fn run_loop(
             }
         }
 
+        let deadline = session.poll_timeout();
         let event = match lookahead.take() {
             Some(e) => Some(e),
-            None => inbox.next(session.poll_timeout()),
+            None => inbox.next(deadline),
         };
         let now = Instant::now();
-        let Some(event) = event else {
+        // A deadline that passed is handled first even when an event came with it (input
+        // that never pauses, a read-ahead or a provider's burst being drained): a timeout
+        // never waits for a quiet moment.
+        if event.is_none() || deadline.is_some_and(|t| t <= now) {
             session.handle_timeout(now);
+        }
+        let Some(event) = event else {
             continue;
         };
         match event {
