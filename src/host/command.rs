@@ -22,12 +22,33 @@ pub(crate) const DEFAULT_STDERR_CAP: usize = 1 << 20;
 const STDERR_CHUNK: usize = 8192;
 
 /// How to start the agent. Any command that speaks the protocol on stdin/stdout works.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct AgentCommand {
     program: OsString,
     args: Vec<OsString>,
     env: Vec<(OsString, Option<OsString>)>,
     cwd: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for AgentCommand {
+    /// The program, how many arguments, the names of the variables set or removed and the
+    /// working directory: never an argument or a variable's value, which may be a key
+    /// (`OPENAI_API_KEY`, an `ssh` command line).
+    ///
+    /// ```
+    /// use agentx_wire::host::AgentCommand;
+    /// let c = AgentCommand::new("agentx").arg("--key=sk-1").env("OPENAI_API_KEY", "sk-2");
+    /// let shown = format!("{c:?}");
+    /// assert!(shown.contains("OPENAI_API_KEY") && !shown.contains("sk-"));
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentCommand")
+            .field("program", &self.program)
+            .field("args", &self.args.len())
+            .field("env", &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .field("cwd", &self.cwd)
+            .finish()
+    }
 }
 
 impl AgentCommand {

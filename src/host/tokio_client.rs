@@ -500,13 +500,18 @@ impl AsyncClient {
     /// # }).unwrap();
     /// ```
     pub async fn close(mut self, timeout: Duration) -> Result<ExitReport, HostError> {
+        let deadline = ::tokio::time::Instant::now() + timeout;
         self.end_input();
-        if let Some(w) = self.writer.take() {
-            let _ = w.await;
+        if let Some(mut w) = self.writer.take() {
+            // A writer stuck on an agent that stopped reading its stdin is given up at the
+            // deadline (dropping the pipe); the agent is then killed below.
+            if ::tokio::time::timeout_at(deadline, &mut w).await.is_err() {
+                w.abort();
+            }
         }
         let status = match self.child.take() {
             None => None,
-            Some(mut child) => match ::tokio::time::timeout(timeout, child.wait()).await {
+            Some(mut child) => match ::tokio::time::timeout_at(deadline, child.wait()).await {
                 Ok(status) => Some(status?),
                 Err(_) => {
                     let _ = child.kill().await;
@@ -603,7 +608,14 @@ fn on_agent_request(r: ControlRequest<'static>, shared: &Arc<Shared>) {
             None => PermissionAnswer::deny(NO_CALLBACK),
             // A panic inside the callback's future ends its task: a deny (WIRE-PERM-002); its
             // payload is never formatted.
-            Some(h) => match ::tokio::spawn(h.can_use_tool((*request).clone())).await {
+            // The callback is called inside the task too: a closure that panics before it
+            // returns its future denies like one whose future panics.
+            Some(h) => match ::tokio::spawn({
+                let request = (*request).clone();
+                async move { h.can_use_tool(request).await }
+            })
+            .await
+            {
                 Ok(Ok(answer)) => answer,
                 Ok(Err(e)) => {
                     crate::encode::discard_foreign(e);

@@ -143,6 +143,34 @@ async fn async_callbacks_decide_and_failures_deny() {
     ));
 }
 
+/// WIRE-PERM-002: a callback that panics before it returns its future (in the closure
+/// itself) denies as well, and the client goes on.
+#[tokio::test]
+async fn a_callback_that_panics_before_its_future_denies() {
+    let options = AsyncClientOptions::default().can_use_tool(|r: ToolPermissionRequest| {
+        if r.request_id == "early" {
+            panic!("callback panic before its future");
+        }
+        async move { Ok(PermissionAnswer::allow()) }
+    });
+    let (client, mut peer) = pair(options);
+    for (id, behavior) in [("early", "deny"), ("ok", "allow")] {
+        peer.write(&can_use_tool(id)).await;
+        let v = peer.read().await;
+        assert_eq!(v["response"]["request_id"], id);
+        let d = &v["response"]["response"];
+        assert_eq!(d["behavior"], behavior, "{v}");
+        if behavior == "deny" {
+            assert_eq!(d["message"], "permission callback failed");
+        }
+    }
+    peer.write(r#"{"type":"keep_alive"}"#).await;
+    assert!(matches!(
+        client.recv().await,
+        Some(Ok(OutputRecord::KeepAlive))
+    ));
+}
+
 fn numbered_event(i: usize) -> String {
     format!(
         r#"{{"type":"stream_event","event":{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"w{i}"}}}},"parent_tool_use_id":null,"uuid":"3f1e7948-5c1f-4c1f-8e2c-{i:012x}","session_id":"93ba9bd5-b18d-4283-afcb-95d00a53b0a9"}}"#

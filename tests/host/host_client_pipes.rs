@@ -543,3 +543,39 @@ fn decode_errors_keep_their_classification_and_never_the_line() {
         "agent output line 4: line too long (limit 256 bytes)"
     );
 }
+
+/// `AsyncClient::close(timeout)` returns by its deadline (the agent killed) when the agent
+/// stopped reading its stdin with a send still queued: the writer stuck on the full pipe is
+/// given up, it does not hold `close` forever.
+#[test]
+fn async_close_kills_an_agent_that_stopped_reading_its_input() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let deaf = agentx_wire::host::AgentCommand::new("sh")
+            .arg("-c")
+            .arg("exec sleep 60");
+        let client = agentx_wire::host::AsyncClient::spawn(
+            &deaf,
+            agentx_wire::host::AsyncClientOptions::default(),
+        )
+        .await
+        .unwrap();
+        // Far more than a pipe holds: the writer task blocks on it.
+        client.send_text(&"x".repeat(300_000)).unwrap();
+        let closed = tokio::time::timeout(
+            Duration::from_secs(30),
+            client.close(Duration::from_secs(1)),
+        )
+        .await
+        .expect("close returned by its deadline");
+        let report = closed.unwrap();
+        assert!(
+            !report.success(),
+            "the agent was killed: {:?}",
+            report.status
+        );
+    });
+}
