@@ -213,6 +213,19 @@ impl SessionStore {
         let dir = home.join(SESSIONS_DIR).join(&meta.session_id);
         fs::create_dir_all(&dir).map_err(io_err("create session directory"))?;
         let lock = lock_session(&dir, &meta.session_id)?;
+        // The transcript first, `meta.json` last: a session is visible to `--resume` and
+        // `--continue` only once `meta.json` is, so a creation that fails part-way (no inode
+        // left for the transcript) never leaves a session another process can open while this
+        // one runs, unlocked, and retries.
+        let transcript = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join(TRANSCRIPT_FILE))
+            .map_err(io_err("open transcript"))?;
+        let committed = transcript
+            .metadata()
+            .map_err(io_err("open transcript"))?
+            .len();
         let tmp = dir.join("meta.json.tmp");
         let written = (|| {
             let mut f = File::create(&tmp)?;
@@ -225,15 +238,6 @@ impl SessionStore {
             let _ = fs::remove_file(&tmp);
             return Err(io_err("write meta.json")(e));
         }
-        let transcript = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join(TRANSCRIPT_FILE))
-            .map_err(io_err("open transcript"))?;
-        let committed = transcript
-            .metadata()
-            .map_err(io_err("open transcript"))?
-            .len();
         sync_dir(&dir);
         Ok(SessionStore {
             dir,
@@ -347,7 +351,12 @@ const RESULT_PREFIX: &[u8] = b"{\"type\":\"result\",";
 /// Splits stored bytes into complete lines. A last line without its LF is torn and ignored;
 /// so are the complete lines after the last `result` line (PROFILE §11: every stored turn ends
 /// with its result, so they are a turn a crash cut in the middle of its append, which must be
-/// absent or whole). `torn_bytes` counts everything ignored.
+/// absent or whole). A line holding a NUL byte, which no record this store writes can hold
+/// (JSON escapes every control byte), is the remnant of a failed append that the file system
+/// zero-filled and could not cut off (btrfs over its quota: `ftruncate` fails with `EDQUOT`
+/// after zeroing the rest of the page): it and everything after it are ignored like a torn
+/// tail, so the session resumes at its last whole turn before it. `torn_bytes` counts
+/// everything ignored.
 pub fn split_transcript(bytes: &[u8]) -> Transcript {
     let mut lines = Vec::new();
     // The end (after its LF) of the last `result` line, and the number of lines up to it.
@@ -355,6 +364,9 @@ pub fn split_transcript(bytes: &[u8]) -> Transcript {
     let mut start = 0;
     for nl in memchr::memchr_iter(b'\n', bytes) {
         let line = &bytes[start..nl];
+        if memchr::memchr(0, line).is_some() {
+            break;
+        }
         if !line.is_empty() {
             lines.push(line.to_vec());
             if line.starts_with(RESULT_PREFIX) {

@@ -93,7 +93,14 @@ impl SessionStore {
             copy.extend_from_slice(line);
             copy.push(b'\n');
         }
-        store.append(&copy)?;
+        if let Err(e) = store.append(&copy) {
+            // A fork without its copy is no session: `--continue` would pick it (it is the
+            // newest) and find an empty conversation. The directory is this call's own.
+            let dir = store.dir().to_path_buf();
+            drop(store);
+            let _ = fs::remove_dir_all(dir);
+            return Err(e);
+        }
         Ok((store, transcript))
     }
 
@@ -118,6 +125,11 @@ impl SessionStore {
             }
             Err(e) => return Err(io_err("create session directory")(e)),
         }
-        SessionStore::create(home, meta)
+        SessionStore::create(home, meta).inspect_err(|_| {
+            // The claim is undone (the directory is this call's own, and `meta.json` was
+            // never written, so no other process opened it): the id stays free for a later
+            // try once space returns, instead of being refused as existing.
+            let _ = fs::remove_dir_all(sessions.join(&meta.session_id));
+        })
     }
 }

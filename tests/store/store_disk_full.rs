@@ -209,3 +209,71 @@ fn profile_11_disk_full_turn_upload_and_resume() {
     let done = b.finish();
     assert_eq!(done.status, Some(0));
 }
+
+/// `--session-id`, `--fork-session` and `--continue` (PROFILE §15) with the disk full at
+/// startup, then space back: a `--session-id` that failed is not burned (the same id starts
+/// afterwards; it was refused as existing), and a fork that could not write its copy leaves
+/// no empty session behind for `--continue` to pick (it answered `history: 0 messages` under
+/// the failed fork's id).
+#[test]
+fn profile_15_a_session_created_on_a_full_disk_leaves_nothing_behind() {
+    let fs = match Tmpfs::mount("512k") {
+        Ok(fs) => fs,
+        Err(why) => {
+            eprintln!(
+                "SKIP profile_15_a_session_created_on_a_full_disk_leaves_nothing_behind: {why}"
+            );
+            return;
+        }
+    };
+    let home = fs.path();
+    let sdk = |extra: &[&str], prompt: &str| {
+        let mut args = vec![
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--input-format",
+            "stream-json",
+        ];
+        args.extend_from_slice(extra);
+        let cwd = home.to_string_lossy().into_owned();
+        args.extend(["--cwd", cwd.as_str()]);
+        let line = json!({"type":"user","message":{"role":"user","content":prompt},"parent_tool_use_id":null})
+            .to_string()
+            + "\n";
+        let (status, out, stderr) = run(home, &args, line.as_bytes());
+        let records: Vec<Value> = out
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect();
+        (status, records, stderr)
+    };
+    let named = "3f1e7948-5c1f-4c1f-8e2c-00000000ec27";
+    // A session X to fork, 120 KB of transcript.
+    let (status, recs, stderr) = sdk(&[], &"x".repeat(60_000));
+    assert_eq!(status, Some(0), "{stderr}");
+    let x = sid_of(&recs);
+
+    let filler = fill(home, 0);
+    let (status, _, stderr) = sdk(&["--session-id", named], "one");
+    assert_eq!(status, Some(1));
+    assert!(stderr.contains(DIAGNOSTIC), "{stderr}");
+    let (status, _, stderr) = sdk(&["--resume", &x, "--fork-session"], "two");
+    assert_eq!(status, Some(1));
+    assert!(stderr.contains(DIAGNOSTIC), "{stderr}");
+    std::fs::remove_file(&filler).unwrap();
+
+    // Space is back: the same id starts, and `--continue` finds X's conversation.
+    let (status, recs, stderr) = sdk(&["--session-id", named], "one");
+    assert_eq!(status, Some(0), "{stderr}");
+    assert_eq!(sid_of(&recs), named);
+    let (status, recs, stderr) = sdk(&["--resume", &x], "!history");
+    assert_eq!(status, Some(0), "{stderr}");
+    let dirs: Vec<String> = std::fs::read_dir(home.join("sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(dirs.len(), 2, "X and the named session only: {dirs:?}");
+    drop(recs);
+}

@@ -246,6 +246,42 @@ fn split_transcript_tolerates_only_a_torn_last_line() {
     assert_eq!(t.torn_bytes, 8 + 4);
 }
 
+/// PROFILE §11 "resumes once space returns": a failed append that the file system zero-filled
+/// and could not cut off (btrfs over its quota) left a line starting with NUL bytes, then
+/// whole records of the same failed append, a result among them. The NUL line and all after
+/// it are ignored and cut like a torn tail: the session resumes at its last whole turn (it
+/// exited 1 with `transcript line 4: not a valid output record`, on every try).
+#[test]
+fn a_zero_filled_failed_append_is_cut_like_a_torn_tail() {
+    let home = home("nul");
+    let mut s = SessionStore::create(&home, &meta("local")).unwrap();
+    s.append(&lines(&[R1])).unwrap();
+    drop(s);
+    let path = home.join("sessions").join(SID).join("transcript.ndjson");
+    let mut bytes = fs::read(&path).unwrap();
+    let mut failed = vec![0u8; 3139];
+    failed.extend_from_slice(b"\"ent\",\"x\":1}\n");
+    failed.extend_from_slice(&lines(&[R2]));
+    failed.extend_from_slice(b"{\"type\":\"user\",\"mess");
+    bytes.extend_from_slice(&failed);
+    fs::write(&path, &bytes).unwrap();
+    let (mut s, _, t) = SessionStore::resume(&home, SID, &binding("local")).unwrap();
+    assert_eq!(t.lines, vec![R1.to_vec()]);
+    assert_eq!(t.torn_bytes, failed.len());
+    assert_eq!(
+        fs::read(&path).unwrap(),
+        lines(&[R1]),
+        "cut off on disk too"
+    );
+    s.append(&lines(&[R3])).unwrap();
+    assert_eq!(fs::read(&path).unwrap(), lines(&[R1, R3]));
+    // A NUL byte anywhere in a line, not only at its start.
+    let t = split_transcript(
+        b"{\"type\":\"result\",\"n\":1}\n{\"a\":\"\0\"}\n{\"type\":\"result\",\"n\":2}\n",
+    );
+    assert_eq!(t.lines.len(), 1);
+}
+
 const U1: &str = "11111111-1111-4111-8111-111111111111";
 const A1: &str = "22222222-2222-4222-8222-222222222222";
 const U2: &str = "33333333-3333-4333-8333-333333333333";
