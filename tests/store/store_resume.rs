@@ -115,9 +115,16 @@ fn a_cut_turn_after_the_last_result_is_absent_and_cut_off() {
     );
     bytes.extend_from_slice(cut.as_bytes());
     fs::write(&path, &bytes).unwrap();
-    let (mut s, _, t) = SessionStore::resume(&home, SID, &binding("local")).unwrap();
+    resumes_at_r1_with_tail_cut(&home, cut.len());
+}
+
+/// A session stored as `R1` plus a tail of `tail` bytes resumes with `R1` alone, the tail
+/// ignored and cut off on disk, and the next append follows `R1`.
+fn resumes_at_r1_with_tail_cut(home: &std::path::Path, tail: usize) {
+    let path = home.join("sessions").join(SID).join("transcript.ndjson");
+    let (mut s, _, t) = SessionStore::resume(home, SID, &binding("local")).unwrap();
     assert_eq!(t.lines, vec![R1.to_vec()]);
-    assert_eq!(t.torn_bytes, cut.len());
+    assert_eq!(t.torn_bytes, tail);
     assert_eq!(
         fs::read(&path).unwrap(),
         lines(&[R1]),
@@ -265,16 +272,7 @@ fn a_zero_filled_failed_append_is_cut_like_a_torn_tail() {
     failed.extend_from_slice(b"{\"type\":\"user\",\"mess");
     bytes.extend_from_slice(&failed);
     fs::write(&path, &bytes).unwrap();
-    let (mut s, _, t) = SessionStore::resume(&home, SID, &binding("local")).unwrap();
-    assert_eq!(t.lines, vec![R1.to_vec()]);
-    assert_eq!(t.torn_bytes, failed.len());
-    assert_eq!(
-        fs::read(&path).unwrap(),
-        lines(&[R1]),
-        "cut off on disk too"
-    );
-    s.append(&lines(&[R3])).unwrap();
-    assert_eq!(fs::read(&path).unwrap(), lines(&[R1, R3]));
+    resumes_at_r1_with_tail_cut(&home, failed.len());
     // A NUL byte anywhere in a line, not only at its start.
     let t = split_transcript(
         b"{\"type\":\"result\",\"n\":1}\n{\"a\":\"\0\"}\n{\"type\":\"result\",\"n\":2}\n",
