@@ -45,7 +45,8 @@ use std::thread::{self, ThreadId};
 
 use crate::control::{Outbox, DEFAULT_CAPACITY};
 use crate::encode::{
-    CredentialSet, EncoderFailure, Error, FrameEncoder, FrameValidator, KEEP_CAPACITY, SHRINK_ABOVE,
+    CredentialSet, EncoderFailure, Error, FailureKind, FrameEncoder, FrameValidator, RecordFault,
+    KEEP_CAPACITY, SHRINK_ABOVE,
 };
 use crate::wire::Encode;
 
@@ -84,6 +85,10 @@ pub enum PushError {
     /// Pushed from inside this FIFO's validator or a record's own `encode`, on the thread that
     /// is encoding: nothing queued, nothing latched.
     Reentrant,
+    /// [`OutputFifo::push_bounded`] only: the record is longer than the encoder's
+    /// `max_record_len`. It was refused before any byte of it was validated or queued; nothing
+    /// latched, and the next push is encoded as usual.
+    TooLarge,
 }
 
 impl PushError {
@@ -102,6 +107,7 @@ impl fmt::Display for PushError {
             PushError::Failed(failure) => fmt::Display::fmt(failure, f),
             PushError::Full => f.write_str("output queue full"),
             PushError::Reentrant => f.write_str("output pushed from inside its own callback"),
+            PushError::TooLarge => f.write_str("record longer than the line limit: not written"),
         }
     }
 }
@@ -235,6 +241,22 @@ impl OutputFifo {
     /// Encodes and validates `record` on this thread, then writes it (and whatever others
     /// queue meanwhile) or queues it behind the running drain. See the module docs.
     pub fn push<R: Encode + ?Sized>(&self, record: &R) -> Result<Pushed, PushError> {
+        self.push_inner(record, true)
+    }
+
+    /// [`push`](Self::push), except that a record longer than the encoder's `max_record_len`
+    /// is refused with [`PushError::TooLarge`] instead of latching a failure
+    /// ([`FrameEncoder::encode_bounded`]): a host uses it so that one oversized input record
+    /// is that call's error, not the end of its input.
+    pub fn push_bounded<R: Encode + ?Sized>(&self, record: &R) -> Result<Pushed, PushError> {
+        self.push_inner(record, false)
+    }
+
+    fn push_inner<R: Encode + ?Sized>(
+        &self,
+        record: &R,
+        latch_oversize: bool,
+    ) -> Result<Pushed, PushError> {
         let me = current_thread();
         let mut s = self.lock();
         loop {
@@ -268,10 +290,19 @@ impl OutputFifo {
             encoder: Some(encoder),
         };
         let result = match turn.encoder.as_deref_mut() {
-            Some(e) => e.encode_into(record, &mut frame),
+            Some(e) if latch_oversize => e.encode_into(record, &mut frame),
+            Some(e) => e.encode_into_bounded(record, &mut frame),
             None => Ok(()),
         };
         let mut s = self.lock();
+        let refused = !latch_oversize
+            && matches!(&result, Err(f) if f.kind() == FailureKind::Record(RecordFault::TooLarge));
+        if refused && s.failure.is_none() {
+            // Not latched by the encoder (`encode_bounded`), so not latched here either.
+            let _ = turn.give_back(&mut s, Ok(())); // Ok: no failure is latched
+            recycle(&mut s, frame);
+            return Err(PushError::TooLarge);
+        }
         let outcome = turn.give_back(&mut s, result);
         if let Err(f) = outcome {
             recycle(&mut s, frame);

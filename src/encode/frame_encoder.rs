@@ -209,6 +209,19 @@ impl FrameEncoder {
         Ok(())
     }
 
+    /// [`encode_into`](Self::encode_into) with [`encode_bounded`](Self::encode_bounded)'s rule:
+    /// an oversized record is refused without latching, and `frame` is left as it was.
+    pub fn encode_into_bounded<R: Encode + ?Sized>(
+        &mut self,
+        record: &R,
+        frame: &mut Vec<u8>,
+    ) -> Result<(), EncoderFailure> {
+        self.encode_bounded(record)?;
+        frame.clear();
+        std::mem::swap(&mut self.buf, frame);
+        Ok(())
+    }
+
     /// Latches `failure` unless one is latched already; returns the latched one. Drivers call
     /// it when the frame could not be delivered (the writer failed, WIRE-015), so that every
     /// later record sees the same failure. Refused bytes are forgotten.

@@ -247,15 +247,22 @@ impl Shared {
         if self.pipe.is_closed() {
             return Err(HostError::InputClosed);
         }
-        self.input.push(record).map(drop).map_err(|e| match e {
-            PushError::Failed(f) => match f.kind() {
-                FailureKind::Output(_) if self.pipe.is_closed() => HostError::InputClosed,
-                FailureKind::Output(_) => HostError::InputFailed(f),
-                _ => HostError::Encode(f.message()),
-            },
-            PushError::Full => HostError::Encode("agent input queue full"),
-            PushError::Reentrant => HostError::Encode("agent input sent from inside its encoder"),
-        })
+        self.input
+            .push_bounded(record)
+            .map(drop)
+            .map_err(|e| match e {
+                PushError::Failed(f) => match f.kind() {
+                    FailureKind::Output(_) if self.pipe.is_closed() => HostError::InputClosed,
+                    _ => HostError::refused(f),
+                },
+                PushError::TooLarge => HostError::RecordTooLarge {
+                    max: crate::encode::DEFAULT_MAX_RECORD_LEN,
+                },
+                PushError::Full => HostError::Encode("agent input queue full"),
+                PushError::Reentrant => {
+                    HostError::Encode("agent input sent from inside its encoder")
+                }
+            })
     }
 }
 

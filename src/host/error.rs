@@ -10,7 +10,7 @@ use std::fmt;
 use std::io;
 
 use crate::control::InvalidResponse;
-use crate::encode::EncoderFailure;
+use crate::encode::{EncoderFailure, FailureKind, RecordFault, DEFAULT_MAX_RECORD_LEN};
 use crate::frame::FrameError;
 use crate::wire::{self, ImportStatus, ReasonCode};
 
@@ -63,8 +63,14 @@ pub enum HostError {
         /// The PROFILE §6 reason code (`None`: the acknowledgement named none).
         reason: Option<ReasonCode>,
     },
-    /// The record could not be encoded as one valid frame (the encoder's fixed text).
+    /// The record could not be encoded as one valid frame (a fixed text).
     Encode(&'static str),
+    /// The record is longer than the agent's input line limit (PROFILE §2a): it was not sent,
+    /// and nothing latched (the next send goes out as usual).
+    RecordTooLarge {
+        /// The longest record accepted, in bytes, its line feed excluded.
+        max: usize,
+    },
     /// The input side is closed (after `end_input()` or `close()` began).
     InputClosed,
     /// Writing to the agent's input failed: the writer returned an error, accepted less than
@@ -89,6 +95,25 @@ pub enum HostError {
     },
 }
 
+impl HostError {
+    /// Why the host's encoder refused a record, in the host's words (the encoder's own texts
+    /// speak for agentx's output). An oversized record is [`HostError::RecordTooLarge`].
+    pub(crate) fn refused(f: EncoderFailure) -> HostError {
+        match f.kind() {
+            FailureKind::Record(RecordFault::TooLarge) => HostError::RecordTooLarge {
+                max: DEFAULT_MAX_RECORD_LEN,
+            },
+            FailureKind::Output(_) => HostError::InputFailed(f),
+            FailureKind::Validation => {
+                HostError::Encode("agent input refused: the record failed credential validation")
+            }
+            FailureKind::Record(_) => {
+                HostError::Encode("agent input refused: the record could not be encoded")
+            }
+        }
+    }
+}
+
 impl fmt::Display for HostError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -110,6 +135,10 @@ impl fmt::Display for HostError {
                 reason.map_or("none", ReasonCode::as_str)
             ),
             HostError::Encode(text) => f.write_str(text),
+            HostError::RecordTooLarge { max } => write!(
+                f,
+                "record not sent: longer than the agent's input line limit ({max} bytes)"
+            ),
             HostError::InputClosed => f.write_str("agent input is closed"),
             HostError::InputFailed(_) => f.write_str(INPUT_FAILURE_TEXT),
             HostError::DescriptorLimit { system: true, .. } => {

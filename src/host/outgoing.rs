@@ -144,9 +144,8 @@ impl Outgoing {
             spare,
             ..
         } = &mut *s;
-        let frame = encoder
-            .encode(record)
-            .map_err(|f| HostError::Encode(f.message()))?;
+        // One oversized record is this call's error, not the end of input.
+        let frame = encoder.encode_bounded(record).map_err(HostError::refused)?;
         let through = queued.is_empty() && input.is_some();
         if !through {
             queued.extend_from_slice(frame);

@@ -12,4 +12,5 @@ mod host_batch_order;
 mod host_claude_cli;
 mod host_client_pipes;
 mod host_input_containment;
+mod host_limits;
 mod host_uploads;

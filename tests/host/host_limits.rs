@@ -1,0 +1,122 @@
+//! The host client's own limits and bounds, for both clients: the input record's size at its
+//! edge (PROFILE §2a), and calls and `close` that return by their deadlines whatever the
+//! agent does with its pipes.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agentx_wire::encode::DEFAULT_MAX_RECORD_LEN;
+use agentx_wire::host::{AsyncClient, AsyncClientOptions, Client, ClientOptions, HostError};
+
+/// A writer that keeps every byte the client sends.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    /// The lengths of the lines sent so far (line feed excluded), and forgets them.
+    fn take_lines(&self) -> Vec<usize> {
+        let bytes = std::mem::take(&mut *self.0.lock().unwrap());
+        assert!(bytes.is_empty() || bytes.ends_with(b"\n"));
+        bytes
+            .split(|&b| b == b'\n')
+            .map(<[u8]>::len)
+            .take(bytes.iter().filter(|&&b| b == b'\n').count())
+            .collect()
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// One input record at the limit (8,388,608 bytes of JSON, PROFILE §2a) is sent; one byte
+/// past it is refused with `RecordTooLarge` and nothing of it is written; the client is not
+/// latched by the refusal: the next record goes out as usual. Blocking client.
+#[test]
+fn an_input_record_at_the_limit_is_sent_and_one_past_is_refused_without_latching() {
+    let input = Captured::default();
+    let client = Client::attach(std::io::empty(), input.clone(), ClientOptions::default());
+    client.send_text("").unwrap();
+    let overhead = input.take_lines()[0];
+    let at_limit = "x".repeat(DEFAULT_MAX_RECORD_LEN - overhead);
+
+    client.send_text(&at_limit).unwrap();
+    assert_eq!(input.take_lines(), [DEFAULT_MAX_RECORD_LEN]);
+
+    let past = "x".repeat(DEFAULT_MAX_RECORD_LEN - overhead + 1);
+    for _ in 0..2 {
+        match client.send_text(&past) {
+            Err(e @ HostError::RecordTooLarge { max }) => {
+                assert_eq!(max, DEFAULT_MAX_RECORD_LEN);
+                assert_eq!(
+                    e.to_string(),
+                    "record not sent: longer than the agent's input line limit (8388608 bytes)"
+                );
+            }
+            other => panic!("expected RecordTooLarge, got {other:?}"),
+        }
+        assert_eq!(
+            input.take_lines(),
+            [] as [usize; 0],
+            "nothing of it written"
+        );
+    }
+    client.send_text("after").unwrap();
+    assert_eq!(input.take_lines(), [overhead + 5]);
+    client.close(Duration::from_secs(5)).unwrap();
+}
+
+/// The same edge for the async client.
+#[test]
+fn the_async_client_refuses_one_record_past_the_limit_without_latching() {
+    rt().block_on(async {
+        let (w, mut r) = tokio::io::duplex(1 << 16);
+        let client = AsyncClient::attach(tokio::io::empty(), w, AsyncClientOptions::default());
+        let reader = tokio::spawn(async move {
+            let mut all = Vec::new();
+            tokio::io::AsyncReadExt::read_to_end(&mut r, &mut all)
+                .await
+                .unwrap();
+            all
+        });
+        client.send_text("").unwrap();
+        let past = "x".repeat(DEFAULT_MAX_RECORD_LEN);
+        let e = client.send_text(&past).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                HostError::RecordTooLarge {
+                    max: DEFAULT_MAX_RECORD_LEN
+                }
+            ),
+            "{e:?}"
+        );
+        client.send_text("after").unwrap();
+        client.close(Duration::from_secs(5)).await.unwrap();
+        let all = reader.await.unwrap();
+        let lines: Vec<&[u8]> = all
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .collect();
+        assert_eq!(
+            lines.len(),
+            2,
+            "the empty message and `after`, nothing of the refused one"
+        );
+        assert!(lines[1].windows(5).any(|w| w == b"after"));
+    });
+}
