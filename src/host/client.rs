@@ -9,11 +9,13 @@ use std::process::{Child, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use super::calls::{initialize_response, peer_initialize_response, Reply};
-use super::command::{capture_stderr, pipes, AgentCommand, DEFAULT_STDERR_CAP};
+use super::command::{
+    capture_stderr, pipes, AgentCommand, StderrCapture, DEFAULT_STDERR_CAP, STDERR_GRACE,
+};
 use super::error::HostError;
 use super::inbound::{helper, Inbound};
 use super::pending;
@@ -129,7 +131,9 @@ impl ClientOptions {
 pub struct ExitReport {
     /// The exit status (`None` for a client attached to pipes rather than a child).
     pub status: Option<ExitStatus>,
-    /// Everything the agent wrote on stderr (up to 1 MiB).
+    /// What the agent wrote on stderr, up to the cap (1 MiB unless set). `close` waits for
+    /// the pipe's end at most one second after the agent exited: a descendant still holding it
+    /// is not waited for (what it wrote by then is kept; it then finds the pipe closed).
     pub stderr: Vec<u8>,
 }
 
@@ -273,7 +277,7 @@ impl Shared {
 pub struct Client {
     pub(crate) shared: Arc<Shared>,
     child: Option<Child>,
-    stderr: Option<JoinHandle<Vec<u8>>>,
+    stderr: Option<StderrCapture>,
 }
 
 impl std::fmt::Debug for Client {
@@ -584,7 +588,7 @@ impl Client {
         let stderr = self
             .stderr
             .take()
-            .and_then(|h| h.join().ok())
+            .map(|c| c.finish(STDERR_GRACE))
             .unwrap_or_default();
         Ok(ExitReport { status, stderr })
     }

@@ -4,13 +4,17 @@
 //! own while its first `cap` bytes are kept for `ExitReport::stderr`.
 //!
 //! Must never: block a client on the agent's stderr (it is drained past the cap, so a chatty
-//! agent never stalls on a full pipe), or parse what the agent writes there.
+//! agent never stalls on a full pipe; `close` waits for its end at most [`STDERR_GRACE`], so
+//! a descendant holding it does not hold `close`), or parse what the agent writes there.
 
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::thread::{self, JoinHandle};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread;
+use std::time::Duration;
 
 use super::error::HostError;
 use super::limits::{spawn_with_descriptors, DESCRIPTORS_PER_AGENT};
@@ -194,6 +198,7 @@ pub(crate) fn pipes<I, O>(stdin: Option<I>, stdout: Option<O>) -> Result<(I, O),
 }
 
 /// What a client keeps of the agent's stderr: the first `cap` bytes of everything read.
+#[derive(Default)]
 struct KeptStderr {
     kept: Vec<u8>,
     cap: usize,
@@ -214,43 +219,122 @@ impl KeptStderr {
     }
 }
 
-/// Reads the agent's stderr to its end (or a read error) on a thread of its own; the handle
-/// yields the kept bytes.
-pub(crate) fn capture_stderr(
-    mut stderr: impl Read + Send + 'static,
-    cap: usize,
-) -> JoinHandle<Vec<u8>> {
+/// How long `close` waits for the agent's stderr to end once the agent exited. The pipe ends
+/// at once unless a descendant of the agent still holds it (a server it started in the
+/// background); `close` then takes what was kept by then and stops reading.
+pub(crate) const STDERR_GRACE: Duration = Duration::from_secs(1);
+
+/// What the reader of the agent's stderr and the `close` that ends it share.
+#[derive(Default)]
+struct StderrShared {
+    kept: Mutex<KeptStderr>,
+    /// Set by `close` after its grace: the reader drops the pipe at its next read's return.
+    stop: AtomicBool,
+}
+
+impl StderrShared {
+    fn new(cap: usize) -> Arc<StderrShared> {
+        Arc::new(StderrShared {
+            kept: Mutex::new(KeptStderr::new(cap)),
+            stop: AtomicBool::new(false),
+        })
+    }
+
+    /// Keeps one read; false once the reader is to stop.
+    fn took(&self, read: &[u8]) -> bool {
+        if self.stop.load(Ordering::Acquire) {
+            return false;
+        }
+        lock(&self.kept).keep(read);
+        true
+    }
+
+    /// Stops the reader and takes what it kept.
+    fn finish(&self) -> Vec<u8> {
+        self.stop.store(true, Ordering::Release);
+        std::mem::take(&mut lock(&self.kept).kept)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The agent's stderr, read to its end (or a read error) on a thread of its own.
+pub(crate) struct StderrCapture {
+    shared: Arc<StderrShared>,
+    /// Disconnected when the reader ends (in a mutex: the client is `Sync`).
+    ended: Mutex<mpsc::Receiver<()>>,
+}
+
+impl StderrCapture {
+    /// Waits up to `grace` for the pipe to end, then stops reading: the kept bytes.
+    pub(crate) fn finish(self, grace: Duration) -> Vec<u8> {
+        let _ = lock(&self.ended).recv_timeout(grace);
+        self.shared.finish()
+    }
+}
+
+/// Starts reading the agent's stderr; the first `cap` bytes are kept.
+pub(crate) fn capture_stderr(mut stderr: impl Read + Send + 'static, cap: usize) -> StderrCapture {
+    let shared = StderrShared::new(cap);
+    let (alive, ended) = mpsc::channel::<()>();
+    let reader = Arc::clone(&shared);
     thread::spawn(move || {
-        let mut kept = KeptStderr::new(cap);
+        let _alive = alive;
         let mut buf = [0u8; STDERR_CHUNK];
         loop {
             match stderr.read(&mut buf) {
                 Ok(0) | Err(_) => break,
-                Ok(n) => kept.keep(&buf[..n]),
+                Ok(n) if reader.took(&buf[..n]) => {}
+                Ok(_) => break,
             }
         }
-        kept.kept
-    })
+    });
+    StderrCapture {
+        shared,
+        ended: Mutex::new(ended),
+    }
 }
 
-/// [`capture_stderr`] as a tokio task, for the async client.
+/// [`StderrCapture`] as a tokio task, for the async client.
+#[cfg(feature = "tokio")]
+pub(crate) struct AsyncStderrCapture {
+    shared: Arc<StderrShared>,
+    task: ::tokio::task::JoinHandle<()>,
+}
+
+#[cfg(feature = "tokio")]
+impl AsyncStderrCapture {
+    /// Waits up to `grace` for the pipe to end, then drops it: the kept bytes.
+    pub(crate) async fn finish(mut self, grace: Duration) -> Vec<u8> {
+        if ::tokio::time::timeout(grace, &mut self.task).await.is_err() {
+            self.task.abort();
+        }
+        self.shared.finish()
+    }
+}
+
+/// [`capture_stderr`] as a tokio task.
 #[cfg(feature = "tokio")]
 pub(crate) fn capture_stderr_async(
     mut stderr: impl ::tokio::io::AsyncRead + Unpin + Send + 'static,
     cap: usize,
-) -> ::tokio::task::JoinHandle<Vec<u8>> {
+) -> AsyncStderrCapture {
     use ::tokio::io::AsyncReadExt as _;
-    ::tokio::spawn(async move {
-        let mut kept = KeptStderr::new(cap);
+    let shared = StderrShared::new(cap);
+    let reader = Arc::clone(&shared);
+    let task = ::tokio::spawn(async move {
         let mut buf = [0u8; STDERR_CHUNK];
         loop {
             match stderr.read(&mut buf).await {
                 Ok(0) | Err(_) => break,
-                Ok(n) => kept.keep(&buf[..n]),
+                Ok(n) if reader.took(&buf[..n]) => {}
+                Ok(_) => break,
             }
         }
-        kept.kept
-    })
+    });
+    AsyncStderrCapture { shared, task }
 }
 
 #[cfg(test)]

@@ -17,7 +17,9 @@ use ::tokio::sync::{mpsc, oneshot};
 
 use super::calls::{initialize_response, peer_initialize_response, Reply};
 use super::client::{ExitReport, ImportEvent, RecordItem};
-use super::command::{capture_stderr_async, pipes, AgentCommand, DEFAULT_STDERR_CAP};
+use super::command::{
+    capture_stderr_async, pipes, AgentCommand, AsyncStderrCapture, DEFAULT_STDERR_CAP, STDERR_GRACE,
+};
 use super::error::HostError;
 use super::outgoing::Outgoing;
 use super::pending;
@@ -173,7 +175,7 @@ pub struct AsyncClient {
     /// for one `next`, not the async one per record).
     ready: Mutex<std::vec::IntoIter<RecordItem>>,
     child: Option<Child>,
-    stderr: Option<::tokio::task::JoinHandle<Vec<u8>>>,
+    stderr: Option<AsyncStderrCapture>,
     writer: Option<::tokio::task::JoinHandle<()>>,
 }
 
@@ -520,7 +522,7 @@ impl AsyncClient {
             },
         };
         let stderr = match self.stderr.take() {
-            Some(h) => h.await.unwrap_or_default(),
+            Some(c) => c.finish(STDERR_GRACE).await,
             None => Vec::new(),
         };
         Ok(ExitReport { status, stderr })

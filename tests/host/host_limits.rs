@@ -120,3 +120,112 @@ fn the_async_client_refuses_one_record_past_the_limit_without_latching() {
         assert!(lines[1].windows(5).any(|w| w == b"after"));
     });
 }
+
+/// A file of its own for one test's scratch output.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("agentx-host-limits-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Waits (bounded, as a hang guard) until `path` holds a pid, and returns it.
+fn pid_in(path: &std::path::Path) -> u32 {
+    for _ in 0..2000 {
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            return pid;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    panic!("no pid in {}", path.display());
+}
+
+/// True while `pid` runs (a zombie or a reaped process does not).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+/// An agent that exits at once while a process it started in the background keeps its
+/// stderr: `close` returns (it waited for the pipe's end for ever) with what was written by
+/// then. A silent holder: stderr is the agent's own line. A flooding holder (`yes`): the
+/// client stops reading, so the holder finds the pipe closed and ends (it kept a reader
+/// thread at full speed for ever otherwise). Both clients.
+#[test]
+fn close_does_not_wait_for_a_descendant_that_holds_the_agents_stderr() {
+    let agent = |name: &str, holder: &str| {
+        let file = scratch(name);
+        let _ = std::fs::remove_file(&file);
+        let script = format!(
+            "echo early >&2; {holder} & echo $! > '{}'; exit 0",
+            file.display()
+        );
+        (
+            agentx_wire::host::AgentCommand::new("sh")
+                .arg("-c")
+                .arg(script),
+            file,
+        )
+    };
+    /// Runs `close` on a thread of its own and waits for it (bounded, as a hang guard).
+    fn closed<T: Send + 'static>(close: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(close()).unwrap());
+        rx.recv_timeout(Duration::from_secs(60))
+            .expect("close returned")
+    }
+    for async_client in [false, true] {
+        for flood in [false, true] {
+            let holder = if flood { "yes held >&2" } else { "sleep 1000" };
+            let (command, file) = agent(&format!("holder-{async_client}-{flood}"), holder);
+            let report = closed(move || {
+                if async_client {
+                    rt().block_on(async {
+                        let c = AsyncClient::spawn(&command, AsyncClientOptions::default())
+                            .await
+                            .unwrap();
+                        c.close(Duration::from_secs(30)).await.unwrap()
+                    })
+                } else {
+                    let c = Client::spawn(&command, ClientOptions::default()).unwrap();
+                    c.close(Duration::from_secs(30)).unwrap()
+                }
+            });
+            assert!(report.success(), "{:?}", report.status);
+            assert!(
+                report.stderr.starts_with(b"early\n"),
+                "async {async_client}"
+            );
+            let pid = pid_in(&file);
+            if flood {
+                assert!(report.stderr[6..].starts_with(b"held\n"));
+                // The pipe was closed by the client: `yes` ends on its next write.
+                let mut waited = 0;
+                while running(pid) && waited < 6000 {
+                    std::thread::sleep(Duration::from_millis(5));
+                    waited += 1;
+                }
+                assert!(
+                    !running(pid),
+                    "the flooding holder still runs: async {async_client}"
+                );
+            } else {
+                assert_eq!(report.stderr, b"early\n");
+                assert!(running(pid), "the silent holder outlived close");
+                let _ = std::process::Command::new("kill")
+                    .arg(pid.to_string())
+                    .status();
+            }
+            let _ = std::fs::remove_file(&file);
+        }
+    }
+}
