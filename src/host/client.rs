@@ -16,6 +16,7 @@ use super::calls::{initialize_response, peer_initialize_response, Reply};
 use super::command::{
     capture_stderr, pipes, AgentCommand, StderrCapture, DEFAULT_STDERR_CAP, STDERR_GRACE,
 };
+use super::detached::{end_input_after_jobs, hand_over, Detached};
 use super::error::HostError;
 use super::inbound::{helper, Inbound};
 use super::pending;
@@ -168,6 +169,11 @@ pub(crate) struct Shared {
     pub(crate) next_upload: std::sync::atomic::AtomicU64,
     /// The agent's output, its record queue, and who reads it.
     pub(crate) inbound: Inbound,
+    /// Writes a call waits for at most its deadline (`host::detached`).
+    pub(crate) detached: Detached,
+    /// `end_input` was called: the caller's sends and calls are refused from now on (the
+    /// pipe itself closes once the writer thread's jobs are written).
+    ending: AtomicBool,
 }
 
 /// The agent's stdin (the caller's writer for [`Client::attach`]). The FIFO's drain calls it
@@ -243,6 +249,27 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Shared {
     pub(crate) fn pending(&self) -> MutexGuard<'_, Pending> {
         lock(&self.pending)
+    }
+
+    /// [`write`](Self::write) for what the caller sends: after every record a call handed to
+    /// the writer thread before it (`host::detached`).
+    pub(crate) fn write_in_order(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
+        self.accepting()?;
+        self.detached.wait_idle();
+        self.write(record)
+    }
+
+    /// `Err(InputClosed)` once `end_input` was called.
+    pub(crate) fn accepting(&self) -> Result<(), HostError> {
+        if self.ending.load(Ordering::SeqCst) {
+            return Err(HostError::InputClosed);
+        }
+        Ok(())
+    }
+
+    /// Closes the agent's input now (it sees EOF once no write holds the pipe).
+    pub(crate) fn close_input(&self) {
+        self.pipe.close();
     }
 
     /// Encodes one input record as one validated line and writes it whole (or queues it
@@ -343,6 +370,8 @@ impl Client {
                 Box::new(output),
                 Output::new(options.max_line, options.profile),
             ),
+            detached: Detached::default(),
+            ending: AtomicBool::new(false),
         });
         let helper_shared = Arc::clone(&shared);
         thread::spawn(move || helper(&helper_shared));
@@ -449,6 +478,8 @@ impl Client {
         timeout: Duration,
     ) -> Result<Option<RawJson<'static>>, HostError> {
         let subtype = body.subtype().map_or("control", |s| s.as_str());
+        self.shared.accepting()?;
+        let deadline = Instant::now() + timeout;
         let (tx, rx) = mpsc::channel();
         // WIRE-006: registered on the broker before its envelope is written.
         let (id, records) =
@@ -456,15 +487,24 @@ impl Client {
                 .pending()
                 .calls
                 .start(body.into_owned(), tx, Instant::now())?;
-        for record in &records {
-            if let Err(e) = self.shared.write(record) {
-                self.shared.pending().calls.abandon(&id, Instant::now());
-                return Err(e);
-            }
-        }
         // The helper reads while this call waits (unless a `recv` does).
         let _reading = self.shared.inbound.demand();
-        match rx.recv_timeout(timeout) {
+        // Written by the client's writer thread: an agent that stopped reading its stdin
+        // holds the write, not this call (`host::detached`).
+        let written = hand_over(&self.shared, records).and_then(|w| match w.by(deadline) {
+            Some(outcome) => outcome,
+            None => Err(HostError::Timeout { subtype }),
+        });
+        if let Err(e) = written {
+            let cancels = self.shared.pending().calls.abandon(&id, Instant::now());
+            if matches!(e, HostError::Timeout { .. }) && !cancels.is_empty() {
+                // WIRE-007: the cancel follows the request, whenever that is written.
+                let _ = hand_over(&self.shared, cancels);
+            }
+            return Err(e);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
             Ok(reply) => reply,
             Err(RecvTimeoutError::Disconnected) => Err(HostError::StreamClosed),
             Err(RecvTimeoutError::Timeout) => {
@@ -473,10 +513,9 @@ impl Client {
                     // Settled while we timed out: take the answer.
                     return rx.try_recv().unwrap_or(Err(HostError::StreamClosed));
                 }
-                // WIRE-007: cancelled on the wire; the known-late response is ignored.
-                for c in &cancels {
-                    let _ = self.shared.write(c);
-                }
+                // WIRE-007: cancelled on the wire (without waiting for the write); the
+                // known-late response is ignored.
+                let _ = hand_over(&self.shared, cancels);
                 Err(HostError::Timeout { subtype })
             }
         }
@@ -506,7 +545,7 @@ impl Client {
     /// # Ok::<(), agentx_wire::host::HostError>(())
     /// ```
     pub fn send_user(&self, record: UserRecord<'_>) -> Result<(), HostError> {
-        self.shared.write(&InputRecord::User(record))
+        self.shared.write_in_order(&InputRecord::User(record))
     }
 
     /// Sends any input record as it is.
@@ -519,7 +558,7 @@ impl Client {
     /// # Ok::<(), agentx_wire::host::HostError>(())
     /// ```
     pub fn send(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
-        self.shared.write(record)
+        self.shared.write_in_order(record)
     }
 
     /// The next output record, waiting for it; `None` once the agent's output ended and every
@@ -562,7 +601,12 @@ impl Client {
     /// assert!(matches!(client.send_text("late"), Err(HostError::InputClosed)));
     /// ```
     pub fn end_input(&self) {
-        self.shared.pipe.close();
+        self.shared.ending.store(true, Ordering::SeqCst);
+        if self.shared.detached.busy() {
+            end_input_after_jobs(&self.shared);
+        } else {
+            self.shared.close_input();
+        }
     }
 
     /// Ends input, waits up to `timeout` for the agent to exit (then kills it), and returns its

@@ -36,6 +36,7 @@
 mod calls;
 mod client;
 mod command;
+mod detached;
 mod error;
 mod inbound;
 mod limits;

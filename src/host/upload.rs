@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use sha2::{Digest as _, Sha256};
 
 use super::client::{Client, ImportEvent};
+use super::detached::hand_over;
 use super::error::{HostError, ResponseFault, UploadStatus};
 use crate::wire::grammar::{AttachmentId, Sha256Hex, UploadId, Uuid};
 use crate::wire::import::{ImportBegin, ImportChunk, ImportOperation, ImportStatus, ReasonCode};
@@ -192,6 +193,7 @@ impl Client {
         prompt_uuid: &str,
         timeout: Duration,
     ) -> Result<AttachmentRef, HostError> {
+        self.shared.accepting()?;
         let caps = self
             .shared
             .capabilities
@@ -218,8 +220,18 @@ impl Client {
         // The output is read while the upload waits for its acknowledgements.
         let _reading = self.shared.inbound.demand();
         let mut live = false;
+        // Each record is written by the client's writer thread within `timeout`
+        // (`host::detached`): an agent that stopped reading its stdin times the upload out.
+        let send = |record: InputRecord<'static>| match hand_over(&self.shared, vec![record])?
+            .by(Instant::now() + timeout)
+        {
+            Some(outcome) => outcome,
+            None => Err(HostError::Timeout {
+                subtype: "attachment_import",
+            }),
+        };
         let mut run = || {
-            self.send(&plan.begin(name, mime_type, prompt_uuid)?)?;
+            send(plan.begin(name, mime_type, prompt_uuid)?)?;
             accepted(wait(&rx, timeout)?)?;
             live = true;
             for chunk in plan.chunks() {
@@ -228,17 +240,18 @@ impl Client {
                     live = false;
                     return Err(ended(event));
                 }
-                self.send(&chunk?)?;
+                send(chunk?)?;
             }
-            self.send(&plan.commit()?)?;
+            send(plan.commit()?)?;
             let event = wait(&rx, timeout)?;
             live = false;
             committed(event)
         };
         let result = run();
         if live {
-            // Abandoned while accepted (a timeout, a failed write): end it on the wire.
-            let _ = plan.abort().and_then(|r| self.send(&r));
+            // Abandoned while accepted (a timeout, a failed write): end it on the wire, after
+            // whatever of it is still being written.
+            let _ = plan.abort().and_then(|r| hand_over(&self.shared, vec![r]));
         }
         self.shared.pending().forget_upload(plan.upload_id());
         result

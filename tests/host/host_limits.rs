@@ -229,3 +229,91 @@ fn close_does_not_wait_for_a_descendant_that_holds_the_agents_stderr() {
         }
     }
 }
+
+/// An agent input that takes nothing until it is opened, then keeps every byte.
+#[derive(Clone, Default)]
+struct Gate(Arc<(Mutex<(bool, Vec<u8>)>, std::sync::Condvar)>);
+
+impl Write for Gate {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let (m, cv) = &*self.0;
+        let mut g = m.lock().unwrap();
+        while !g.0 {
+            g = cv.wait(g).unwrap();
+        }
+        g.1.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Gate {
+    fn open(&self) {
+        let (m, cv) = &*self.0;
+        m.lock().unwrap().0 = true;
+        cv.notify_all();
+    }
+    /// Waits (bounded, as a hang guard) until `n` lines were taken; returns them as JSON.
+    fn lines(&self, n: usize) -> Vec<serde_json::Value> {
+        for _ in 0..6000 {
+            let bytes = self.0 .0.lock().unwrap().1.clone();
+            let lines: Vec<serde_json::Value> = bytes
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.is_empty())
+                .map(|l| serde_json::from_slice(l).unwrap())
+                .collect();
+            if lines.len() >= n {
+                return lines;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        panic!("fewer than {n} lines were written");
+    }
+}
+
+/// Runs `f` on a thread of its own and waits for it (bounded, as a hang guard).
+fn within<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(f()).unwrap());
+    rx.recv_timeout(Duration::from_secs(60)).expect("returned")
+}
+
+/// The blocking client's control call returns `Timeout` by its deadline when the agent does
+/// not take its input (the request's write is stuck; it blocked in it for ever). What the
+/// caller sends next is written after the request and its `control_cancel_request`
+/// (WIRE-007), in that order, once the agent reads again.
+#[test]
+fn a_control_call_times_out_while_the_agent_takes_no_input_and_order_is_kept() {
+    let gate = Gate::default();
+    // The agent's output stays open (the stream does not end), and says nothing.
+    let (output, _agent_out) = std::io::pipe().unwrap();
+    let client = Arc::new(Client::attach(
+        output,
+        gate.clone(),
+        ClientOptions::default(),
+    ));
+    let c = Arc::clone(&client);
+    let e = within(move || c.interrupt(Duration::from_millis(200)));
+    assert!(
+        matches!(
+            e,
+            Err(HostError::Timeout {
+                subtype: "interrupt"
+            })
+        ),
+        "{e:?}"
+    );
+    let c = Arc::clone(&client);
+    let sent = std::thread::spawn(move || c.send_text("after"));
+    gate.open();
+    sent.join().unwrap().unwrap();
+    let lines = gate.lines(3);
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(lines[0]["type"], "control_request");
+    assert_eq!(lines[0]["request"]["subtype"], "interrupt");
+    assert_eq!(lines[1]["type"], "control_cancel_request");
+    assert_eq!(lines[1]["request_id"], lines[0]["request_id"]);
+    assert_eq!(lines[2]["type"], "user");
+}

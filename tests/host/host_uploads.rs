@@ -502,3 +502,73 @@ fn a_timed_out_blocking_upload_is_aborted_on_the_wire() {
     drop(to_host);
     let _ = client.close(T);
 }
+
+/// A blocking upload whose agent stops reading its input mid-upload times out by its
+/// `timeout` (the chunk's write is stuck; it blocked in it for ever) and is aborted on the
+/// wire: once the agent reads again it finds the chunk that was being written, then the
+/// abort, and nothing else.
+#[test]
+fn a_blocking_upload_times_out_when_the_agent_stops_reading_and_is_aborted_after_the_chunk() {
+    use serde_json::{json, Value};
+    use std::io::{BufRead as _, BufReader, Write as _};
+
+    let h = Home::new("deaf-sync");
+    let payload = agentx_initialize_payload(&h.0);
+    let (host_r, mut to_host) = std::io::pipe().unwrap();
+    let (agent_r, host_w) = std::io::pipe().unwrap();
+    let client = Client::attach(host_r, host_w, ClientOptions::default());
+    let (resume_tx, resume) = std::sync::mpsc::channel::<()>();
+    let peer = std::thread::spawn(move || {
+        let mut from_host = BufReader::new(agent_r);
+        let mut read = || -> Value {
+            let mut line = String::new();
+            from_host.read_line(&mut line).unwrap();
+            serde_json::from_str(&line).unwrap()
+        };
+        let req = read();
+        let resp = json!({"type":"control_response","response":{"subtype":"success",
+            "request_id":req["request_id"],"response":payload}});
+        writeln!(to_host, "{resp}").unwrap();
+        assert_eq!(read()["operation"], "begin");
+        let accepted = json!({"type":"attachment_import_result","version":1,
+            "upload_id":"upl_h1","attachment_id":"att_h1","status":"accepted",
+            "terminal":false,"prompt_uuid":PROMPT});
+        writeln!(to_host, "{accepted}").unwrap();
+        // Stops reading until the upload returned.
+        resume.recv().unwrap();
+        let mut ops = Vec::new();
+        loop {
+            let v = read();
+            let op = v["operation"].as_str().unwrap().to_owned();
+            ops.push(op.clone());
+            if op == "abort" {
+                break;
+            }
+        }
+        (ops, to_host)
+    });
+    client.initialize(T).unwrap();
+    // Chunks of the advertised size, each far more than a pipe holds.
+    let bytes = vec![7u8; 4 << 20];
+    let r = client.upload(
+        UploadSource::Bytes(&bytes),
+        "blob.bin",
+        "application/octet-stream",
+        PROMPT,
+        Duration::from_secs(2),
+    );
+    assert!(
+        matches!(
+            r,
+            Err(HostError::Timeout {
+                subtype: "attachment_import"
+            })
+        ),
+        "{r:?}"
+    );
+    resume_tx.send(()).unwrap();
+    let (ops, to_host) = peer.join().unwrap();
+    assert_eq!(ops, ["chunk", "abort"]);
+    drop(to_host);
+    let _ = client.close(T);
+}
