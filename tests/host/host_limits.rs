@@ -232,7 +232,10 @@ fn close_does_not_wait_for_a_descendant_that_holds_the_agents_stderr() {
 
 /// An agent input that takes nothing until it is opened, then keeps every byte.
 #[derive(Clone, Default)]
-struct Gate(Arc<(Mutex<(bool, Vec<u8>)>, std::sync::Condvar)>);
+struct Gate(Arc<(Mutex<GateState>, std::sync::Condvar)>);
+
+/// Whether the gate is open, and the bytes taken.
+type GateState = (bool, Vec<u8>);
 
 impl Write for Gate {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
