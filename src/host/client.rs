@@ -16,14 +16,14 @@ use super::calls::{initialize_response, peer_initialize_response, Reply};
 use super::command::{
     capture_stderr, pipes, AgentCommand, StderrCapture, DEFAULT_STDERR_CAP, STDERR_GRACE,
 };
-use super::detached::{end_input_after_jobs, hand_over, Detached};
+use super::detached::{self, hand_over, write_by, Detached};
 use super::error::HostError;
 use super::inbound::{helper, Inbound};
 use super::pending;
 use super::permission::{decide, CanUseToolHandler};
 use super::stream::{answer, classify, text_record, AgentRequest, Output, Route};
 use crate::driver::{OutputFifo, PushError, RecordWriter};
-use crate::encode::{discard_foreign, FailureKind};
+use crate::encode::{discard_foreign, EncoderFailure, FailureKind, RecordFault};
 use crate::frame::DEFAULT_MAX_LINE;
 use crate::wire::import::{ImportRejected, ImportResult};
 use crate::wire::init::AttachmentCapabilities;
@@ -286,9 +286,9 @@ impl Shared {
                     FailureKind::Output(_) if self.pipe.is_closed() => HostError::InputClosed,
                     _ => HostError::refused(f),
                 },
-                PushError::TooLarge => HostError::RecordTooLarge {
-                    max: crate::encode::DEFAULT_MAX_RECORD_LEN,
-                },
+                PushError::TooLarge => {
+                    HostError::refused(EncoderFailure::record(RecordFault::TooLarge))
+                }
                 PushError::Full => HostError::Encode("agent input queue full"),
                 PushError::Reentrant => {
                     HostError::Encode("agent input sent from inside its encoder")
@@ -491,11 +491,7 @@ impl Client {
         let _reading = self.shared.inbound.demand();
         // Written by the client's writer thread: an agent that stopped reading its stdin
         // holds the write, not this call (`host::detached`).
-        let written = hand_over(&self.shared, records).and_then(|w| match w.by(deadline) {
-            Some(outcome) => outcome,
-            None => Err(HostError::Timeout { subtype }),
-        });
-        if let Err(e) = written {
+        if let Err(e) = write_by(&self.shared, records, deadline, subtype) {
             let cancels = self.shared.pending().calls.abandon(&id, Instant::now());
             if matches!(e, HostError::Timeout { .. }) && !cancels.is_empty() {
                 // WIRE-007: the cancel follows the request, whenever that is written.
@@ -602,11 +598,7 @@ impl Client {
     /// ```
     pub fn end_input(&self) {
         self.shared.ending.store(true, Ordering::SeqCst);
-        if self.shared.detached.busy() {
-            end_input_after_jobs(&self.shared);
-        } else {
-            self.shared.close_input();
-        }
+        detached::end_input(&self.shared);
     }
 
     /// Ends input, waits up to `timeout` for the agent to exit (then kills it), and returns its

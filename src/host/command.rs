@@ -198,7 +198,6 @@ pub(crate) fn pipes<I, O>(stdin: Option<I>, stdout: Option<O>) -> Result<(I, O),
 }
 
 /// What a client keeps of the agent's stderr: the first `cap` bytes of everything read.
-#[derive(Default)]
 struct KeptStderr {
     kept: Vec<u8>,
     cap: usize,
@@ -225,7 +224,6 @@ impl KeptStderr {
 pub(crate) const STDERR_GRACE: Duration = Duration::from_secs(1);
 
 /// What the reader of the agent's stderr and the `close` that ends it share.
-#[derive(Default)]
 struct StderrShared {
     kept: Mutex<KeptStderr>,
     /// Set by `close` after its grace: the reader drops the pipe at its next read's return.

@@ -105,10 +105,24 @@ pub(crate) fn hand_over(
     queue(shared, records, false)
 }
 
-/// Ends the agent's input once every job handed over so far was written: records a caller
-/// saw accepted (a call's cancel, an upload's abort) reach the agent before its EOF.
-pub(crate) fn end_input_after_jobs(shared: &Arc<Shared>) {
-    if queue(shared, Vec::new(), true).is_err() {
+/// Hands `records` over and waits for them until `deadline`: still being written then is
+/// [`HostError::Timeout`] for `subtype` (they are written later, in order).
+pub(crate) fn write_by(
+    shared: &Arc<Shared>,
+    records: Vec<InputRecord<'static>>,
+    deadline: Instant,
+    subtype: &'static str,
+) -> Result<(), HostError> {
+    hand_over(shared, records)?
+        .by(deadline)
+        .unwrap_or(Err(HostError::Timeout { subtype }))
+}
+
+/// Ends the agent's input: now when no job is queued, else once every job handed over so
+/// far was written, so records a caller saw accepted (a call's cancel, an upload's abort)
+/// reach the agent before its EOF.
+pub(crate) fn end_input(shared: &Arc<Shared>) {
+    if !shared.detached.busy() || queue(shared, Vec::new(), true).is_err() {
         shared.close_input();
     }
 }
@@ -121,38 +135,34 @@ fn queue(
     let detached = &shared.detached;
     let (outcome, written) = mpsc::channel();
     detached.in_flight.fetch_add(1, Ordering::AcqRel);
-    let mut job = Job {
+    let job = Job {
         records,
         outcome,
         end_input,
     };
-    let mut queue = lock(&detached.queue);
-    for _ in 0..2 {
-        let tx = match queue.as_ref() {
-            Some(tx) => tx.clone(),
-            None => match start(Arc::downgrade(shared)) {
-                Ok(tx) => queue.insert(tx).clone(),
-                Err(e) => break_with(detached, e)?,
-            },
+    let sent = {
+        let mut queue = lock(&detached.queue);
+        let tx = match queue.take() {
+            Some(tx) => Ok(tx),
+            None => start(Arc::downgrade(shared)),
         };
-        match tx.send(job) {
-            Ok(()) => return Ok(Written(written)),
-            // The thread is gone (it unwound): start another one for this job.
-            Err(mpsc::SendError(j)) => {
-                job = j;
-                *queue = None;
+        tx.map_err(HostError::Io).and_then(|tx| {
+            // A send fails only if the thread is gone (a bug of ours unwound it): the job
+            // is refused as if input were closed, and the next hand-over starts a new thread.
+            let sent = tx.send(job).map_err(|_| HostError::InputClosed);
+            if sent.is_ok() {
+                *queue = Some(tx);
             }
+            sent
+        })
+    };
+    match sent {
+        Ok(()) => Ok(Written(written)),
+        Err(e) => {
+            drop(Settled(detached)); // never handed over: counted out again
+            Err(e)
         }
     }
-    drop(queue);
-    let _settled = Settled(detached);
-    Err(HostError::InputClosed)
-}
-
-/// Counts a job that was never handed over out again, and reports why.
-fn break_with(detached: &Detached, e: std::io::Error) -> Result<Sender<Job>, HostError> {
-    drop(Settled(detached));
-    Err(HostError::Io(e))
 }
 
 /// Starts the writer thread; it ends when the client is gone and its queue is empty.

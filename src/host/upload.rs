@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use sha2::{Digest as _, Sha256};
 
 use super::client::{Client, ImportEvent};
-use super::detached::hand_over;
+use super::detached::{hand_over, write_by};
 use super::error::{HostError, ResponseFault, UploadStatus};
 use crate::wire::grammar::{AttachmentId, Sha256Hex, UploadId, Uuid};
 use crate::wire::import::{ImportBegin, ImportChunk, ImportOperation, ImportStatus, ReasonCode};
@@ -222,13 +222,13 @@ impl Client {
         let mut live = false;
         // Each record is written by the client's writer thread within `timeout`
         // (`host::detached`): an agent that stopped reading its stdin times the upload out.
-        let send = |record: InputRecord<'static>| match hand_over(&self.shared, vec![record])?
-            .by(Instant::now() + timeout)
-        {
-            Some(outcome) => outcome,
-            None => Err(HostError::Timeout {
-                subtype: "attachment_import",
-            }),
+        let send = |record| {
+            write_by(
+                &self.shared,
+                vec![record],
+                Instant::now() + timeout,
+                "attachment_import",
+            )
         };
         let mut run = || {
             send(plan.begin(name, mime_type, prompt_uuid)?)?;

@@ -450,37 +450,64 @@ async fn an_abandoned_upload_is_aborted_on_the_wire() {
     );
 }
 
-/// The blocking client's half of the rule above: a timed-out upload is aborted on the wire.
-#[test]
-fn a_timed_out_blocking_upload_is_aborted_on_the_wire() {
-    use serde_json::{json, Value};
-    use std::io::{BufRead as _, BufReader, Write as _};
+/// The agent's end of a blocking client's pipes, scripted: `read` takes one host line.
+struct SyncPeer {
+    from_host: std::io::BufReader<std::io::PipeReader>,
+    to_host: std::io::PipeWriter,
+}
 
-    let h = Home::new("abandon-sync");
+impl SyncPeer {
+    fn read(&mut self) -> serde_json::Value {
+        use std::io::BufRead as _;
+        let mut line = String::new();
+        self.from_host.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    }
+}
+
+/// A blocking client over OS pipes whose scripted agent, on a thread of its own, answers
+/// `initialize` with agentx's own payload and accepts the upload `upl_h1`'s `begin`, then
+/// runs `then`. The caller calls `initialize` and starts the upload.
+fn accepting_sync_peer<T: Send + 'static>(
+    tag: &str,
+    then: impl FnOnce(&mut SyncPeer) -> T + Send + 'static,
+) -> (Client, std::thread::JoinHandle<(T, SyncPeer)>, Home) {
+    use serde_json::json;
+    use std::io::Write as _;
+
+    let h = Home::new(tag);
     let payload = agentx_initialize_payload(&h.0);
-    let (host_r, mut to_host) = std::io::pipe().unwrap();
+    let (host_r, to_host) = std::io::pipe().unwrap();
     let (agent_r, host_w) = std::io::pipe().unwrap();
     let client = Client::attach(host_r, host_w, ClientOptions::default());
     let peer = std::thread::spawn(move || {
-        let mut from_host = BufReader::new(agent_r);
-        let mut read = || -> Value {
-            let mut line = String::new();
-            from_host.read_line(&mut line).unwrap();
-            serde_json::from_str(&line).unwrap()
+        let mut p = SyncPeer {
+            from_host: std::io::BufReader::new(agent_r),
+            to_host,
         };
-        let req = read();
+        let req = p.read();
         let resp = json!({"type":"control_response","response":{"subtype":"success",
             "request_id":req["request_id"],"response":payload}});
-        writeln!(to_host, "{resp}").unwrap();
-        assert_eq!(read()["operation"], "begin");
+        writeln!(p.to_host, "{resp}").unwrap();
+        assert_eq!(p.read()["operation"], "begin");
         let accepted = json!({"type":"attachment_import_result","version":1,
             "upload_id":"upl_h1","attachment_id":"att_h1","status":"accepted",
             "terminal":false,"prompt_uuid":PROMPT});
-        writeln!(to_host, "{accepted}").unwrap();
-        assert_eq!(read()["operation"], "chunk");
-        assert_eq!(read()["operation"], "commit");
-        let abort = read();
-        (abort, to_host)
+        writeln!(p.to_host, "{accepted}").unwrap();
+        (then(&mut p), p)
+    });
+    (client, peer, h)
+}
+
+/// The blocking client's half of the rule above: a timed-out upload is aborted on the wire.
+#[test]
+fn a_timed_out_blocking_upload_is_aborted_on_the_wire() {
+    use serde_json::json;
+
+    let (client, peer, _home) = accepting_sync_peer("abandon-sync", |p| {
+        assert_eq!(p.read()["operation"], "chunk");
+        assert_eq!(p.read()["operation"], "commit");
+        p.read()
     });
     client.initialize(T).unwrap();
     let png = samples::png_gradient(8, 8);
@@ -494,12 +521,12 @@ fn a_timed_out_blocking_upload_is_aborted_on_the_wire() {
     assert!(r.as_ref().is_err_and(HostError::is_timeout), "{r:?}");
     // Without an abort the peer would read EOF here and fail, not wait.
     client.end_input();
-    let (abort, to_host) = peer.join().unwrap();
+    let (abort, p) = peer.join().unwrap();
     assert_eq!(
         abort,
         json!({"type":"attachment_import","version":1,"operation":"abort","upload_id":"upl_h1"})
     );
-    drop(to_host);
+    drop(p);
     let _ = client.close(T);
 }
 
@@ -509,43 +536,18 @@ fn a_timed_out_blocking_upload_is_aborted_on_the_wire() {
 /// abort, and nothing else.
 #[test]
 fn a_blocking_upload_times_out_when_the_agent_stops_reading_and_is_aborted_after_the_chunk() {
-    use serde_json::{json, Value};
-    use std::io::{BufRead as _, BufReader, Write as _};
-
-    let h = Home::new("deaf-sync");
-    let payload = agentx_initialize_payload(&h.0);
-    let (host_r, mut to_host) = std::io::pipe().unwrap();
-    let (agent_r, host_w) = std::io::pipe().unwrap();
-    let client = Client::attach(host_r, host_w, ClientOptions::default());
     let (resume_tx, resume) = std::sync::mpsc::channel::<()>();
-    let peer = std::thread::spawn(move || {
-        let mut from_host = BufReader::new(agent_r);
-        let mut read = || -> Value {
-            let mut line = String::new();
-            from_host.read_line(&mut line).unwrap();
-            serde_json::from_str(&line).unwrap()
-        };
-        let req = read();
-        let resp = json!({"type":"control_response","response":{"subtype":"success",
-            "request_id":req["request_id"],"response":payload}});
-        writeln!(to_host, "{resp}").unwrap();
-        assert_eq!(read()["operation"], "begin");
-        let accepted = json!({"type":"attachment_import_result","version":1,
-            "upload_id":"upl_h1","attachment_id":"att_h1","status":"accepted",
-            "terminal":false,"prompt_uuid":PROMPT});
-        writeln!(to_host, "{accepted}").unwrap();
+    let (client, peer, _home) = accepting_sync_peer("deaf-sync", move |p| {
         // Stops reading until the upload returned.
         resume.recv().unwrap();
         let mut ops = Vec::new();
         loop {
-            let v = read();
-            let op = v["operation"].as_str().unwrap().to_owned();
+            let op = p.read()["operation"].as_str().unwrap().to_owned();
             ops.push(op.clone());
             if op == "abort" {
-                break;
+                break ops;
             }
         }
-        (ops, to_host)
     });
     client.initialize(T).unwrap();
     // Chunks of the advertised size, each far more than a pipe holds.
@@ -567,8 +569,8 @@ fn a_blocking_upload_times_out_when_the_agent_stops_reading_and_is_aborted_after
         "{r:?}"
     );
     resume_tx.send(()).unwrap();
-    let (ops, to_host) = peer.join().unwrap();
+    let (ops, p) = peer.join().unwrap();
     assert_eq!(ops, ["chunk", "abort"]);
-    drop(to_host);
+    drop(p);
     let _ = client.close(T);
 }
