@@ -561,6 +561,14 @@ impl Client {
     /// record was taken. An undecodable line is an `Err` item and the stream goes on. When
     /// nothing is queued and nobody else reads, the agent's output is read on this thread.
     ///
+    /// Records wait in memory until a `recv` takes them, without a bound of their own: the
+    /// client reads the agent's output whether or not the caller attends it, so the agent is
+    /// never stalled by the host (its permission requests and control responses flow, and a
+    /// host writing input while it does not read cannot deadlock against a full output pipe).
+    /// A host that stops calling `recv` while the agent streams therefore holds every record
+    /// the agent writes meanwhile; each one is at most [`ClientOptions::max_line`] bytes on
+    /// the wire.
+    ///
     /// ```
     /// use agentx_wire::host::{Client, ClientOptions};
     /// let output = std::io::Cursor::new(b"not json\n{\"type\":\"keep_alive\"}\n".to_vec());

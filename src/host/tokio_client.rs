@@ -448,6 +448,12 @@ impl AsyncClient {
     /// The next output record; `None` once the output ended and every record was taken. An
     /// undecodable line is an `Err` item and the stream goes on.
     ///
+    /// As with the blocking client ([`Client::recv`](super::Client::recv)), records wait in
+    /// memory until a `recv` takes them: the client's read task reads the agent's output
+    /// whether or not the caller attends it, so the agent is never stalled by the host, and a
+    /// host that stops calling `recv` holds what the agent writes meanwhile (each record at
+    /// most [`AsyncClientOptions::max_line`] bytes on the wire).
+    ///
     /// ```
     /// use agentx_wire::host::{AsyncClient, AsyncClientOptions};
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {

@@ -359,3 +359,80 @@ fn system_init_keeps_the_sdk_member_names() {
     ));
     assert!(client.close(T).unwrap().success());
 }
+
+/// A host that writes its whole input before it reads any output (`recv`'s docs): 40 prompts
+/// of 512 KiB, 20 MiB in all, more than agentx reads ahead while its stdout waits
+/// (`MAX_LINES_IN_FLIGHT`, 16 MiB), so it stops reading its stdin unless its output is read.
+/// The blocking client's helper reads it although the caller does not (`host::inbound`), so
+/// every send returns; the records then come in order, each turn's result the echo of its
+/// prompt. The async client's read task does the same. The sends run on a thread watched by
+/// a deadline, so a deadlock fails the test instead of hanging it.
+#[test]
+fn a_host_that_writes_all_its_input_before_reading_does_not_deadlock() {
+    const PROMPTS: usize = 40;
+    let prompt = |i: usize| format!("{i} {}", "x".repeat(512 << 10));
+    let results_of = |records: Vec<OutputRecord<'static>>| -> Vec<String> {
+        records
+            .into_iter()
+            .filter_map(|r| match r {
+                OutputRecord::Result(r) => Some(r.result.unwrap().into_owned()),
+                _ => None,
+            })
+            .collect()
+    };
+    let want: Vec<String> = (0..PROMPTS)
+        .map(|i| format!("echo: {}", prompt(i)))
+        .collect();
+
+    let h = home("write-all");
+    let client =
+        std::sync::Arc::new(Client::spawn(&command(&h), ClientOptions::default()).unwrap());
+    let (done, sent) = std::sync::mpsc::channel();
+    let sender = std::sync::Arc::clone(&client);
+    std::thread::spawn(move || {
+        for i in 0..PROMPTS {
+            sender.send_text(&prompt(i)).unwrap();
+        }
+        sender.end_input();
+        let _ = done.send(());
+    });
+    sent.recv_timeout(T)
+        .expect("every send returned while the caller did not read");
+    let mut records = Vec::new();
+    while let Some(r) = client.recv_timeout(T).unwrap() {
+        records.push(r.unwrap());
+    }
+    assert!(
+        results_of(records) == want,
+        "40 results, each its prompt's echo, in order"
+    );
+    let client = std::sync::Arc::into_inner(client).unwrap();
+    assert!(client.close(T).unwrap().status.unwrap().success());
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let got = rt.block_on(async {
+        let client = AsyncClient::spawn(&command(&h), AsyncClientOptions::default())
+            .await
+            .unwrap();
+        for i in 0..PROMPTS {
+            client.send_text(&prompt(i)).unwrap();
+        }
+        client.end_input();
+        let mut records = Vec::new();
+        let read_all = async {
+            while let Some(r) = client.recv().await {
+                records.push(r.unwrap());
+            }
+        };
+        tokio::time::timeout(T, read_all)
+            .await
+            .expect("the async client's output ended in time");
+        assert!(client.close(T).await.unwrap().success());
+        results_of(records)
+    });
+    assert!(got == want, "the async client: 40 results, in order");
+}
