@@ -12,6 +12,12 @@
 //! resident memory (`VmHWM` from `/proc/<pid>/status`, read before its input is closed).
 //! Best and median of `AGENTX_BENCH_ROUNDS` rounds (default 3), each in a fresh home.
 //!
+//! A third row, `client_pdf`, sends the same PDF through the blocking host client's
+//! [`Client::upload`](agentx_wire::host::Client::upload) (its chunking, base64, the writer
+//! thread that writes upload records, the acknowledgement waits) to the same kind of agent,
+//! timed from the call to its return, with this process's CPU (every thread of the bench:
+//! the client's writer and helper threads) beside the agent's.
+//!
 //! `cargo bench --bench upload` (release build of the bench and of `agentx`).
 
 #[path = "agentx_process.rs"]
@@ -272,6 +278,58 @@ fn bench(name: &str, mime: &str, raw: &[u8], rounds: usize) {
     );
 }
 
+/// One `Client::upload` of `raw` to a fresh agent: (wall s, host CPU s, agent CPU s).
+fn client_round(raw: &[u8], n: usize) -> (f64, f64, f64) {
+    use agentx_wire::host::{AgentCommand, Client, ClientOptions, UploadSource};
+    use std::time::Duration;
+    let home = fresh_home(&format!("upload-client-{n}"));
+    let bin =
+        std::env::var_os("AGENTX_BENCH_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_agentx").into());
+    let command = AgentCommand::stream_json(bin)
+        .env("AGENTX_HOME", &home)
+        .env_remove("HOME");
+    let client = Client::spawn(&command, ClientOptions::default()).unwrap();
+    let t = Duration::from_secs(60);
+    client.initialize(t).unwrap();
+    let pid = client.pid().unwrap();
+    let (host0, agent0) = (proc_stat::self_cpu(), cpu_seconds(pid));
+    let t0 = Instant::now();
+    let manifest = client
+        .upload(
+            UploadSource::Bytes(raw),
+            "big.pdf",
+            "application/pdf",
+            PROMPT,
+            t,
+        )
+        .unwrap();
+    let wall = t0.elapsed().as_secs_f64();
+    let host = (proc_stat::self_cpu() - host0).as_secs_f64();
+    let agent = cpu_seconds(pid) - agent0;
+    assert_eq!(manifest.size_bytes, raw.len() as u64);
+    client.close(t).unwrap();
+    let _ = std::fs::remove_dir_all(&home);
+    (wall, host, agent)
+}
+
+fn bench_client(raw: &[u8], rounds: usize) {
+    let mib = raw.len() as f64 / 1_048_576.0;
+    let results: Vec<(f64, f64, f64)> = (0..rounds).map(|n| client_round(raw, n)).collect();
+    let best =
+        |f: &dyn Fn(&(f64, f64, f64)) -> f64| results.iter().map(f).fold(f64::INFINITY, f64::min);
+    let med = |f: &dyn Fn(&(f64, f64, f64)) -> f64| median(results.iter().map(f).collect());
+    println!(
+        "upload/client_pdf: {mib:.2} MiB raw through Client::upload: best {:.1} MiB/s wall ({:.2} s), median {:.1} MiB/s; host CPU best {:.2} s, median {:.2} s; agent CPU best {:.2} s, median {:.2} s",
+        mib / best(&|r| r.0),
+        best(&|r| r.0),
+        mib / med(&|r| r.0),
+        best(&|r| r.1),
+        med(&|r| r.1),
+        best(&|r| r.2),
+        med(&|r| r.2),
+    );
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument selects one of `png`, `pdf`.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
@@ -282,5 +340,8 @@ fn main() {
     }
     if wants("png") {
         bench("png", "image/png", &png_20mib(), rounds);
+    }
+    if wants("client_pdf") {
+        bench_client(&pdf_20mib(), rounds);
     }
 }
