@@ -7,15 +7,16 @@
 //! error result in `-p` mode, a failed or broken stdout; 2 a usage error.
 
 use std::ffi::OsString;
-use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::Path;
 
 use agentx_wire::cli::agentx_args::{self, AgentxArgs};
+use agentx_wire::driver::agentx::startup::read_capped;
 use agentx_wire::provider::{
     agentx_home, discovery, load_registry, Error, Format, AUTH_JSON, BUILT_IN_NOTICE,
     MAX_AUTH_JSON_LEN,
 };
+use agentx_wire::store::errno_text;
 
 fn main() {
     std::process::exit(run());
@@ -77,21 +78,11 @@ fn discovery_bytes(format: Format) -> Result<Vec<u8>, Error> {
 }
 
 /// `None` when the file does not exist; at most one byte past the limit is read, so an
-/// oversized file is reported by the registry's own size rule.
+/// oversized file is reported by the registry's own size rule. A failed open or read names
+/// its errno text, never the path.
 fn read_auth_json(path: &Path) -> Result<Option<Vec<u8>>, Error> {
-    let file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(_) => return Err(Error::unreadable()),
-    };
-    let mut bytes = Vec::new();
-    let limit = u64::try_from(MAX_AUTH_JSON_LEN)
-        .unwrap_or(u64::MAX)
-        .saturating_add(1);
-    match file.take(limit).read_to_end(&mut bytes) {
-        Ok(_) => Ok(Some(bytes)),
-        Err(_) => Err(Error::unreadable()),
-    }
+    let limit = u64::try_from(MAX_AUTH_JSON_LEN).unwrap_or(u64::MAX);
+    read_capped(path, limit).map_err(|e| Error::unreadable_because(errno_text(&e)))
 }
 
 /// One write of complete bytes; a broken pipe ends quietly with status 1 (PROFILE §2).

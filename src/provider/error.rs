@@ -254,14 +254,29 @@ pub struct Error {
 
 enum Repr {
     Home,
-    Unreadable,
-    Registry { at: At, rule: Rule },
-    Collision { public: String, private: String },
+    /// `why`: the errno text, when the reader gave it.
+    Unreadable {
+        why: Option<String>,
+    },
+    Registry {
+        at: At,
+        rule: Rule,
+    },
+    Collision {
+        public: String,
+        private: String,
+    },
     CredentialUnion,
     Framing,
-    UnknownProvider { available: Vec<String> },
-    NoSelection { available: Vec<String> },
-    BindingMismatch { component: &'static str },
+    UnknownProvider {
+        available: Vec<String>,
+    },
+    NoSelection {
+        available: Vec<String>,
+    },
+    BindingMismatch {
+        component: &'static str,
+    },
     BindingRecord,
 }
 
@@ -290,7 +305,7 @@ impl Error {
     pub(crate) fn simple(kind: ErrorKind) -> Error {
         Error::new(match kind {
             ErrorKind::Home => Repr::Home,
-            ErrorKind::Unreadable => Repr::Unreadable,
+            ErrorKind::Unreadable => Repr::Unreadable { why: None },
             ErrorKind::CredentialUnion => Repr::CredentialUnion,
             ErrorKind::BindingRecord => Repr::BindingRecord,
             _ => Repr::Framing,
@@ -300,7 +315,15 @@ impl Error {
     /// `auth.json` exists but reading it failed (for the binary, which does the reading).
     #[cold]
     pub fn unreadable() -> Error {
-        Error::new(Repr::Unreadable)
+        Error::new(Repr::Unreadable { why: None })
+    }
+
+    /// [`Error::unreadable`] with the reason, the errno text of the failed open or read
+    /// (`Is a directory`, `Not a directory` when the home is a file, `Permission denied`):
+    /// the caller passes text without a path (`store::errno_text`).
+    #[cold]
+    pub fn unreadable_because(why: String) -> Error {
+        Error::new(Repr::Unreadable { why: Some(why) })
     }
 
     fn new(repr: Repr) -> Error {
@@ -313,7 +336,7 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match &*self.repr {
             Repr::Home => ErrorKind::Home,
-            Repr::Unreadable => ErrorKind::Unreadable,
+            Repr::Unreadable { .. } => ErrorKind::Unreadable,
             Repr::Registry { .. } => ErrorKind::Registry,
             Repr::Collision { .. } => ErrorKind::Collision,
             Repr::CredentialUnion => ErrorKind::CredentialUnion,
@@ -365,7 +388,12 @@ impl fmt::Display for Error {
             Repr::Home => f.write_str(
                 "cannot resolve the AgentX home: neither AGENTX_HOME nor HOME is set (PROFILE §3)",
             ),
-            Repr::Unreadable => f.write_str("invalid registry: auth.json could not be read"),
+            Repr::Unreadable { why: None } => {
+                f.write_str("invalid registry: auth.json could not be read")
+            }
+            Repr::Unreadable { why: Some(why) } => {
+                write!(f, "invalid registry: auth.json could not be read: {why}")
+            }
             Repr::Registry { at, rule } => {
                 write!(f, "invalid registry: auth.json {}: ", at.render())?;
                 rule.describe(f)?;

@@ -268,8 +268,38 @@ fn unreadable_auth_json_and_unresolvable_home() {
     assert!(out.stdout.is_empty());
     assert_eq!(
         text(&out.stderr),
-        "agentx: invalid registry: auth.json could not be read\n"
+        "agentx: invalid registry: auth.json could not be read: Is a directory\n"
     );
+
+    // A home that is a file: the open fails with the errno text, never the path.
+    let parent = TempDir::new("home-file");
+    let file_home = parent.path().join("home");
+    std::fs::write(&file_home, b"").expect("file");
+    for stream_json in [false, true] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentx"));
+        if stream_json {
+            cmd.args([
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+            ]);
+        } else {
+            cmd.arg("--list-providers");
+        }
+        let out = cmd
+            .env("AGENTX_HOME", &file_home)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(1), "stream-json {stream_json}");
+        assert!(out.stdout.is_empty());
+        assert_eq!(
+            text(&out.stderr),
+            "agentx: invalid registry: auth.json could not be read: Not a directory\n",
+            "stream-json {stream_json}"
+        );
+    }
 
     let out = Command::new(env!("CARGO_BIN_EXE_agentx"))
         .arg("--list-providers")

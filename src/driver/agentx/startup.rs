@@ -75,7 +75,7 @@ pub fn start(
     )?;
     // Registry and selection (PROFILE §3).
     let auth = read_capped(&home.join(AUTH_JSON), MAX_AUTH_JSON_LEN as u64)
-        .map_err(|_| crate::provider::Error::unreadable())?;
+        .map_err(|e| crate::provider::Error::unreadable_because(crate::store::errno_text(&e)))?;
     if auth.is_none() {
         eprintln!("{BUILT_IN_NOTICE}");
     }
