@@ -10,6 +10,7 @@
 //! start a prompt.
 
 use crate::json::{self, Kind, Value};
+use crate::tools::ToolCall;
 use crate::wire::permission::{
     PermissionBehavior, PermissionMode, PermissionUpdate, RulesOperation,
 };
@@ -142,7 +143,10 @@ impl ToolInput {
     }
 }
 
-/// Checks a tool call's input against PROFILE §10's tool schemas.
+/// Checks a tool call's input against PROFILE §10's tool schemas. `Read`, `Write` and `Bash`
+/// are checked by the tool runner's own grammar ([`ToolCall::parse`]: the schema `system/init`
+/// advertises, ranges and nonempty strings included), so an input the tool would refuse is
+/// `Invalid` here, refused without a permission prompt and with the runner's words.
 pub fn check_input(tool: &str, input_json: &str) -> Result<ToolInput, String> {
     let doc = json::parse(input_json.as_bytes())
         .map_err(|_| "invalid tool input: not JSON".to_string())?;
@@ -155,20 +159,14 @@ pub fn check_input(tool: &str, input_json: &str) -> Result<ToolInput, String> {
     if tool.starts_with(super::mcp::TOOL_PREFIX) {
         return Ok(ToolInput::Mcp);
     }
+    if crate::tools::NAMES.contains(&tool) {
+        return match ToolCall::parse(tool, input_json).map_err(|e| e.to_string())? {
+            ToolCall::Read { file_path, .. } => Ok(ToolInput::Read { file_path }),
+            ToolCall::Write { file_path, .. } => Ok(ToolInput::Write { file_path }),
+            ToolCall::Bash { command, .. } => Ok(ToolInput::Bash { command }),
+        };
+    }
     let allowed: &[(&str, Kind, bool)] = match tool {
-        "Read" => &[
-            ("file_path", Kind::String, true),
-            ("offset", Kind::Number, false),
-            ("limit", Kind::Number, false),
-        ],
-        "Write" => &[
-            ("file_path", Kind::String, true),
-            ("content", Kind::String, true),
-        ],
-        "Bash" => &[
-            ("command", Kind::String, true),
-            ("timeout_ms", Kind::Number, false),
-        ],
         "SandboxNetworkAccess" => &[("host", Kind::String, true), ("port", Kind::Number, false)],
         _ => return Err(format!("unknown tool {}", short(tool))),
     };
@@ -204,19 +202,8 @@ pub fn check_input(tool: &str, input_json: &str) -> Result<ToolInput, String> {
             return Err(format!("invalid input for {tool}: {n} is required"));
         }
     }
-    Ok(match tool {
-        "Read" => ToolInput::Read {
-            file_path: string("file_path").unwrap_or_default(),
-        },
-        "Write" => ToolInput::Write {
-            file_path: string("file_path").unwrap_or_default(),
-        },
-        "Bash" => ToolInput::Bash {
-            command: string("command").unwrap_or_default(),
-        },
-        _ => ToolInput::Network {
-            host: string("host").unwrap_or_default(),
-        },
+    Ok(ToolInput::Network {
+        host: string("host").unwrap_or_default(),
     })
 }
 
@@ -571,6 +558,25 @@ mod tests {
             evaluate(Default, &r, CWD, "Bash", r#"{"command":"x","extra":1}"#),
             Verdict::Invalid(_)
         ));
+        // The tool runner's ranges and nonempty strings (`tools::ToolCall::parse`): what it
+        // would refuse is refused here, before any prompt, in its words; at the edges of the
+        // range the call is valid and asks as usual.
+        for (input, invalid) in [
+            (r#"{"command":"x","timeout_ms":0}"#, true),
+            (r#"{"command":"x","timeout_ms":1}"#, false),
+            (r#"{"command":"x","timeout_ms":600000}"#, false),
+            (r#"{"command":"x","timeout_ms":600001}"#, true),
+            (r#"{"command":""}"#, true),
+            (r#"{"command":"x","timeout_ms":null}"#, false),
+        ] {
+            match evaluate(Default, &r, CWD, "Bash", input) {
+                Verdict::Invalid(e) if invalid => {
+                    assert!(e.starts_with("invalid input for Bash: "), "{e}")
+                }
+                Verdict::Ask if !invalid => {}
+                other => panic!("{input}: {other:?}"),
+            }
+        }
     }
 
     #[test]

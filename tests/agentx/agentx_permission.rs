@@ -392,3 +392,57 @@ fn perm_049_malformed_answers_to_a_pending_prompt_are_denials() {
     );
     done.assert_valid_output();
 }
+
+/// PROFILE §10: invalid input is a `tool_result` with `is_error` true and **no permission
+/// prompt**, by the tool's own schema (the one `system/init` advertises: `timeout_ms` 1 to
+/// 600,000, nonempty `command` and `file_path`, `offset`/`limit` from 1). In default mode,
+/// where a valid Bash call or a Write would ask, each of these is refused at once: no
+/// `requires_action`, no `can_use_tool`, and the result's text is the tool runner's.
+#[test]
+fn invalid_input_by_the_tool_schema_gets_no_prompt() {
+    let home = TempDir::new("invalid-input");
+    let mut a = Agentx::session(home.path(), &[]);
+    let calls = [
+        (
+            r#"Bash {"command":"echo no","timeout_ms":0}"#,
+            "invalid input for Bash: timeout_ms must be an integer from 1 to 600000",
+        ),
+        (
+            r#"Bash {"command":"echo no","timeout_ms":600001}"#,
+            "invalid input for Bash: timeout_ms must be an integer from 1 to 600000",
+        ),
+        (
+            r#"Bash {"command":""}"#,
+            "invalid input for Bash: command must not be empty",
+        ),
+        (
+            r#"Write {"file_path":"","content":"x"}"#,
+            "invalid input for Write: file_path must not be empty",
+        ),
+        (
+            r#"Read {"file_path":"/etc/hostname","offset":0}"#,
+            "invalid input for Read: offset must be an integer from 1 to 18446744073709551615",
+        ),
+    ];
+    let script: Vec<String> = calls.iter().map(|(c, _)| format!("!tool {c}")).collect();
+    a.say(&script.join("\n"));
+    let t = a.turn();
+    assert!(
+        !t.iter().any(|r| is_permission_request(r)
+            || (r["type"] == "system" && r["state"] == "requires_action")),
+        "no prompt for invalid input: {t:?}"
+    );
+    let results: Vec<&Value> = t
+        .iter()
+        .filter(|r| label(r).starts_with("user:tool_result"))
+        .collect();
+    assert_eq!(results.len(), calls.len());
+    for (r, (call, text)) in results.iter().zip(calls) {
+        let block = &r["message"]["content"][0];
+        assert_eq!(block["is_error"], true, "{call}");
+        assert_eq!(block["content"], text, "{call}");
+    }
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+    done.assert_valid_output();
+}
