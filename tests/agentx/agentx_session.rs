@@ -313,8 +313,10 @@ fn resume_after_restart_keeps_the_session_and_context() {
     );
     assert_eq!(status, Some(1));
     assert!(out.is_empty());
-    assert!(
-        err.contains("agentx: no session 3f1e7948-5c1f-4c1f-8e2c-88bc9839ec27"),
+    // Exactly that line (PROFILE §8): this home has no auth.json, and the built-in registry's
+    // notice (PROFILE §3) is written only by a startup that succeeds.
+    assert_eq!(
+        err, "agentx: no session 3f1e7948-5c1f-4c1f-8e2c-88bc9839ec27\n",
         "{err}"
     );
 }

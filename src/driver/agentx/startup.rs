@@ -76,9 +76,9 @@ pub fn start(
     // Registry and selection (PROFILE §3).
     let auth = read_capped(&home.join(AUTH_JSON), MAX_AUTH_JSON_LEN as u64)
         .map_err(|e| crate::provider::Error::unreadable_because(crate::store::errno_text(&e)))?;
-    if auth.is_none() {
-        eprintln!("{BUILT_IN_NOTICE}");
-    }
+    // PROFILE §3's notice of the built-in registry is written once startup succeeded: a
+    // startup that fails later writes its one stderr line only (PROFILE §8).
+    let built_in = auth.is_none();
     let env = |name: &str| std::env::var_os(name);
     let registry = load_registry(auth.as_deref(), &env)?;
     // PROFILE §15: `--model` selects or checks the provider.
@@ -180,6 +180,9 @@ pub fn start(
         .join(crate::store::TRANSCRIPT_FILE)
         .to_string_lossy()
         .into_owned();
+    if built_in {
+        eprintln!("{BUILT_IN_NOTICE}");
+    }
     Ok(Startup {
         config,
         home,
