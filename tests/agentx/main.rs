@@ -1,7 +1,7 @@
 //! The agentx suite (one test binary; tests/README.md): black-box tests of the real `agentx`
 //! binary (`CARGO_BIN_EXE_agentx`) through the harness in `tests/common/agentx.rs`: stream-json
 //! sessions, one-shot mode, permissions, hostile input, backpressure, memory, providers, the SDK
-//! profile's arguments, options and hooks, structured output, uploads. Run one module as
+//! profile's arguments, options and hooks, structured output, the tools and permission modes, uploads. Run one module as
 //! `cargo test --test agentx <name>`.
 
 #[path = "../common/agentx.rs"]
@@ -23,5 +23,6 @@ mod agentx_sdk_hooks;
 mod agentx_sdk_options;
 mod agentx_session;
 mod agentx_structured;
+mod agentx_tools;
 mod agentx_turn_write;
 mod agentx_uploads;
