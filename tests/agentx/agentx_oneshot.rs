@@ -100,6 +100,58 @@ fn ask_without_host_or_hook_is_denied() {
     assert!(!recs.iter().any(|r| r["type"] == "control_request"));
 }
 
+/// PROFILE §10: in `-p` mode a configured hook decides an ask alone (there is no host): an
+/// allow runs the tool, a deny is the call's error with the hook's message; no
+/// `control_request` is written either way.
+#[test]
+fn a_configured_hook_decides_without_a_host() {
+    for (tag, answer, want, is_error) in [
+        (
+            "p-hook-allow",
+            r#"{"decision":"allow"}"#,
+            "hi\nexit code: 0",
+            false,
+        ),
+        (
+            "p-hook-deny",
+            r#"{"decision":"deny","message":"hook says no"}"#,
+            "hook says no",
+            true,
+        ),
+    ] {
+        let home = TempDir::new(tag);
+        write_hook(home.path(), &format!("cat >/dev/null; echo '{answer}'"));
+        let (status, out, _) = run_in_home(
+            home.path(),
+            &[
+                "-p",
+                "!tool Bash {\"command\":\"echo hi\"}",
+                "--output-format",
+                "stream-json",
+            ],
+        );
+        assert_eq!(status, Some(0), "{tag}");
+        let recs: Vec<Value> = out
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect();
+        assert!(
+            !recs.iter().any(|r| r["type"] == "control_request"),
+            "{tag}"
+        );
+        let tr = recs
+            .iter()
+            .find(|r| label(r).starts_with("user:tool_result"))
+            .unwrap();
+        assert_eq!(tr["message"]["content"][0]["content"], want, "{tag}");
+        assert_eq!(tr["message"]["content"][0]["is_error"], is_error, "{tag}");
+        let r = recs.iter().find(|r| is_result(r)).unwrap();
+        let denials = r["permission_denials"].as_array().unwrap().len();
+        assert_eq!(denials, usize::from(is_error), "{tag}");
+    }
+}
+
 #[test]
 fn rejected_attachment_prints_nothing_on_stdout() {
     let home = TempDir::new("p-att");

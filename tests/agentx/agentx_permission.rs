@@ -446,3 +446,100 @@ fn invalid_input_by_the_tool_schema_gets_no_prompt() {
     assert_eq!(done.status, Some(0));
     done.assert_valid_output();
 }
+
+/// PROFILE §10: the hook reads one JSON line on stdin, `{"session_id","tool_name",
+/// "tool_use_id","input"}`, naming the same call as the host's `can_use_tool` request.
+#[test]
+fn the_hook_reads_one_line_naming_the_call() {
+    let home = TempDir::new("hookline");
+    let line = home.path().join("line.json");
+    write_hook(
+        home.path(),
+        &format!(
+            "cat > '{}'; echo '{{\"decision\":\"allow\"}}'",
+            line.display()
+        ),
+    );
+    let mut a = Agentx::session(home.path(), &[]);
+    a.say("!tool Bash {\"command\":\"echo via-hook\"}");
+    let t = a.turn();
+    let req = t.iter().find(|r| is_permission_request(r)).unwrap();
+    let sid = t[0]["session_id"].as_str().unwrap();
+    let written = std::fs::read_to_string(&line).unwrap();
+    assert!(
+        written.ends_with('\n') && written.matches('\n').count() == 1,
+        "{written:?}"
+    );
+    let got: Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(
+        got,
+        serde_json::json!({
+            "session_id": sid,
+            "tool_name": "Bash",
+            "tool_use_id": req["request"]["tool_use_id"],
+            "input": {"command": "echo via-hook"},
+        })
+    );
+    let tr = t
+        .iter()
+        .find(|r| label(r).starts_with("user:tool_result"))
+        .unwrap();
+    assert_eq!(
+        tr["message"]["content"][0]["content"],
+        "via-hook\nexit code: 0"
+    );
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+    done.assert_valid_output();
+}
+
+/// PROFILE §10, WIRE-PERM-002: a malformed hook answer and a hook past its `timeout_ms` are
+/// decisive denials (`permission hook failed`): the host's request is cancelled
+/// (`control_cancel_request`) before the host answered, and the call is denied.
+#[test]
+fn a_malformed_or_late_hook_answer_is_a_decisive_deny() {
+    for (tag, script, timeout_ms) in [
+        ("hookjunk", "cat >/dev/null; echo nonsense", 30_000),
+        (
+            "hookslow",
+            "cat >/dev/null; sleep 30; echo '{\"decision\":\"allow\"}'",
+            200,
+        ),
+    ] {
+        let home = TempDir::new(tag);
+        let settings = serde_json::json!({"version":1,"permission_hook":{"command":["/bin/sh","-c",script],"timeout_ms":timeout_ms}});
+        std::fs::write(
+            home.path().join("settings.json"),
+            serde_json::to_vec(&settings).unwrap(),
+        )
+        .unwrap();
+        let mut a = Agentx::session(home.path(), &[]);
+        a.say("!tool Bash {\"command\":\"echo never\"}");
+        let upto = a.until(is_permission_request);
+        let id = request_ids(&upto)[0].clone();
+        // The host never answers: the hook's failure decides.
+        let t = a.turn();
+        let cancel = t
+            .iter()
+            .position(|r| r["type"] == "control_cancel_request")
+            .unwrap_or_else(|| panic!("{tag}: a cancel in {t:?}"));
+        assert_eq!(t[cancel]["request_id"], id.as_str(), "{tag}");
+        let tr = t
+            .iter()
+            .position(|r| label(r) == "user:tool_result:error")
+            .unwrap();
+        assert!(cancel < tr, "{tag}: the cancel precedes the denial");
+        assert_eq!(
+            t[tr]["message"]["content"][0]["content"], "permission hook failed",
+            "{tag}"
+        );
+        let result = t.iter().find(|r| is_result(r)).unwrap();
+        assert_eq!(
+            result["permission_denials"][0]["tool_name"], "Bash",
+            "{tag}"
+        );
+        let done = a.finish();
+        assert_eq!(done.status, Some(0));
+        done.assert_valid_output();
+    }
+}
