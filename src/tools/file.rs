@@ -6,7 +6,10 @@ use std::path::Path;
 use super::{resolve, ToolOutput, READ_DEFAULT_LIMIT};
 
 /// `Read {file_path, offset?, limit?}`: lines `offset..offset+limit` (1-based, default from
-/// line 1, [`READ_DEFAULT_LIMIT`] lines), each as `<number>\t<line>` (`cat -n` style).
+/// line 1, [`READ_DEFAULT_LIMIT`] lines), each as `<number>\t<line>` (`cat -n` style). When
+/// the default limit (no `limit` given) stops the read before the end of the file, a last
+/// line says so and where to go on (`[read stopped after 2000 lines; more from offset
+/// 2001]`), so a long file is never cut without a word.
 pub fn read(cwd: &Path, file_path: &str, offset: Option<u64>, limit: Option<u64>) -> ToolOutput {
     let path = resolve(cwd, file_path);
     let bytes = match std::fs::read(&path) {
@@ -17,6 +20,7 @@ pub fn read(cwd: &Path, file_path: &str, offset: Option<u64>, limit: Option<u64>
         return ToolOutput::error(format!("cannot read {file_path}: not UTF-8 text"));
     };
     let first = offset.unwrap_or(1).max(1);
+    let chosen = limit.is_some();
     let limit = limit.unwrap_or(READ_DEFAULT_LIMIT);
     let mut out = String::new();
     let lines = text.split_inclusive('\n');
@@ -26,6 +30,12 @@ pub fn read(cwd: &Path, file_path: &str, offset: Option<u64>, limit: Option<u64>
             continue;
         }
         if n - first >= limit {
+            if !chosen {
+                let _ = writeln!(
+                    out,
+                    "[read stopped after {limit} lines; more from offset {n}]"
+                );
+            }
             break;
         }
         let line = line.strip_suffix('\n').unwrap_or(line);
@@ -84,6 +94,45 @@ mod tests {
             ToolOutput::ok("     2\ttwo\n     3\tthree\n")
         );
         assert_eq!(read(&d, "f.txt", Some(9), None), ToolOutput::ok(""));
+    }
+
+    /// The default limit, at its edge: a file of exactly 2,000 lines is read whole with no
+    /// marker; one more line and the read stops with the marker naming the next offset (from
+    /// any offset); a `limit` the caller chose stops without one.
+    #[test]
+    fn the_default_limit_says_where_it_stopped() {
+        let d = tmp("limit");
+        let text = |n: u64| (1..=n).map(|k| format!("l{k}\n")).collect::<String>();
+        let numbered = |from: u64, to: u64| {
+            (from..=to)
+                .map(|k| format!("{k:>6}\tl{k}\n"))
+                .collect::<String>()
+        };
+        std::fs::write(d.join("at.txt"), text(READ_DEFAULT_LIMIT)).unwrap();
+        assert_eq!(
+            read(&d, "at.txt", None, None),
+            ToolOutput::ok(numbered(1, READ_DEFAULT_LIMIT))
+        );
+        std::fs::write(d.join("past.txt"), text(READ_DEFAULT_LIMIT + 1)).unwrap();
+        assert_eq!(
+            read(&d, "past.txt", None, None),
+            ToolOutput::ok(format!(
+                "{}[read stopped after 2000 lines; more from offset 2001]\n",
+                numbered(1, READ_DEFAULT_LIMIT)
+            ))
+        );
+        std::fs::write(d.join("long.txt"), text(4_500)).unwrap();
+        assert_eq!(
+            read(&d, "long.txt", Some(101), None),
+            ToolOutput::ok(format!(
+                "{}[read stopped after 2000 lines; more from offset 2101]\n",
+                numbered(101, 2_100)
+            ))
+        );
+        assert_eq!(
+            read(&d, "long.txt", Some(2), Some(2)),
+            ToolOutput::ok(numbered(2, 3))
+        );
     }
 
     #[test]
