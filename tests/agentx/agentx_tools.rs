@@ -241,3 +241,41 @@ fn the_replay_echo_mints_a_uuid_when_the_record_has_none() {
     assert_eq!(done.status, Some(0));
     done.assert_valid_output();
 }
+
+/// PROFILE §10: without `--cwd`, relative paths resolve against the process's own cwd (and
+/// Bash runs there).
+#[test]
+fn without_cwd_relative_paths_resolve_against_the_process_cwd() {
+    let home = TempDir::new("tools-nocwd");
+    let dir = home.path().join("here");
+    std::fs::create_dir(&dir).unwrap();
+    let mut cmd = agentx_command(home.path());
+    cmd.args(SESSION_ARGS)
+        .args(["--permission-mode", "bypassPermissions"])
+        .current_dir(&dir);
+    let mut a = Agentx::start(cmd);
+    a.say("!tool Write {\"file_path\":\"rel.txt\",\"content\":\"r\"}\n!tool Bash {\"command\":\"cat rel.txt\"}");
+    let t = a.turn();
+    assert_eq!(
+        outcomes(&t),
+        [
+            ("wrote 1 bytes to rel.txt".to_owned(), false),
+            ("r\nexit code: 0".to_owned(), false),
+        ]
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("rel.txt")).unwrap(), "r");
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+}
+
+/// PROFILE §8 startup: an invalid `settings.json` is one stderr line, status 1 and nothing on
+/// stdout, whatever input follows.
+#[test]
+fn an_invalid_settings_json_is_one_line_and_status_1() {
+    let home = TempDir::new("tools-settings");
+    std::fs::write(home.path().join("settings.json"), br#"{"version":1,"x":1}"#).unwrap();
+    let (status, out, err) = run_session(home.path(), &[], b"{\"type\":\"keep_alive\"}\n");
+    assert_eq!(status, Some(1));
+    assert!(out.is_empty());
+    assert_eq!(err, "agentx: invalid settings.json: $: unknown member\n");
+}

@@ -98,7 +98,7 @@ impl Agentx {
     }
 
     /// Spawns `cmd` with piped stdio and starts the stdout and stderr readers.
-    fn start(mut cmd: Command) -> Agentx {
+    pub fn start(mut cmd: Command) -> Agentx {
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
