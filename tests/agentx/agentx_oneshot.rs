@@ -69,9 +69,9 @@ fn error_result_exits_1() {
     assert_eq!(v["subtype"], "error_during_execution");
 }
 
-#[test]
-fn ask_without_host_or_hook_is_denied() {
-    let home = TempDir::new("p-ask");
+/// `-p '!tool Bash {"command":"echo hi"}' --output-format stream-json` in `home`: the
+/// status and the records written.
+fn one_bash_call(home: &TempDir) -> (Option<i32>, Vec<Value>) {
     let (status, out, _) = run_in_home(
         home.path(),
         &[
@@ -81,12 +81,19 @@ fn ask_without_host_or_hook_is_denied() {
             "stream-json",
         ],
     );
-    assert_eq!(status, Some(0));
-    let recs: Vec<Value> = out
+    let recs = out
         .split(|b| *b == b'\n')
         .filter(|l| !l.is_empty())
         .map(|l| serde_json::from_slice(l).unwrap())
         .collect();
+    (status, recs)
+}
+
+#[test]
+fn ask_without_host_or_hook_is_denied() {
+    let home = TempDir::new("p-ask");
+    let (status, recs) = one_bash_call(&home);
+    assert_eq!(status, Some(0));
     let tr = recs
         .iter()
         .find(|r| label(r) == "user:tool_result:error")
@@ -121,21 +128,8 @@ fn a_configured_hook_decides_without_a_host() {
     ] {
         let home = TempDir::new(tag);
         write_hook(home.path(), &format!("cat >/dev/null; echo '{answer}'"));
-        let (status, out, _) = run_in_home(
-            home.path(),
-            &[
-                "-p",
-                "!tool Bash {\"command\":\"echo hi\"}",
-                "--output-format",
-                "stream-json",
-            ],
-        );
+        let (status, recs) = one_bash_call(&home);
         assert_eq!(status, Some(0), "{tag}");
-        let recs: Vec<Value> = out
-            .split(|b| *b == b'\n')
-            .filter(|l| !l.is_empty())
-            .map(|l| serde_json::from_slice(l).unwrap())
-            .collect();
         assert!(
             !recs.iter().any(|r| r["type"] == "control_request"),
             "{tag}"
