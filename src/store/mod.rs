@@ -41,7 +41,7 @@ use crate::wire::grammar::is_canonical_uuid;
 use crate::wire::responses::{cut, MAX_ECHO_BYTES};
 
 pub use meta::SessionMeta;
-pub use pick::{exists, load, most_recent};
+pub use pick::{discard_new, exists, load, most_recent};
 pub use refs::blob_references;
 
 /// The transcript file of a session directory.

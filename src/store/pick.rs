@@ -24,6 +24,16 @@ pub fn exists(home: &Path, id: &str) -> bool {
     is_canonical_uuid(id) && home.join(SESSIONS_DIR).join(id).exists()
 }
 
+/// Removes the session `id` this process created (`--session-id`, `--fork-session`) when its
+/// startup failed after the creation: the id stays free and `--continue` does not pick an
+/// empty or copied session nobody ran. Best effort (a failure leaves what `exists` reports);
+/// a non-canonical id names no directory and nothing is removed.
+pub fn discard_new(home: &Path, id: &str) {
+    if is_canonical_uuid(id) {
+        let _ = fs::remove_dir_all(home.join(SESSIONS_DIR).join(id));
+    }
+}
+
 /// `--continue`: the stored session updated last (its transcript's, else its `meta.json`'s,
 /// modification time; the greater id breaks a tie), or `None` when the home has none.
 /// Entries that are not canonical session ids or lack `meta.json` are skipped.

@@ -389,3 +389,60 @@ fn stop_task_stops_a_running_task() {
     let f = a.finish();
     assert_eq!(f.status, Some(0));
 }
+
+/// PROFILE §15: `--session-id` makes a new session and only an existing id exits 1 with
+/// `session <id> already exists`. A startup that fails after the session was created (here
+/// `--add-dir` naming no directory, checked after the session is opened) removes it again,
+/// with a fork's copy likewise: the id is free for the next try, `--continue` still picks
+/// the session the host ran, and the original is untouched.
+#[test]
+fn a_failed_startup_leaves_no_new_session_behind() {
+    let home = TempDir::new("sdkopt-failed-start");
+    let ran = "7d3c1a2b-4e5f-4a6b-8c7d-0123456789ad";
+    let (status, _, stderr) = sdk(&home, &["--session-id", ran], &["one"]);
+    assert_eq!(status, Some(0), "{stderr}");
+    let sessions = home.path().join("sessions");
+    let listed = || -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&sessions)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    let fresh = "7d3c1a2b-4e5f-4a6b-8c7d-0123456789ae";
+    let missing = home.path().join("no-such-dir");
+    let missing = missing.to_str().unwrap();
+    for extra in [
+        &["--session-id", fresh, "--add-dir", missing][..],
+        &[
+            "--resume",
+            ran,
+            "--fork-session",
+            "--session-id",
+            fresh,
+            "--add-dir",
+            missing,
+        ],
+        &["--resume", ran, "--fork-session", "--add-dir", missing],
+    ] {
+        let (status, recs, stderr) = sdk(&home, extra, &["hi"]);
+        assert_eq!(status, Some(1), "{extra:?}");
+        assert!(recs.is_empty());
+        assert_eq!(
+            stderr, "agentx: --add-dir is not a directory\n",
+            "{extra:?}"
+        );
+        assert_eq!(
+            listed(),
+            [ran],
+            "{extra:?}: nothing new is left in the store"
+        );
+    }
+    let (status, recs, stderr) = sdk(&home, &["--session-id", fresh], &["two"]);
+    assert_eq!(status, Some(0), "the id is free again: {stderr}");
+    assert_eq!(session_of(&recs), fresh);
+    let (status, recs, _) = sdk(&home, &["--continue"], &["!history"]);
+    assert_eq!(status, Some(0));
+    assert_eq!(session_of(&recs), fresh);
+}

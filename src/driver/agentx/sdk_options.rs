@@ -46,6 +46,11 @@ pub(super) struct Opened {
     pub(super) session_id: String,
     pub(super) store: Option<SessionStore>,
     pub(super) history: Vec<Message>,
+    /// This startup created the session's directory (`--session-id` or `--fork-session` with
+    /// persistence): `startup::start` removes it again when a later check fails, so a failed
+    /// startup leaves no session behind (an empty or copied one would refuse the id as
+    /// existing and be picked by `--continue`). A resumed session is never touched.
+    pub(super) created: bool,
 }
 
 fn context_of(id: &str, lines: &[Vec<u8>]) -> Result<Vec<Message>, StartupError> {
@@ -91,10 +96,19 @@ pub(super) fn open_session(
             if persist {
                 let (s, transcript) =
                     SessionStore::fork(home, &from, &meta(&session_id, selection))?;
+                let history = match context_of(&from, &transcript.lines) {
+                    Ok(h) => h,
+                    Err(e) => {
+                        drop(s);
+                        store::discard_new(home, &session_id);
+                        return Err(e);
+                    }
+                };
                 Ok(Opened {
-                    history: context_of(&from, &transcript.lines)?,
+                    history,
                     store: Some(s),
                     session_id,
+                    created: true,
                 })
             } else {
                 if store::exists(home, &session_id) {
@@ -105,6 +119,7 @@ pub(super) fn open_session(
                     history: context_of(&from, &transcript.lines)?,
                     store: None,
                     session_id,
+                    created: false,
                 })
             }
         }
@@ -118,6 +133,7 @@ pub(super) fn open_session(
                 history: context_of(&id, &transcript.lines)?,
                 store: Some(s),
                 session_id: id,
+                created: false,
             })
         }
         (None, false) => match new_id {
@@ -125,6 +141,7 @@ pub(super) fn open_session(
                 session_id: random_uuid(),
                 store: None,
                 history: Vec::new(),
+                created: false,
             }),
             Some(id) => {
                 // PROFILE §15: an existing id exits 1; the directory is claimed now.
@@ -137,6 +154,7 @@ pub(super) fn open_session(
                 };
                 Ok(Opened {
                     session_id: id.to_string(),
+                    created: store.is_some(),
                     store,
                     history: Vec::new(),
                 })

@@ -99,100 +99,112 @@ pub fn start(
     // in the SDK profile also --continue, --fork-session and --session-id (PROFILE §15).
     let persist = !sdk.is_some_and(|s| s.no_session_persistence);
     let opened = sdk_options::open_session(&home, common, sdk, &selection, persist)?;
-    let (session_id, store, history) = (opened.session_id, opened.store, opened.history);
-    let cwd = match &common.cwd {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().map_err(|_| StartupError::CurrentDirUnusable)?,
-    };
-    let cwd = cwd
-        .canonicalize()
-        .ok()
-        .filter(|p| p.is_dir())
-        .ok_or(StartupError::CwdNotDirectory)?;
-    let model = model_runner(&selection, &home)?;
-    // PROFILE §15: `--system-prompt-file` is read once, here (UTF-8, at most 1 MiB).
-    let system_prompt = match sdk {
-        Some(SdkArgs {
-            system_prompt_file: Some(path),
-            ..
-        }) => {
-            let bytes = read_capped(path, MAX_SYSTEM_PROMPT_FILE)
-                .ok()
-                .flatten()
-                .ok_or(StartupError::SystemPromptUnreadable)?;
-            if bytes.len() as u64 > MAX_SYSTEM_PROMPT_FILE {
-                return Err(StartupError::SystemPromptTooLarge);
+    // A session this startup created is removed again if a later check fails
+    // (`sdk_options::Opened::created`); the closure's locals, the store's lock and files
+    // among them, are dropped when it returns.
+    let created = opened
+        .created
+        .then(|| (home.clone(), opened.session_id.clone()));
+    let started = (move || {
+        let (session_id, store, history) = (opened.session_id, opened.store, opened.history);
+        let cwd = match &common.cwd {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir().map_err(|_| StartupError::CurrentDirUnusable)?,
+        };
+        let cwd = cwd
+            .canonicalize()
+            .ok()
+            .filter(|p| p.is_dir())
+            .ok_or(StartupError::CwdNotDirectory)?;
+        let model = model_runner(&selection, &home)?;
+        // PROFILE §15: `--system-prompt-file` is read once, here (UTF-8, at most 1 MiB).
+        let system_prompt = match sdk {
+            Some(SdkArgs {
+                system_prompt_file: Some(path),
+                ..
+            }) => {
+                let bytes = read_capped(path, MAX_SYSTEM_PROMPT_FILE)
+                    .ok()
+                    .flatten()
+                    .ok_or(StartupError::SystemPromptUnreadable)?;
+                if bytes.len() as u64 > MAX_SYSTEM_PROMPT_FILE {
+                    return Err(StartupError::SystemPromptTooLarge);
+                }
+                Some(String::from_utf8(bytes).map_err(|_| StartupError::SystemPromptUnreadable)?)
             }
-            Some(String::from_utf8(bytes).map_err(|_| StartupError::SystemPromptUnreadable)?)
+            Some(sdk) => sdk.system_prompt.clone(),
+            None => None,
+        };
+        let mut config = SessionConfig {
+            session_id,
+            uuid_seed: random_u64(),
+            cwd: cwd.to_string_lossy().into_owned(),
+            profile: if sdk.is_some() {
+                Profile::Sdk
+            } else {
+                Profile::Standalone
+            },
+            system_prompt,
+            append_system_prompt: sdk.and_then(|s| s.append_system_prompt.clone()),
+            output_schema: sdk.and_then(|s| s.json_schema.clone()),
+            permission_mode: common.permission_mode(),
+            replay_user_messages,
+            include_partial_messages: common.include_partial_messages,
+            attachments_enabled: !common.no_attachments,
+            projection: Projection::of(&selection),
+            tools: crate::tools::specs(),
+            // WIRE-013: the union goes into the session's encoder at construction.
+            credentials: selection.credentials().clone(),
+            hook_configured: settings.permission_hook.is_some(),
+            host_permissions,
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            history,
+            reference: None,
+            add_dirs: Vec::new(),
+            tool_rules: Default::default(),
+            limits: Default::default(),
+            // PROFILE §15: no output line over 1,048,576 bytes in the SDK profile (the Python
+            // SDK's default buffer).
+            max_record_len: if sdk.is_some() {
+                SDK_MAX_RECORD_LEN
+            } else {
+                crate::encode::DEFAULT_MAX_RECORD_LEN
+            },
+            transcript_path: String::new(),
+            mcp: crate::session::McpConfig {
+                servers: sdk.map(|s| s.mcp_servers.clone()).unwrap_or_default(),
+                ..Default::default()
+            },
+        };
+        if let Some(sdk) = sdk {
+            sdk_options::apply(&mut config, sdk, &selection, &cwd)?;
         }
-        Some(sdk) => sdk.system_prompt.clone(),
-        None => None,
-    };
-    let mut config = SessionConfig {
-        session_id,
-        uuid_seed: random_u64(),
-        cwd: cwd.to_string_lossy().into_owned(),
-        profile: if sdk.is_some() {
-            Profile::Sdk
-        } else {
-            Profile::Standalone
-        },
-        system_prompt,
-        append_system_prompt: sdk.and_then(|s| s.append_system_prompt.clone()),
-        output_schema: sdk.and_then(|s| s.json_schema.clone()),
-        permission_mode: common.permission_mode(),
-        replay_user_messages,
-        include_partial_messages: common.include_partial_messages,
-        attachments_enabled: !common.no_attachments,
-        projection: Projection::of(&selection),
-        tools: crate::tools::specs(),
-        // WIRE-013: the union goes into the session's encoder at construction.
-        credentials: selection.credentials().clone(),
-        hook_configured: settings.permission_hook.is_some(),
-        host_permissions,
-        pid: std::process::id(),
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        history,
-        reference: None,
-        add_dirs: Vec::new(),
-        tool_rules: Default::default(),
-        limits: Default::default(),
-        // PROFILE §15: no output line over 1,048,576 bytes in the SDK profile (the Python
-        // SDK's default buffer).
-        max_record_len: if sdk.is_some() {
-            SDK_MAX_RECORD_LEN
-        } else {
-            crate::encode::DEFAULT_MAX_RECORD_LEN
-        },
-        transcript_path: String::new(),
-        mcp: crate::session::McpConfig {
-            servers: sdk.map(|s| s.mcp_servers.clone()).unwrap_or_default(),
-            ..Default::default()
-        },
-    };
-    if let Some(sdk) = sdk {
-        sdk_options::apply(&mut config, sdk, &selection, &cwd)?;
+        // PROFILE §16 HOOK_INPUT `transcript_path`.
+        config.transcript_path = home
+            .join(crate::store::SESSIONS_DIR)
+            .join(&config.session_id)
+            .join(crate::store::TRANSCRIPT_FILE)
+            .to_string_lossy()
+            .into_owned();
+        if built_in {
+            eprintln!("{BUILT_IN_NOTICE}");
+        }
+        Ok(Startup {
+            config,
+            home,
+            cwd,
+            selection,
+            hook: settings.permission_hook,
+            model,
+            store,
+            persist,
+        })
+    })();
+    if let (Err(_), Some((home, id))) = (&started, created) {
+        crate::store::discard_new(&home, &id);
     }
-    // PROFILE §16 HOOK_INPUT `transcript_path`.
-    config.transcript_path = home
-        .join(crate::store::SESSIONS_DIR)
-        .join(&config.session_id)
-        .join(crate::store::TRANSCRIPT_FILE)
-        .to_string_lossy()
-        .into_owned();
-    if built_in {
-        eprintln!("{BUILT_IN_NOTICE}");
-    }
-    Ok(Startup {
-        config,
-        home,
-        cwd,
-        selection,
-        hook: settings.permission_hook,
-        model,
-        store,
-        persist,
-    })
+    started
 }
 
 /// The metadata of a new stored session.
