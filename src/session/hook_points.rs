@@ -181,7 +181,8 @@ impl Session {
             return;
         };
         if let Some(reason) = c.block {
-            // PROFILE §16: the input-error result (§8's shape), and the turn ends.
+            // PROFILE §16: the input-error result (§8's shape: `prompt_uuid` only when the
+            // host's record had a `uuid`), and the turn ends.
             let reason = if reason.is_empty() {
                 "no reason given".to_string()
             } else {
@@ -189,7 +190,10 @@ impl Session {
             };
             let fields = super::input::input_error_fields(
                 &format!("blocked by UserPromptSubmit hook: {reason}"),
-                t.prompt_record.clone().and_then(Uuid::new),
+                t.prompt_record
+                    .clone()
+                    .filter(|_| t.prompt_uuid_given)
+                    .and_then(Uuid::new),
             );
             self.close_turn(t, fields, false);
             return;

@@ -233,6 +233,7 @@ impl Session {
         // PROFILE §8 Replay: echoed before anything it causes. PROFILE §11: stored where it
         // enters the model's context, when its own turn starts (not here, where it may fall
         // between a running tool's `tool_use` and its `tool_result`).
+        let uuid_given = user.uuid.is_some();
         let replay = self.stamp.replay(user.clone());
         let line = self
             .out
@@ -246,6 +247,7 @@ impl Session {
             record,
             bytes,
             line,
+            uuid_given,
         });
         if is_now && self.turn.is_some() {
             // PROFILE §8: `now` interrupts the active turn like an interrupt, without an

@@ -21,6 +21,9 @@ pub(crate) struct Queued {
     pub(crate) bytes: usize,
     /// Its replay form as a transcript line, kept when its turn starts (PROFILE §11).
     pub(crate) line: Option<bytes::Bytes>,
+    /// The host's record carried its `uuid` (else `record.uuid` was minted for the replay
+    /// form): an input-error result of its turn names it as `prompt_uuid` only then (§8).
+    pub(crate) uuid_given: bool,
 }
 
 /// The queue, one lane per priority.
@@ -78,6 +81,7 @@ mod tests {
             record,
             bytes: 10,
             line: None,
+            uuid_given: false,
         }
     }
 
@@ -117,6 +121,7 @@ mod tests {
             record: UserRecord::text("a"),
             bytes: QUEUE_MAX_BYTES - 5,
             line: None,
+            uuid_given: false,
         });
         assert!(q.has_room(5));
         assert!(!q.has_room(6));

@@ -181,6 +181,8 @@ pub(crate) struct Turn {
     /// The `uuid` of the prompt's record (its replay form), the head of the exchange a later
     /// compaction preserves.
     pub(crate) prompt_record: Option<String>,
+    /// The host's record carried that `uuid` (it was not minted, [`Queued::uuid_given`]).
+    pub(crate) prompt_uuid_given: bool,
     /// The `uuid` of the last `assistant` record written, the exchange's tail.
     last_assistant: Option<String>,
     /// A compaction ran in this turn (its prompt is summarized: it is no exchange to keep).

@@ -179,14 +179,15 @@ wire_struct! {
 }
 
 wire_struct! {
-    /// `hook_callback`: callback ID, typed hook input, optional tool-use ID.
+    /// `hook_callback`: callback ID, typed hook input, and the tool-use ID, `null` for events
+    /// of no tool (PROFILE §16: `"tool_use_id":ID|null`; absent is tolerated on input).
     pub struct HookCallback<'a> {
         closed: Closed::Yes("control operations"),
         rule: "control operations",
         skip: ["subtype"],
         callback_id: Text<'a> = "callback_id" => req,
         input: RawJson<'a> = "input" => req,
-        tool_use_id: Option<Text<'a>> = "tool_use_id" => opt,
+        tool_use_id: Option<Text<'a>> = "tool_use_id" => nul,
     }
 }
 

@@ -642,13 +642,17 @@ fn user_prompt_submit_block_and_context() {
     let (id, _, req) = callbacks(&sim)[0].clone();
     assert_eq!(req["input"]["hook_event_name"], "UserPromptSubmit");
     assert_eq!(req["input"]["prompt"], "secret plan");
-    assert!(req.get("tool_use_id").is_none());
+    // PROFILE §16: `"tool_use_id":ID|null`, written as null for an event of no tool.
+    assert_eq!(req.get("tool_use_id"), Some(&Value::Null));
     sim.send(&answer(
         &id,
         json!({"decision":"block","reason":"not allowed"}),
     ));
     assert!(sim.requests.is_empty());
     let r = sim.last_of("result");
+    // PROFILE §8: `prompt_uuid` only when the record had a `uuid` (this one had none; the
+    // replay form's minted one is not the host's).
+    assert!(r.get("prompt_uuid").is_none(), "{r}");
     assert_eq!(r["subtype"], "error_during_execution");
     assert_eq!(r["is_error"], true);
     assert_eq!(r["num_turns"], 0);
@@ -657,9 +661,15 @@ fn user_prompt_submit_block_and_context() {
         json!(["input error: blocked by UserPromptSubmit hook: not allowed"])
     );
     assert_eq!(sim.s.state(), Some("idle"));
+    // A record with its own `uuid`: the blocked turn's result names it.
+    let given = "3f1e7948-5c1f-4c1f-8e2c-88bc9839ec27";
+    sim.send(&user_with("blocked too", json!({ "uuid": given })));
+    let id = callbacks(&sim)[1].0.clone();
+    sim.send(&answer(&id, json!({"decision":"block","reason":"again"})));
+    assert_eq!(sim.last_of("result")["prompt_uuid"], given);
     // The next prompt: a context this time.
     sim.send(&user("hello"));
-    let id = callbacks(&sim)[1].0.clone();
+    let id = callbacks(&sim)[2].0.clone();
     sim.send(&answer(
         &id,
         json!({"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"be brief"}}),

@@ -79,6 +79,7 @@ impl Session {
             network_count: 0,
             messages: vec![prompt],
             prompt_record: q.record.uuid.as_ref().map(|u| u.as_str().to_string()),
+            prompt_uuid_given: q.uuid_given,
             last_assistant: None,
             compacted: false,
             hooks: Default::default(),
