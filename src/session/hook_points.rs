@@ -24,7 +24,9 @@ use crate::wire::sdk_hooks::HookEvent;
 
 use super::output::Pushed;
 use super::policy::Verdict;
-use super::sdk_hooks::{member_raw, member_str, Combined, PrePermission, Target};
+use super::sdk_hooks::{
+    member_raw, member_str, post_tool_response, Combined, PrePermission, Target,
+};
 use super::turn::{Turn, UseState};
 use super::Session;
 
@@ -104,7 +106,10 @@ impl Session {
         };
         let combined = if self.sdk_hooks.wants(HookEvent::PostToolUse, Some(&u.name)) {
             let mut extra = tool_fields(&u.name, &u.input, &u.id);
-            member_str(&mut extra, "tool_response", content);
+            // PROFILE §15: an output too large for the callback's line reaches the hook cut
+            // with the tool_result's marker, so the request is written and the turn goes on.
+            let response = post_tool_response(self, &u.name, &u.id, &extra, content);
+            member_str(&mut extra, "tool_response", &response);
             let (turn, name) = (t.id, u.name.clone());
             self.start_hook_run(
                 turn,

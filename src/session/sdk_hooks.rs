@@ -212,6 +212,59 @@ pub(crate) fn member_str(out: &mut Vec<u8>, name: &str, text: &str) {
     write_str(out, text);
 }
 
+/// A bound on what a `hook_callback` request adds around its hook input besides the callback
+/// ID and the tool-use ID: `{"type":"control_request","request_id":…,"request":{"subtype":
+/// "hook_callback","callback_id":…,"input":…,"tool_use_id":…}}` and a broker's request ID.
+const CALLBACK_ENVELOPE: usize = 256;
+
+/// The `tool_response` of a PostToolUse callback for tool `name`: `content`, or, when the
+/// callback request would not fit one output line with it, its head cut with the
+/// `tool_result`'s visible marker (PROFILE §15) so that it does. `fields` are the hook
+/// input's tool members (`tool_name`, `tool_input`, `tool_use_id`) of use `tool_use_id`.
+pub(crate) fn post_tool_response(
+    s: &Session,
+    name: &str,
+    tool_use_id: &str,
+    fields: &[u8],
+    content: &str,
+) -> String {
+    let limit = s.config.max_record_len;
+    // The longest callback ID and the request's own `tool_use_id`, escaped at worst.
+    let longest_id = s
+        .sdk_hooks
+        .callbacks(HookEvent::PostToolUse, Some(name))
+        .iter()
+        .map(|c| c.id.len())
+        .max()
+        .unwrap_or(0);
+    let ids = (longest_id + tool_use_id.len()) * 6;
+    let fixed = hook_input(s, HookEvent::PostToolUse, fields)
+        .as_bytes()
+        .len()
+        + ids
+        + CALLBACK_ENVELOPE
+        + ",\"tool_response\":".len();
+    let escaped = |t: &str| {
+        let mut b = Vec::with_capacity(t.len() + 2);
+        write_str(&mut b, t);
+        b.len()
+    };
+    let over = |t: &str| (fixed + escaped(t)).saturating_sub(limit);
+    if over(content) == 0 {
+        return content.to_string();
+    }
+    let mut keep = content.len();
+    for _ in 0..16 {
+        let text = super::turn::cut_text(content, keep);
+        let by = over(&text);
+        if by == 0 {
+            return text;
+        }
+        keep = keep.saturating_sub(by.max(keep / 8));
+    }
+    super::turn::cut_text(content, 0)
+}
+
 /// `,"name":JSON` for validated compact JSON.
 pub(crate) fn member_raw(out: &mut Vec<u8>, name: &str, json: &str) {
     out.push(b',');

@@ -36,6 +36,7 @@ mod end;
 mod start;
 mod stream;
 mod terminal;
+pub(crate) use terminal::cut_text;
 mod tools;
 
 use std::time::Instant;

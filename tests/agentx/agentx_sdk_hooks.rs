@@ -220,3 +220,45 @@ fn post_tool_use_context_reaches_the_openai_request() {
     assert_eq!(tool["content"], "     1\talpha\n\nchecked by a hook");
     assert_eq!(a.finish().status, Some(0));
 }
+
+/// PROFILE §15–§16: a tool output over the 1 MiB line with a PostToolUse hook. The hook's
+/// `tool_response` is the output cut with the same visible marker as the `tool_result`, so the
+/// `hook_callback` request fits one line; the host answers it, the `tool_result` is cut as
+/// without a hook, and the turn goes on (`!say after` runs, the result is `success`). No output
+/// line exceeds 1,048,576 bytes.
+#[test]
+fn a_post_tool_use_hook_sees_an_oversized_output_cut_and_the_turn_goes_on() {
+    let home = harness::TempDir::new("sdk-hook-cut");
+    std::fs::write(home.path().join("big.txt"), "a".repeat(1_500_000)).unwrap();
+    let mut a = spawn(home.path(), home.path(), &[]);
+    initialize(
+        &mut a,
+        json!({"PostToolUse":[{"hookCallbackIds":["post"]}]}),
+    );
+    a.send(&user("!tool Read {\"file_path\":\"big.txt\"}\n!say after"));
+    let upto = a.until(is_hook_callback);
+    let cb = upto.last().unwrap();
+    assert_eq!(cb["request"]["callback_id"], "post");
+    let response = cb["request"]["input"]["tool_response"].as_str().unwrap();
+    assert!(response.len() > 800_000, "{}", response.len());
+    assert!(
+        response.ends_with("bytes shown, to fit the 1,048,576-byte line limit]"),
+        "{}",
+        &response[response.len() - 120..]
+    );
+    let id = cb["request_id"].as_str().unwrap().to_owned();
+    a.send(&json!({"type":"control_response","response":{"subtype":"success","request_id":id,"response":{}}}));
+    let turn = a.turn();
+    let result = turn.iter().find(|v| v["type"] == "result").unwrap();
+    assert_eq!(result["subtype"], "success", "{result}");
+    assert_eq!(result["result"], "after");
+    let tr = turn.iter().find(|v| v["type"] == "user").unwrap();
+    let content = tr["message"]["content"][0]["content"].as_str().unwrap();
+    assert!(content.ends_with("bytes shown, to fit the 1,048,576-byte line limit]"));
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+    assert!(done
+        .stdout
+        .split(|&b| b == b'\n')
+        .all(|l| l.len() <= 1_048_576));
+}

@@ -123,7 +123,7 @@ impl Session {
 
 /// The first `keep` bytes of `content` (at a character boundary) and the marker saying how
 /// much was cut (PROFILE §15); `content` itself when it all fits.
-fn cut_text(content: &str, keep: usize) -> String {
+pub(crate) fn cut_text(content: &str, keep: usize) -> String {
     if keep >= content.len() {
         return content.to_string();
     }
