@@ -53,6 +53,28 @@ fn ignored_options_get_exactly_their_warn_line_and_the_session_runs() {
     assert!(!stderr.contains("b1") && !stderr.contains("m2"), "{stderr}");
 }
 
+/// PROFILE §8: a startup that fails writes one stderr line, status 1, nothing on stdout; the
+/// WARN lines of ignored options (and the built-in registry's notice) come only with a startup
+/// that succeeds.
+#[test]
+fn a_failed_startup_writes_its_one_line_without_the_warn_lines() {
+    let home = TempDir::new("sdk-args-warn-fail");
+    let missing = home.path().join("no-such-dir");
+    let (status, stdout, stderr) = sdk_run(
+        &home,
+        &[
+            "--betas=b1",
+            "--debug",
+            "--add-dir",
+            missing.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(status, Some(1));
+    assert!(stdout.is_empty());
+    assert_eq!(stderr, "agentx: --add-dir is not a directory\n");
+}
+
 #[test]
 fn refused_options_exit_2_naming_the_option_before_any_output() {
     let home = TempDir::new("sdk-args-refused");

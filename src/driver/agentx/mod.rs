@@ -29,7 +29,7 @@ pub mod stdout;
 pub mod workers;
 
 use crate::cli::agentx_args::{SdkSessionArgs, SessionArgs};
-use crate::cli::sdk_args::{warn_line, SdkArgs};
+use crate::cli::sdk_args::SdkArgs;
 
 /// `agentx --input-format stream-json --output-format stream-json …`: returns the exit status.
 pub fn run_session(args: &SessionArgs) -> i32 {
@@ -37,11 +37,9 @@ pub fn run_session(args: &SessionArgs) -> i32 {
 }
 
 /// `agentx … --verbose`: the Claude Agent SDK profile (PROFILE §15); returns the exit status.
-/// Each accepted-and-ignored option gets its WARN line first.
+/// Each accepted-and-ignored option gets its WARN line once startup succeeded
+/// (`startup::start`).
 pub fn run_sdk_session(args: &SdkSessionArgs) -> i32 {
-    for option in &args.sdk.ignored {
-        eprintln!("{}", warn_line(option));
-    }
     run(&args.session, Some(&args.sdk))
 }
 

@@ -187,6 +187,11 @@ pub fn start(
             .join(crate::store::TRANSCRIPT_FILE)
             .to_string_lossy()
             .into_owned();
+        // PROFILE §15's WARN line of each accepted-and-ignored option, then §3's notice:
+        // written once startup succeeded, so a failed startup writes its one line (§8).
+        for option in sdk.map_or(&[][..], |s| &s.ignored[..]) {
+            eprintln!("{}", crate::cli::sdk_args::warn_line(option));
+        }
         if built_in {
             eprintln!("{BUILT_IN_NOTICE}");
         }
