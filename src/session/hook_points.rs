@@ -265,6 +265,13 @@ impl Session {
             Some(reason) if !t.hooks.stop_blocked && self.next_request_allowed(&t) => {
                 t.hooks.stop_blocked = true;
                 t.reopen();
+                // Kept in the transcript as a plain user record (not written to stdout), as
+                // the structured-output retry is, so a resume rebuilds the context the model
+                // saw (PROFILE §11: a resumed context is exactly the live one).
+                let rec = super::structured::corrective_record(&reason, &mut self.stamp);
+                if let Some(line) = self.out.encode_prompt(&rec, false) {
+                    self.out.keep(line);
+                }
                 t.messages.push(Message::user(reason));
                 self.turn = Some(t);
                 self.start_request(now);

@@ -262,3 +262,80 @@ fn a_post_tool_use_hook_sees_an_oversized_output_cut_and_the_turn_goes_on() {
         .split(|&b| b == b'\n')
         .all(|l| l.len() <= 1_048_576));
 }
+
+/// PROFILE §11 with §16's Stop hook: a `block` sends the model one more request with the reason
+/// as a user message, and that message is kept in the transcript, so a resumed session's
+/// context is the live one: `!history` after `--resume` counts what the live `!history` counted
+/// plus that turn's own prompt and answer.
+#[test]
+fn a_stop_block_reason_survives_resume() {
+    let home = harness::TempDir::new("sdk-hooks-stop-resume");
+    let answer = |a: &mut harness::Agentx, id: &str, response: Value| {
+        a.send(&json!({"type":"control_response","response":{"subtype":"success","request_id":id,"response":response}}));
+    };
+    // One turn whose Stop hook blocks once, then a `!history` turn; every Stop call after the
+    // block is answered with no decision.
+    let history_after_block = |a: &mut harness::Agentx| -> String {
+        a.send(&user("!history"));
+        let cb = a.until(is_hook_callback);
+        let id = cb.last().unwrap()["request_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        answer(a, &id, json!({}));
+        let turn = a.turn();
+        let r = turn.iter().find(|v| v["type"] == "result").unwrap();
+        r["result"].as_str().unwrap().to_owned()
+    };
+    let mut a = spawn(home.path(), home.path(), &[]);
+    initialize(&mut a, json!({"Stop":[{"hookCallbackIds":["stop"]}]}));
+    a.send(&user("hello"));
+    let cb = a.until(is_hook_callback);
+    let first = cb.last().unwrap();
+    let sid = first["request"]["input"]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let id = first["request_id"].as_str().unwrap().to_owned();
+    answer(&mut a, &id, json!({"decision":"block","reason":"say more"}));
+    let cb = a.until(is_hook_callback);
+    assert_eq!(
+        cb.last().unwrap()["request"]["input"]["stop_hook_active"],
+        true
+    );
+    let id = cb.last().unwrap()["request_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    answer(&mut a, &id, json!({}));
+    let turn = a.turn();
+    let r = turn.iter().find(|v| v["type"] == "result").unwrap();
+    assert_eq!(r["subtype"], "success");
+    // The reason reaches no stdout record (it is the model's context, not the host's).
+    assert!(!turn.iter().any(|v| v["type"] == "user"), "{turn:#?}");
+    let live = history_after_block(&mut a);
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+
+    let mut b = spawn(home.path(), home.path(), &["--resume", &sid]);
+    initialize(&mut b, json!({"Stop":[{"hookCallbackIds":["stop"]}]}));
+    let resumed = history_after_block(&mut b);
+    // The resumed context also holds the live `!history` turn (its prompt and answer).
+    let count = |h: &str| -> usize {
+        h.trim_start_matches("history: ")
+            .trim_end_matches(" messages")
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(
+        live, "history: 4 messages",
+        "hello, its answer, the reason, the answer"
+    );
+    assert_eq!(
+        count(&resumed),
+        count(&live) + 2,
+        "the resumed context is the live one"
+    );
+    let done = b.finish();
+    assert_eq!(done.status, Some(0));
+}
