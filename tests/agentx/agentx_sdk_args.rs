@@ -241,10 +241,5 @@ fn a_tool_output_over_the_1_mib_line_is_cut_with_a_marker_and_the_turn_goes_on()
     let result = turn.iter().find(|v| v["type"] == "result").unwrap();
     assert_eq!(result["subtype"], "success");
     assert_eq!(result["result"], "after");
-    let done = a.finish();
-    assert_eq!(done.status, Some(0));
-    assert!(done
-        .stdout
-        .split(|&b| b == b'\n')
-        .all(|l| l.len() <= 1_048_576));
+    a.finish().assert_exit_0_with_lines_within(1_048_576);
 }

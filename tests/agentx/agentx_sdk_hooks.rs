@@ -255,12 +255,7 @@ fn a_post_tool_use_hook_sees_an_oversized_output_cut_and_the_turn_goes_on() {
     let tr = turn.iter().find(|v| v["type"] == "user").unwrap();
     let content = tr["message"]["content"][0]["content"].as_str().unwrap();
     assert!(content.ends_with("bytes shown, to fit the 1,048,576-byte line limit]"));
-    let done = a.finish();
-    assert_eq!(done.status, Some(0));
-    assert!(done
-        .stdout
-        .split(|&b| b == b'\n')
-        .all(|l| l.len() <= 1_048_576));
+    a.finish().assert_exit_0_with_lines_within(1_048_576);
 }
 
 /// PROFILE §11 with §16's Stop hook: a `block` sends the model one more request with the reason

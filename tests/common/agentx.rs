@@ -288,6 +288,13 @@ impl Finished {
     pub fn assert_valid_output(&self) {
         check_output(&self.stdout);
     }
+
+    /// The process exited 0 and no output line is longer than `max` bytes (PROFILE §15's
+    /// 1,048,576-byte line in the SDK profile).
+    pub fn assert_exit_0_with_lines_within(&self, max: usize) {
+        assert_eq!(self.status, Some(0));
+        assert!(self.stdout.split(|&b| b == b'\n').all(|l| l.len() <= max));
+    }
 }
 
 /// Runs `cmd` to its end with `stdin` written by a thread (so a full stdout pipe cannot block
