@@ -78,7 +78,7 @@ impl Rules {
     }
 
     /// The behavior of the first matching deny rule, else allow rule, else ask rule.
-    fn matching(&self, tool: &str, primary: Option<&str>) -> Option<PermissionBehavior> {
+    pub(crate) fn matching(&self, tool: &str, primary: Option<&str>) -> Option<PermissionBehavior> {
         let hit = |b: PermissionBehavior| {
             self.rules.iter().any(|r| {
                 r.behavior == b

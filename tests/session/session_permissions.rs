@@ -667,6 +667,46 @@ fn network_request_takes_the_permission_path() {
     assert_eq!(sim.network, [NetworkDecision::Denied]);
 }
 
+/// PROFILE §10 / PERM-043: the rules an allow of a network prompt adds hold for the rest of
+/// the process like any allow's: a later Bash runs without a prompt, and a later network
+/// request to the host a rule names is allowed without one (a request to another host still
+/// asks).
+#[test]
+fn a_network_allow_adds_its_rules_for_the_rest_of_the_process() {
+    let mut sim = Sim::local();
+    let network = |host: &str| {
+        ev(ModelEvent::NetworkAccess {
+            host: host.into(),
+            port: Some(443),
+        })
+    };
+    let mut script = vec![network("example.com")];
+    script.extend(text_reply("msg_a", "first", None));
+    sim.script(script);
+    sim.send(&user("net"));
+    assert_eq!(sim.last()["request"]["tool_name"], "SandboxNetworkAccess");
+    let rules = json!([{"type":"addRules","rules":[{"toolName":"Bash"},{"toolName":"SandboxNetworkAccess","ruleContent":"example.com"}],"behavior":"allow","destination":"session"}]);
+    sim.send(&json!({"type":"control_response","response":{"subtype":"success","request_id":"agentx-perm-1","response":{"behavior":"allow","updatedPermissions":rules}}}).to_string());
+    assert_eq!(sim.network, [NetworkDecision::Allowed]);
+    // A later turn: Bash, then the same host, then another host.
+    sim.script(tool_reply(
+        "msg_b",
+        &[("toolu_b", "Bash", r#"{"command":"echo hi"}"#)],
+    ));
+    let mut script = vec![network("example.com"), network("other.example")];
+    script.extend(text_reply("msg_c", "done", None));
+    sim.script(script);
+    let from = sim.out.len();
+    sim.send(&user("again"));
+    let asked: Vec<serde_json::Value> = sim.out[from..]
+        .iter()
+        .filter(|v| v["type"] == "control_request")
+        .cloned()
+        .collect();
+    assert_eq!(asked.len(), 1, "only the other host asks: {asked:?}");
+    assert_eq!(asked[0]["request"]["input"]["host"], "other.example");
+}
+
 /// Scenario 19 at the session level: the emission path fails (a can_use_tool request would
 /// carry a credential, WIRE-013): no partial record, one fixed diagnostic, the prompt is not
 /// stranded, and the session ends with status 1 after the frames already accepted.

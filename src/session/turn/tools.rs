@@ -149,7 +149,15 @@ impl Session {
         if t.network.as_ref().is_some_and(|(id, _)| id == tool_use_id) {
             let (id, input) = t.network.take().unwrap_or_default();
             let decision = match settlement {
-                Settlement::Allow { .. } => NetworkDecision::Allowed,
+                // PROFILE §10: rules an allow adds (PERM-043) hold for the rest of the
+                // process, whatever the prompt was for.
+                Settlement::Allow {
+                    updated_permissions,
+                    ..
+                } => {
+                    self.rules.apply(&updated_permissions);
+                    NetworkDecision::Allowed
+                }
                 Settlement::Deny { interrupt: i, .. } => {
                     interrupt = i;
                     t.denials.push(Denial {
@@ -238,12 +246,22 @@ impl Session {
         t.network_count += 1;
         let id = format!("toolu_network_{}_{}", t.id, t.network_count);
         let tool = crate::wire::permission::SANDBOX_NETWORK_ACCESS;
+        // PROFILE §10's order for a call: bypass allows; then the rules added by allow
+        // decisions (a `SandboxNetworkAccess` rule, by host); then the mode.
+        use crate::wire::permission::{PermissionBehavior, PermissionMode};
         let verdict = match self.config.permission_mode {
-            crate::wire::permission::PermissionMode::BypassPermissions => Verdict::Allow,
-            crate::wire::permission::PermissionMode::Plan => {
-                Verdict::Deny("plan mode: no changes".into())
-            }
-            _ => Verdict::Ask,
+            PermissionMode::BypassPermissions => Verdict::Allow,
+            mode => match self.rules.matching(tool, Some(host)) {
+                Some(PermissionBehavior::Deny) => {
+                    Verdict::Deny("denied by a permission rule".into())
+                }
+                Some(PermissionBehavior::Allow) => Verdict::Allow,
+                Some(PermissionBehavior::Ask) => Verdict::Ask,
+                None if mode == PermissionMode::Plan => {
+                    Verdict::Deny("plan mode: no changes".into())
+                }
+                None => Verdict::Ask,
+            },
         };
         let denied = |t: &mut Turn, id: String, input: String| {
             t.denials.push(Denial {
