@@ -75,6 +75,37 @@ fn tool_fields(name: &str, input: &str, id: &str) -> Vec<u8> {
     extra
 }
 
+/// A prompt record with UserPromptSubmit contexts appended as the model sees them: a string
+/// prompt gets `\n` and each context; a prompt of blocks gets one text block per context
+/// (joined with `\n` like its other text blocks, `Message::user_blocks`).
+fn with_contexts(rec: &mut crate::wire::UserRecord<'static>, contexts: &[String]) {
+    use crate::wire::user::{ContentBlock, UserContent, UserMessage};
+    use crate::wire::Text;
+    let append = |t: &mut Text<'static>| {
+        let mut s = t.to_string();
+        for ctx in contexts {
+            s.push('\n');
+            s.push_str(ctx);
+        }
+        *t = Text::Owned(s);
+    };
+    match &mut rec.message {
+        UserMessage::Plain(t)
+        | UserMessage::Object {
+            content: UserContent::Text(t),
+            ..
+        } => append(t),
+        UserMessage::Object {
+            content: UserContent::Blocks(blocks),
+            ..
+        } => blocks.extend(
+            contexts
+                .iter()
+                .map(|c| ContentBlock::Text(Text::Owned(c.clone()))),
+        ),
+    }
+}
+
 impl Session {
     /// PROFILE §16 `PreToolUse` for use `i` of the turn: `Some` when it is decided already
     /// (no callback, or all failed at once), `None` while a callback is pending.
@@ -203,13 +234,35 @@ impl Session {
             self.close_turn(t, fields, false);
             return;
         }
-        // PROFILE §16: each context appended to the prompt the model sees, in order.
-        if let Some(Message::User { text, layout, .. }) = t.messages.first_mut() {
-            for ctx in &c.contexts {
-                text.push('\n');
-                text.push_str(ctx);
-                if !layout.is_empty() {
-                    layout.push(crate::model::Part::Text(ctx.len()));
+        // PROFILE §16: each context appended to the prompt the model sees, in order; the
+        // stored prompt gets them too (PROFILE §11: a resumed context is exactly the live
+        // one), and the model's message is built from that record as a resume builds it.
+        let stored = match t.prompt_kept.take() {
+            Some((mut rec, at)) if !c.contexts.is_empty() => {
+                with_contexts(&mut rec, &c.contexts);
+                let record = crate::wire::OutputRecord::User(*rec);
+                let line = self.out.encode_prompt(&record, false);
+                match (line, &record) {
+                    (Some(line), crate::wire::OutputRecord::User(rec)) => {
+                        self.out.rekeep(at, line);
+                        if let Some(first) = t.messages.first_mut() {
+                            *first = super::turn::prompt_of(rec);
+                        }
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            _ => false,
+        };
+        if !stored {
+            if let Some(Message::User { text, layout, .. }) = t.messages.first_mut() {
+                for ctx in &c.contexts {
+                    text.push('\n');
+                    text.push_str(ctx);
+                    if !layout.is_empty() {
+                        layout.push(crate::model::Part::Text(ctx.len()));
+                    }
                 }
             }
         }

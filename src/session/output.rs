@@ -302,6 +302,18 @@ impl Output {
         }
     }
 
+    /// How many lines the current turn's transcript holds (where the next kept line goes).
+    pub(crate) fn kept(&self) -> usize {
+        self.transcript.len()
+    }
+
+    /// Replaces kept line `at` (an index [`Output::kept`] gave) with `line`.
+    pub(crate) fn rekeep(&mut self, at: usize, line: Bytes) {
+        if let Some(slot) = self.transcript.get_mut(at) {
+            *slot = line;
+        }
+    }
+
     fn fail(&mut self, message: &'static str) {
         self.failed = true;
         self.transcript.clear();

@@ -34,6 +34,7 @@
 mod compact;
 mod end;
 mod start;
+pub(crate) use start::prompt_of;
 mod stream;
 mod terminal;
 pub(crate) use terminal::cut_text;
@@ -184,6 +185,10 @@ pub(crate) struct Turn {
     pub(crate) prompt_record: Option<String>,
     /// The host's record carried that `uuid` (it was not minted, [`Queued::uuid_given`]).
     pub(crate) prompt_uuid_given: bool,
+    /// With a `UserPromptSubmit` hook registered: the prompt's replay record and the index of
+    /// its kept transcript line, so the contexts the hook appends are stored with the prompt
+    /// (PROFILE §11: a resumed context is exactly the live one).
+    pub(crate) prompt_kept: Option<(Box<crate::wire::UserRecord<'static>>, usize)>,
     /// The `uuid` of the last `assistant` record written, the exchange's tail.
     last_assistant: Option<String>,
     /// A compaction ran in this turn (its prompt is summarized: it is no exchange to keep).

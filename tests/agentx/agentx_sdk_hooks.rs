@@ -334,3 +334,67 @@ fn a_stop_block_reason_survives_resume() {
     let done = b.finish();
     assert_eq!(done.status, Some(0));
 }
+
+/// PROFILE §11 with §16's UserPromptSubmit: the contexts a hook adds are appended to the
+/// prompt the model sees, and the stored prompt carries them too, so the context a resume
+/// rebuilds from the transcript is the live one: the prompt `hello` plus `be brief`, for a
+/// string prompt and for a prompt of text blocks; the host's replay echo is its own record.
+#[test]
+fn a_user_prompt_submit_context_is_stored_with_its_prompt() {
+    use agentx_wire::model::Message;
+    for (tag, content) in [
+        ("string", json!("hello")),
+        (
+            "blocks",
+            json!([{"type":"text","text":"hel"},{"type":"text","text":"lo"}]),
+        ),
+    ] {
+        let home = harness::TempDir::new(&format!("sdk-hooks-context-{tag}"));
+        let mut a = spawn(home.path(), home.path(), &["--replay-user-messages"]);
+        initialize(
+            &mut a,
+            json!({"UserPromptSubmit":[{"hookCallbackIds":["ctx"]}]}),
+        );
+        a.send(&json!({"type":"user","session_id":"","message":{"role":"user","content":content},"parent_tool_use_id":null}));
+        let cb = a.until(is_hook_callback);
+        let cb = cb.last().unwrap();
+        let sid = cb["request"]["input"]["session_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let id = cb["request_id"].as_str().unwrap().to_owned();
+        a.send(&json!({"type":"control_response","response":{"subtype":"success","request_id":id,"response":{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"be brief"}}}}));
+        let turn = a.turn();
+        let live = turn.iter().find(|v| v["type"] == "result").unwrap()["result"].clone();
+        let echo = a.seen.iter().find(|v| v["type"] == "user").unwrap();
+        assert_eq!(
+            echo["message"]["content"], content,
+            "{tag}: the replay echo is the host's"
+        );
+        assert!(a.finish().status == Some(0));
+
+        let stored = std::fs::read(
+            home.path()
+                .join("sessions")
+                .join(&sid)
+                .join("transcript.ndjson"),
+        )
+        .unwrap();
+        let lines = agentx_wire::store::split_transcript(&stored).lines;
+        let context = agentx_wire::store::context::prior_context(&lines).unwrap();
+        let Some(Message::User { text, .. }) = context.first() else {
+            panic!("{tag}: {context:?}");
+        };
+        let want = if tag == "string" {
+            "hello\nbe brief"
+        } else {
+            "hel\nlo\nbe brief"
+        };
+        assert_eq!(text, want, "{tag}");
+        assert_eq!(
+            live,
+            format!("echo: {want}"),
+            "{tag}: the live model saw the same"
+        );
+    }
+}

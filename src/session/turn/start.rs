@@ -21,7 +21,7 @@ use crate::session::queue::Queued;
 use crate::session::{Action, Session};
 
 /// The prompt's text blocks joined with `\n`, and its attachments (PROFILE §9).
-fn prompt_of(user: &UserRecord<'_>) -> Message {
+pub(crate) fn prompt_of(user: &UserRecord<'_>) -> Message {
     match &user.message {
         UserMessage::Plain(t) => Message::user(t.to_string()),
         UserMessage::Object { content, .. } => match content {
@@ -52,9 +52,17 @@ impl Session {
         self.next_turn += 1;
         // PROFILE §11 "Order is context order": the prompt is stored where it enters the
         // model's context, at the start of its own turn.
+        let kept_at = self.out.kept();
+        let kept = q.line.is_some();
         if let Some(line) = q.line {
             self.out.keep(line);
         }
+        // PROFILE §16: a UserPromptSubmit context is stored with its prompt (`prompt_kept`).
+        let prompt_kept = (kept
+            && self
+                .sdk_hooks
+                .wants(crate::wire::sdk_hooks::HookEvent::UserPromptSubmit, None))
+        .then(|| (Box::new(q.record.clone()), kept_at));
         let prompt = prompt_of(&q.record);
         let has_attachments =
             matches!(&prompt, Message::User { attachments, .. } if !attachments.is_empty());
@@ -80,6 +88,7 @@ impl Session {
             messages: vec![prompt],
             prompt_record: q.record.uuid.as_ref().map(|u| u.as_str().to_string()),
             prompt_uuid_given: q.uuid_given,
+            prompt_kept,
             last_assistant: None,
             compacted: false,
             hooks: Default::default(),
