@@ -75,6 +75,35 @@ fn tool_fields(name: &str, input: &str, id: &str) -> Vec<u8> {
     extra
 }
 
+/// The stderr line for hook text the store must not keep (it holds credential material).
+const NOT_STORED_CREDENTIAL: &str =
+    "agentx: a hook's text for the model holds credential material and is not stored: a resume will not see it";
+
+impl Session {
+    /// Keeps `text`, a hook's words the model gets as a user message (a Stop block's
+    /// reason), in the transcript as a plain user record that stdout never sees; cut with the
+    /// output-cut marker when that record would not fit one line. Returns what the model gets:
+    /// the text stored. A text holding credential material is never stored (the store keeps
+    /// no credential): the model gets it whole and a stderr line says a resume will not.
+    fn keep_hook_text(&mut self, text: String) -> String {
+        if self.out.holds_credential(&text) {
+            self.out.diagnostic(NOT_STORED_CREDENTIAL.into());
+            return text;
+        }
+        let mut keep = text.len();
+        for _ in 0..12 {
+            let candidate = super::turn::cut_text(&text, keep);
+            let rec = super::structured::corrective_record(&candidate, &mut self.stamp);
+            if let Some(line) = self.out.encode_prompt(&rec, false) {
+                self.out.keep(line);
+                return candidate;
+            }
+            keep /= 2;
+        }
+        text
+    }
+}
+
 /// A prompt record with UserPromptSubmit contexts appended as the model sees them: a string
 /// prompt gets `\n` and each context; a prompt of blocks gets one text block per context
 /// (joined with `\n` like its other text blocks, `Message::user_blocks`).
@@ -237,8 +266,13 @@ impl Session {
         // PROFILE §16: each context appended to the prompt the model sees, in order; the
         // stored prompt gets them too (PROFILE §11: a resumed context is exactly the live
         // one), and the model's message is built from that record as a resume builds it.
+        let credential = c.contexts.iter().any(|ctx| self.out.holds_credential(ctx));
+        if credential {
+            // Never stored (the store keeps no credential); the model still gets it.
+            self.out.diagnostic(NOT_STORED_CREDENTIAL.into());
+        }
         let stored = match t.prompt_kept.take() {
-            Some((mut rec, at)) if !c.contexts.is_empty() => {
+            Some((mut rec, at)) if !c.contexts.is_empty() && !credential => {
                 with_contexts(&mut rec, &c.contexts);
                 let record = crate::wire::OutputRecord::User(*rec);
                 let line = self.out.encode_prompt(&record, false);
@@ -250,7 +284,15 @@ impl Session {
                         }
                         true
                     }
-                    _ => false,
+                    _ => {
+                        // Said, never silent (over the output line limit with its prompt).
+                        self.out.diagnostic(
+                            "agentx: a UserPromptSubmit context could not be stored with its \
+                             prompt (over the output line limit): a resume will not see it"
+                                .into(),
+                        );
+                        false
+                    }
                 }
             }
             _ => false,
@@ -321,10 +363,7 @@ impl Session {
                 // Kept in the transcript as a plain user record (not written to stdout), as
                 // the structured-output retry is, so a resume rebuilds the context the model
                 // saw (PROFILE §11: a resumed context is exactly the live one).
-                let rec = super::structured::corrective_record(&reason, &mut self.stamp);
-                if let Some(line) = self.out.encode_prompt(&rec, false) {
-                    self.out.keep(line);
-                }
+                let reason = self.keep_hook_text(reason);
                 t.messages.push(Message::user(reason));
                 self.turn = Some(t);
                 self.start_request(now);

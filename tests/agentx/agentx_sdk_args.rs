@@ -54,8 +54,8 @@ fn ignored_options_get_exactly_their_warn_line_and_the_session_runs() {
 }
 
 /// PROFILE §8: a startup that fails writes one stderr line, status 1, nothing on stdout; the
-/// WARN lines of ignored options (and the built-in registry's notice) come only with a startup
-/// that succeeds.
+/// WARN lines of ignored options and of an unknown `--tools` name (and the built-in
+/// registry's notice) come only with a startup that succeeds.
 #[test]
 fn a_failed_startup_writes_its_one_line_without_the_warn_lines() {
     let home = TempDir::new("sdk-args-warn-fail");
@@ -65,6 +65,8 @@ fn a_failed_startup_writes_its_one_line_without_the_warn_lines() {
         &[
             "--betas=b1",
             "--debug",
+            "--tools",
+            "Read,Nope",
             "--add-dir",
             missing.to_str().unwrap(),
         ],

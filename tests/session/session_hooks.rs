@@ -740,3 +740,61 @@ fn continue_false_ends_the_turn_before_the_next_request() {
     assert_eq!(r["result"], "halted by hook");
     assert_eq!(tool_result(&sim, "toolu_1")["content"], "ran Bash");
 }
+
+/// The transcript lines the session handed to its store so far.
+fn persisted(sim: &Sim) -> Vec<String> {
+    sim.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Persist { lines, .. } => Some(lines),
+            _ => None,
+        })
+        .flatten()
+        .map(|b| String::from_utf8(b.to_vec()).unwrap())
+        .collect()
+}
+
+/// A Stop block's reason is stored for resume (PROFILE §11), but never a credential (the
+/// store keeps none): a reason holding credential material reaches the model, is not stored,
+/// and a stderr line says so without quoting it. A reason too long for one
+/// record is stored cut with the output-cut marker, and the model gets that same text.
+#[test]
+fn a_stop_reason_is_stored_cut_to_fit_and_never_with_a_credential() {
+    let hooks = json!({"Stop":[{"hookCallbackIds":["hook_0"]}]});
+    let mut c = sdk_config();
+    c.credentials = agentx_wire::encode::CredentialSet::new(["sk-live-0123456789"]).unwrap();
+    let mut sim = with_hooks(c, hooks.clone());
+    sim.send(&user("first"));
+    let id = callbacks(&sim)[0].0.clone();
+    sim.send(&answer(
+        &id,
+        json!({"decision":"block","reason":"use sk-live-0123456789"}),
+    ));
+    // (The echo model then repeats the reason, and the output's own check refuses that
+    // reply; what matters here is the store.)
+    assert!(
+        sim.diagnostics
+            .iter()
+            .any(|d| d.contains("is not stored") && !d.contains("sk-live")),
+        "{:?}",
+        sim.diagnostics
+    );
+    assert!(persisted(&sim).iter().all(|l| !l.contains("sk-live")));
+
+    let mut c = sdk_config();
+    c.max_record_len = 4096;
+    let mut sim = with_hooks(c, hooks);
+    sim.send(&user("first"));
+    let id = callbacks(&sim)[0].0.clone();
+    let long = "r".repeat(10_000);
+    sim.send(&answer(&id, json!({"decision":"block","reason":long})));
+    let id = callbacks(&sim)[1].0.clone();
+    sim.send(&answer(&id, json!({})));
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+    let stored: Vec<String> = persisted(&sim)
+        .into_iter()
+        .filter(|l| l.starts_with("{\"type\":\"user\"") && l.contains("[agentx: output cut: "))
+        .collect();
+    assert_eq!(stored.len(), 1, "the cut reason is stored once");
+    assert!(stored[0].len() <= 4096, "{}", stored[0].len());
+}

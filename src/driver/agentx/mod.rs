@@ -44,13 +44,14 @@ pub fn run_sdk_session(args: &SdkSessionArgs) -> i32 {
 }
 
 fn run(args: &SessionArgs, sdk: Option<&SdkArgs>) -> i32 {
-    let startup = match startup::start(&args.common, args.replay_user_messages, true, sdk) {
+    let mut startup = match startup::start(&args.common, args.replay_user_messages, true, sdk) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("{e}");
             return 1;
         }
     };
+    startup.say_notices();
     // PROFILE §12: the upload lifecycle over the blob store under AgentX home, unless
     // `--no-attachments`. A store that cannot open leaves the session without uploads (every
     // import is then rejected `capability_absent`), with one stderr line.

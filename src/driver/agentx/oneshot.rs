@@ -26,7 +26,7 @@ use super::startup::{random_uuid, start};
 
 /// Runs `-p`; returns the exit status.
 pub fn run_one_shot(args: &OneShotArgs) -> i32 {
-    let startup = match start(&args.common, false, false, None) {
+    let mut startup = match start(&args.common, false, false, None) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("{e}");
@@ -47,6 +47,9 @@ pub fn run_one_shot(args: &OneShotArgs) -> i32 {
             }
         }
     }
+    // PROFILE §13: a rejected attachment is its one stderr line; the notices come with a
+    // run that starts.
+    startup.say_notices();
     let line = user_line(&args.prompt, &refs);
     let attachments: Option<Box<dyn Attachments>> = if refs.is_empty() {
         None

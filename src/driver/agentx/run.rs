@@ -69,6 +69,7 @@ pub fn run_loop(
         mut model,
         store,
         persist: store_turns,
+        notices: _,
     } = startup;
     let mut persist = Persister::new(home, store);
     let mut session = match Session::new(config, Instant::now()) {

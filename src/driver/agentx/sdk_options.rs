@@ -99,8 +99,9 @@ pub(super) fn open_session(
                 let history = match context_of(&from, &transcript.lines) {
                     Ok(h) => h,
                     Err(e) => {
-                        drop(s);
+                        // Removed while `s` still holds the session's lock.
                         store::discard_new(home, &session_id);
+                        drop(s);
                         return Err(e);
                     }
                 };
@@ -179,6 +180,7 @@ pub(super) fn apply(
     sdk: &SdkArgs,
     selection: &Selection,
     cwd: &Path,
+    notices: &mut Vec<String>,
 ) -> Result<(), StartupError> {
     if let Some(e) = &sdk.effort {
         config.projection.effort = Some(selection.declared_effort(e)?);
@@ -197,10 +199,10 @@ pub(super) fn apply(
         &tool_rules.disallowed,
     );
     for name in unknown {
-        eprintln!(
+        notices.push(format!(
             "agentx: WARN --tools names no tool \"{}\"; it is not offered",
             shown(&name)
-        );
+        ));
     }
     config.tools = tools;
     config.tool_rules = tool_rules;

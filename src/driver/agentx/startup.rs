@@ -47,9 +47,22 @@ pub struct Startup {
     pub store: Option<SessionStore>,
     /// Turns are written to the store (not `--no-session-persistence`, PROFILE §15).
     pub persist: bool,
+    /// The stderr lines of a successful startup (PROFILE §15's WARN lines, §3's notice of the
+    /// built-in registry), in order: the caller writes them with [`Startup::say_notices`]
+    /// once its own checks passed too, so a failed start writes its one line (PROFILE §8).
+    pub notices: Vec<String>,
 }
 
 pub use super::startup_error::StartupError;
+
+impl Startup {
+    /// Writes the startup's notices on stderr ([`Startup::notices`]), once.
+    pub fn say_notices(&mut self) {
+        for line in std::mem::take(&mut self.notices) {
+            eprintln!("{line}");
+        }
+    }
+}
 
 /// Runs the startup sequence. `host_permissions` is false in one-shot mode; `sdk` is the SDK
 /// profile's options (`--verbose`, PROFILE §15), `None` in the standalone profile.
@@ -100,13 +113,16 @@ pub fn start(
     let persist = !sdk.is_some_and(|s| s.no_session_persistence);
     let opened = sdk_options::open_session(&home, common, sdk, &selection, persist)?;
     // A session this startup created is removed again if a later check fails
-    // (`sdk_options::Opened::created`); the closure's locals, the store's lock and files
-    // among them, are dropped when it returns.
+    // (`sdk_options::Opened::created`), while its store still holds the session's lock, so
+    // no other process can open it in between.
     let created = opened
         .created
         .then(|| (home.clone(), opened.session_id.clone()));
-    let started = (move || {
-        let (session_id, store, history) = (opened.session_id, opened.store, opened.history);
+    let mut held = opened.store;
+    let started = (|| {
+        let (session_id, history) = (opened.session_id, opened.history);
+        // Lines of `sdk_options::apply` (an unknown `--tools` name), said with the rest.
+        let mut notices = Vec::new();
         let cwd = match &common.cwd {
             Some(dir) => dir.clone(),
             None => std::env::current_dir().map_err(|_| StartupError::CurrentDirUnusable)?,
@@ -178,7 +194,7 @@ pub fn start(
             },
         };
         if let Some(sdk) = sdk {
-            sdk_options::apply(&mut config, sdk, &selection, &cwd)?;
+            sdk_options::apply(&mut config, sdk, &selection, &cwd, &mut notices)?;
         }
         // PROFILE §16 HOOK_INPUT `transcript_path`.
         config.transcript_path = home
@@ -187,13 +203,16 @@ pub fn start(
             .join(crate::store::TRANSCRIPT_FILE)
             .to_string_lossy()
             .into_owned();
-        // PROFILE §15's WARN line of each accepted-and-ignored option, then §3's notice:
-        // written once startup succeeded, so a failed startup writes its one line (§8).
-        for option in sdk.map_or(&[][..], |s| &s.ignored[..]) {
-            eprintln!("{}", crate::cli::sdk_args::warn_line(option));
-        }
+        // PROFILE §15's WARN line of each accepted-and-ignored option, then the others,
+        // then §3's notice: written by the caller once everything succeeded (§8).
+        let mut notices: Vec<String> = sdk
+            .map_or(&[][..], |s| &s.ignored[..])
+            .iter()
+            .map(|o| crate::cli::sdk_args::warn_line(o))
+            .chain(std::mem::take(&mut notices))
+            .collect();
         if built_in {
-            eprintln!("{BUILT_IN_NOTICE}");
+            notices.push(BUILT_IN_NOTICE.to_string());
         }
         Ok(Startup {
             config,
@@ -202,13 +221,15 @@ pub fn start(
             selection,
             hook: settings.permission_hook,
             model,
-            store,
+            store: held.take(),
             persist,
+            notices,
         })
     })();
     if let (Err(_), Some((home, id))) = (&started, created) {
         crate::store::discard_new(&home, &id);
     }
+    drop(held);
     started
 }
 
