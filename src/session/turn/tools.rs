@@ -281,7 +281,12 @@ impl Session {
                 // The request was too large for one line: nobody was asked (no denial); the
                 // turn ends after this step and its model call is cancelled.
                 Asked::Settled(Settlement::Deny { .. }) if self.out.turn_refused() => {}
-                Asked::Settled(Settlement::Allow { .. }) => {
+                Asked::Settled(Settlement::Allow {
+                    updated_permissions,
+                    ..
+                }) => {
+                    // PERM-043 as in `settle`: an allow's rules hold for the process.
+                    self.rules.apply(&updated_permissions);
                     self.actions.push_back(Action::ResumeModel {
                         turn: t.id,
                         decision: NetworkDecision::Allowed,
