@@ -507,16 +507,7 @@ fn scenario_15_nothing_claims_durable_delivery() {
     }
     // The only flush is the session store's transcript append, carrying the result and
     // nothing that reached the host afterwards (the idle record is not in it).
-    let lines: Vec<String> = sim
-        .actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::Persist { lines, .. } => Some(lines),
-            _ => None,
-        })
-        .flatten()
-        .map(|b| String::from_utf8(b.to_vec()).unwrap())
-        .collect();
+    let lines = sim.persisted();
     assert!(lines.iter().any(|l| l.contains("\"type\":\"result\"")));
     assert!(!lines.iter().any(|l| l.contains("session_state_changed")));
     assert_eq!(sim.s.is_done().map(|e| e.code), Some(0));

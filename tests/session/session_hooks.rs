@@ -741,19 +741,6 @@ fn continue_false_ends_the_turn_before_the_next_request() {
     assert_eq!(tool_result(&sim, "toolu_1")["content"], "ran Bash");
 }
 
-/// The transcript lines the session handed to its store so far.
-fn persisted(sim: &Sim) -> Vec<String> {
-    sim.actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::Persist { lines, .. } => Some(lines),
-            _ => None,
-        })
-        .flatten()
-        .map(|b| String::from_utf8(b.to_vec()).unwrap())
-        .collect()
-}
-
 /// A Stop block's reason is stored for resume (PROFILE §11), but never a credential (the
 /// store keeps none): a reason holding credential material reaches the model, is not stored,
 /// and a stderr line says so without quoting it. A reason too long for one
@@ -779,7 +766,7 @@ fn a_stop_reason_is_stored_cut_to_fit_and_never_with_a_credential() {
         "{:?}",
         sim.diagnostics
     );
-    assert!(persisted(&sim).iter().all(|l| !l.contains("sk-live")));
+    assert!(sim.persisted().iter().all(|l| !l.contains("sk-live")));
 
     let mut c = sdk_config();
     c.max_record_len = 4096;
@@ -791,7 +778,8 @@ fn a_stop_reason_is_stored_cut_to_fit_and_never_with_a_credential() {
     let id = callbacks(&sim)[1].0.clone();
     sim.send(&answer(&id, json!({})));
     assert_eq!(sim.last_of("result")["subtype"], "success");
-    let stored: Vec<String> = persisted(&sim)
+    let stored: Vec<String> = sim
+        .persisted()
         .into_iter()
         .filter(|l| l.starts_with("{\"type\":\"user\"") && l.contains("[agentx: output cut: "))
         .collect();

@@ -61,6 +61,20 @@ pub struct Sim {
 }
 
 impl Sim {
+    /// Every transcript line handed to the store so far (`Action::Persist`), as text with its
+    /// LF.
+    pub fn persisted(&self) -> Vec<String> {
+        self.actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Persist { lines, .. } => Some(lines),
+                _ => None,
+            })
+            .flatten()
+            .map(|b| String::from_utf8(b.to_vec()).unwrap())
+            .collect()
+    }
+
     pub fn new(config: SessionConfig) -> Sim {
         let now = Instant::now();
         Sim {
