@@ -254,29 +254,14 @@ pub struct Error {
 
 enum Repr {
     Home,
-    /// `why`: the errno text, when the reader gave it.
-    Unreadable {
-        why: Option<String>,
-    },
-    Registry {
-        at: At,
-        rule: Rule,
-    },
-    Collision {
-        public: String,
-        private: String,
-    },
+    Unreadable { why: Option<String> },
+    Registry { at: At, rule: Rule },
+    Collision { public: String, private: String },
     CredentialUnion,
     Framing,
-    UnknownProvider {
-        available: Vec<String>,
-    },
-    NoSelection {
-        available: Vec<String>,
-    },
-    BindingMismatch {
-        component: &'static str,
-    },
+    UnknownProvider { available: Vec<String> },
+    NoSelection { available: Vec<String> },
+    BindingMismatch { component: &'static str },
     BindingRecord,
 }
 
@@ -318,7 +303,8 @@ impl Error {
         Error::new(Repr::Unreadable { why: None })
     }
 
-    /// [`Error::unreadable`] with the reason, the errno text of the failed open or read
+    /// [`Error::unreadable`] with the reason (`Repr::Unreadable::why`), the errno text of the
+    /// failed open or read
     /// (`Is a directory`, `Not a directory` when the home is a file, `Permission denied`):
     /// the caller passes text without a path (`store::errno_text`).
     #[cold]

@@ -79,31 +79,6 @@ fn tool_fields(name: &str, input: &str, id: &str) -> Vec<u8> {
 const NOT_STORED_CREDENTIAL: &str =
     "agentx: a hook's text for the model holds credential material and is not stored: a resume will not see it";
 
-impl Session {
-    /// Keeps `text`, a hook's words the model gets as a user message (a Stop block's
-    /// reason), in the transcript as a plain user record that stdout never sees; cut with the
-    /// output-cut marker when that record would not fit one line. Returns what the model gets:
-    /// the text stored. A text holding credential material is never stored (the store keeps
-    /// no credential): the model gets it whole and a stderr line says a resume will not.
-    fn keep_hook_text(&mut self, text: String) -> String {
-        if self.out.holds_credential(&text) {
-            self.out.diagnostic(NOT_STORED_CREDENTIAL.into());
-            return text;
-        }
-        let mut keep = text.len();
-        for _ in 0..12 {
-            let candidate = super::turn::cut_text(&text, keep);
-            let rec = super::structured::corrective_record(&candidate, &mut self.stamp);
-            if let Some(line) = self.out.encode_prompt(&rec, false) {
-                self.out.keep(line);
-                return candidate;
-            }
-            keep /= 2;
-        }
-        text
-    }
-}
-
 /// A prompt record with UserPromptSubmit contexts appended as the model sees them: a string
 /// prompt gets `\n` and each context; a prompt of blocks gets one text block per context
 /// (joined with `\n` like its other text blocks, `Message::user_blocks`).
@@ -136,6 +111,29 @@ fn with_contexts(rec: &mut crate::wire::UserRecord<'static>, contexts: &[String]
 }
 
 impl Session {
+    /// Keeps `text`, a hook's words the model gets as a user message (a Stop block's
+    /// reason), in the transcript as a plain user record that stdout never sees; cut with the
+    /// output-cut marker when that record would not fit one line. Returns what the model gets:
+    /// the text stored. A text holding credential material is never stored (the store keeps
+    /// no credential): the model gets it whole and a stderr line says a resume will not.
+    fn keep_hook_text(&mut self, text: String) -> String {
+        if self.out.holds_credential(&text) {
+            self.out.diagnostic(NOT_STORED_CREDENTIAL.into());
+            return text;
+        }
+        let limit = self.config.max_record_len;
+        let (out, stamp) = (&mut self.out, &mut self.stamp);
+        let text = super::turn::cut_to_fit(&text, |t| {
+            out.encoded_len(&super::structured::corrective_record(t, stamp))
+                .saturating_sub(limit)
+        });
+        let rec = super::structured::corrective_record(&text, &mut self.stamp);
+        if let Some(line) = self.out.encode_prompt(&rec, false) {
+            self.out.keep(line);
+        }
+        text
+    }
+
     /// PROFILE §16 `PreToolUse` for use `i` of the turn: `Some` when it is decided already
     /// (no callback, or all failed at once), `None` while a callback is pending.
     pub(crate) fn pre_tool_use(&mut self, t: &Turn, i: usize, now: Instant) -> Option<Combined> {
@@ -274,17 +272,19 @@ impl Session {
         let stored = match t.prompt_kept.take() {
             Some((mut rec, at)) if !c.contexts.is_empty() && !credential => {
                 with_contexts(&mut rec, &c.contexts);
-                let record = crate::wire::OutputRecord::User(*rec);
-                let line = self.out.encode_prompt(&record, false);
-                match (line, &record) {
-                    (Some(line), crate::wire::OutputRecord::User(rec)) => {
+                let message = super::turn::prompt_of(&rec);
+                match self
+                    .out
+                    .encode_prompt(&crate::wire::OutputRecord::User(*rec), false)
+                {
+                    Some(line) => {
                         self.out.rekeep(at, line);
                         if let Some(first) = t.messages.first_mut() {
-                            *first = super::turn::prompt_of(rec);
+                            *first = message;
                         }
                         true
                     }
-                    _ => {
+                    None => {
                         // Said, never silent (over the output line limit with its prompt).
                         self.out.diagnostic(
                             "agentx: a UserPromptSubmit context could not be stored with its \

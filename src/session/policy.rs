@@ -77,8 +77,18 @@ impl Rules {
         &self.rules
     }
 
+    /// The verdict of the rules for a use of `tool` whose primary value is `primary`, if any
+    /// rule matches ([`Rules::matching`]).
+    fn verdict(&self, tool: &str, primary: &str) -> Option<Verdict> {
+        Some(match self.matching(tool, Some(primary))? {
+            PermissionBehavior::Deny => Verdict::Deny("denied by a permission rule".into()),
+            PermissionBehavior::Allow => Verdict::Allow,
+            PermissionBehavior::Ask => Verdict::Ask,
+        })
+    }
+
     /// The behavior of the first matching deny rule, else allow rule, else ask rule.
-    pub(crate) fn matching(&self, tool: &str, primary: Option<&str>) -> Option<PermissionBehavior> {
+    fn matching(&self, tool: &str, primary: Option<&str>) -> Option<PermissionBehavior> {
         let hit = |b: PermissionBehavior| {
             self.rules.iter().any(|r| {
                 r.behavior == b
@@ -148,6 +158,14 @@ impl ToolInput {
 /// advertises, ranges and nonempty strings included), so an input the tool would refuse is
 /// `Invalid` here, refused without a permission prompt and with the runner's words.
 pub fn check_input(tool: &str, input_json: &str) -> Result<ToolInput, String> {
+    // One parse of the input: the runner's for its tools, this one's for the others.
+    if crate::tools::NAMES.contains(&tool) {
+        return match ToolCall::parse(tool, input_json).map_err(|e| e.to_string())? {
+            ToolCall::Read { file_path, .. } => Ok(ToolInput::Read { file_path }),
+            ToolCall::Write { file_path, .. } => Ok(ToolInput::Write { file_path }),
+            ToolCall::Bash { command, .. } => Ok(ToolInput::Bash { command }),
+        };
+    }
     let doc = json::parse(input_json.as_bytes())
         .map_err(|_| "invalid tool input: not JSON".to_string())?;
     let root = doc.root();
@@ -158,13 +176,6 @@ pub fn check_input(tool: &str, input_json: &str) -> Result<ToolInput, String> {
     // a connected server's tool.
     if tool.starts_with(super::mcp::TOOL_PREFIX) {
         return Ok(ToolInput::Mcp);
-    }
-    if crate::tools::NAMES.contains(&tool) {
-        return match ToolCall::parse(tool, input_json).map_err(|e| e.to_string())? {
-            ToolCall::Read { file_path, .. } => Ok(ToolInput::Read { file_path }),
-            ToolCall::Write { file_path, .. } => Ok(ToolInput::Write { file_path }),
-            ToolCall::Bash { command, .. } => Ok(ToolInput::Bash { command }),
-        };
     }
     let allowed: &[(&str, Kind, bool)] = match tool {
         "SandboxNetworkAccess" => &[("host", Kind::String, true), ("port", Kind::Number, false)],
@@ -297,13 +308,8 @@ pub fn evaluate(scope: &Scope<'_>, rules: &Rules, tool: &str, input_json: &str) 
     if mode == PermissionMode::BypassPermissions {
         return Verdict::Allow;
     }
-    match rules.matching(tool, Some(primary)) {
-        Some(PermissionBehavior::Deny) => {
-            return Verdict::Deny("denied by a permission rule".into())
-        }
-        Some(PermissionBehavior::Allow) => return Verdict::Allow,
-        Some(PermissionBehavior::Ask) => return Verdict::Ask,
-        None => {}
+    if let Some(v) = rules.verdict(tool, primary) {
+        return v;
     }
     if scope.tool_rules.allows(tool, primary) {
         return Verdict::Allow;
@@ -317,6 +323,20 @@ pub fn evaluate(scope: &Scope<'_>, rules: &Rules, tool: &str, input_json: &str) 
             Verdict::Allow
         }
         _ => Verdict::Ask,
+    }
+}
+
+/// PROFILE §10 for a `SandboxNetworkAccess` request (PERM-022) to `host`, in [`evaluate`]'s
+/// order: `bypassPermissions` allows; then the rules added by allow decisions (by host); then
+/// the mode (`plan` denies, the others ask).
+pub fn network_verdict(mode: PermissionMode, rules: &Rules, host: &str) -> Verdict {
+    if mode == PermissionMode::BypassPermissions {
+        return Verdict::Allow;
+    }
+    match rules.verdict(crate::wire::permission::SANDBOX_NETWORK_ACCESS, host) {
+        Some(v) => v,
+        None if mode == PermissionMode::Plan => Verdict::Deny("plan mode: no changes".into()),
+        None => Verdict::Ask,
     }
 }
 

@@ -249,20 +249,7 @@ pub(crate) fn post_tool_response(
         write_str(&mut b, t);
         b.len()
     };
-    let over = |t: &str| (fixed + escaped(t)).saturating_sub(limit);
-    if over(content) == 0 {
-        return content.to_string();
-    }
-    let mut keep = content.len();
-    for _ in 0..16 {
-        let text = super::turn::cut_text(content, keep);
-        let by = over(&text);
-        if by == 0 {
-            return text;
-        }
-        keep = keep.saturating_sub(by.max(keep / 8));
-    }
-    super::turn::cut_text(content, 0)
+    super::turn::cut_to_fit(content, |t| (fixed + escaped(t)).saturating_sub(limit))
 }
 
 /// `,"name":JSON` for validated compact JSON.

@@ -37,7 +37,7 @@ mod start;
 pub(crate) use start::prompt_of;
 mod stream;
 mod terminal;
-pub(crate) use terminal::cut_text;
+pub(crate) use terminal::cut_to_fit;
 mod tools;
 
 use std::time::Instant;

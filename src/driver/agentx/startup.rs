@@ -112,125 +112,125 @@ pub fn start(
     // in the SDK profile also --continue, --fork-session and --session-id (PROFILE §15).
     let persist = !sdk.is_some_and(|s| s.no_session_persistence);
     let opened = sdk_options::open_session(&home, common, sdk, &selection, persist)?;
-    // A session this startup created is removed again if a later check fails
-    // (`sdk_options::Opened::created`), while its store still holds the session's lock, so
-    // no other process can open it in between.
-    let created = opened
-        .created
-        .then(|| (home.clone(), opened.session_id.clone()));
-    let mut held = opened.store;
-    let started = (|| {
-        let (session_id, history) = (opened.session_id, opened.history);
-        // Lines of `sdk_options::apply` (an unknown `--tools` name), said with the rest.
-        let mut notices = Vec::new();
-        let cwd = match &common.cwd {
-            Some(dir) => dir.clone(),
-            None => std::env::current_dir().map_err(|_| StartupError::CurrentDirUnusable)?,
-        };
-        let cwd = cwd
-            .canonicalize()
-            .ok()
-            .filter(|p| p.is_dir())
-            .ok_or(StartupError::CwdNotDirectory)?;
-        let model = model_runner(&selection, &home)?;
-        // PROFILE §15: `--system-prompt-file` is read once, here (UTF-8, at most 1 MiB).
-        let system_prompt = match sdk {
-            Some(SdkArgs {
-                system_prompt_file: Some(path),
-                ..
-            }) => {
-                let bytes = read_capped(path, MAX_SYSTEM_PROMPT_FILE)
-                    .ok()
-                    .flatten()
-                    .ok_or(StartupError::SystemPromptUnreadable)?;
-                if bytes.len() as u64 > MAX_SYSTEM_PROMPT_FILE {
-                    return Err(StartupError::SystemPromptTooLarge);
-                }
-                Some(String::from_utf8(bytes).map_err(|_| StartupError::SystemPromptUnreadable)?)
+    let (session_id, store, history) = (opened.session_id, opened.store, opened.history);
+    // Declared after `store`, so dropped before it: a session this startup created is removed
+    // while its store still holds the lock, whenever a later check returns early.
+    let mut undo = DiscardOnFailure(opened.created.then(|| (home.clone(), session_id.clone())));
+    // The stderr lines of a successful start, in order: PROFILE §15's WARN line of each
+    // accepted-and-ignored option, `sdk_options::apply`'s (an unknown `--tools` name), then
+    // §3's notice; the caller writes them once everything succeeded (§8).
+    let mut notices: Vec<String> = sdk
+        .map_or(&[][..], |s| &s.ignored[..])
+        .iter()
+        .map(|o| crate::cli::sdk_args::warn_line(o))
+        .collect();
+    let cwd = match &common.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|_| StartupError::CurrentDirUnusable)?,
+    };
+    let cwd = cwd
+        .canonicalize()
+        .ok()
+        .filter(|p| p.is_dir())
+        .ok_or(StartupError::CwdNotDirectory)?;
+    let model = model_runner(&selection, &home)?;
+    // PROFILE §15: `--system-prompt-file` is read once, here (UTF-8, at most 1 MiB).
+    let system_prompt = match sdk {
+        Some(SdkArgs {
+            system_prompt_file: Some(path),
+            ..
+        }) => {
+            let bytes = read_capped(path, MAX_SYSTEM_PROMPT_FILE)
+                .ok()
+                .flatten()
+                .ok_or(StartupError::SystemPromptUnreadable)?;
+            if bytes.len() as u64 > MAX_SYSTEM_PROMPT_FILE {
+                return Err(StartupError::SystemPromptTooLarge);
             }
-            Some(sdk) => sdk.system_prompt.clone(),
-            None => None,
-        };
-        let mut config = SessionConfig {
-            session_id,
-            uuid_seed: random_u64(),
-            cwd: cwd.to_string_lossy().into_owned(),
-            profile: if sdk.is_some() {
-                Profile::Sdk
-            } else {
-                Profile::Standalone
-            },
-            system_prompt,
-            append_system_prompt: sdk.and_then(|s| s.append_system_prompt.clone()),
-            output_schema: sdk.and_then(|s| s.json_schema.clone()),
-            permission_mode: common.permission_mode(),
-            replay_user_messages,
-            include_partial_messages: common.include_partial_messages,
-            attachments_enabled: !common.no_attachments,
-            projection: Projection::of(&selection),
-            tools: crate::tools::specs(),
-            // WIRE-013: the union goes into the session's encoder at construction.
-            credentials: selection.credentials().clone(),
-            hook_configured: settings.permission_hook.is_some(),
-            host_permissions,
-            pid: std::process::id(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            history,
-            reference: None,
-            add_dirs: Vec::new(),
-            tool_rules: Default::default(),
-            limits: Default::default(),
-            // PROFILE §15: no output line over 1,048,576 bytes in the SDK profile (the Python
-            // SDK's default buffer).
-            max_record_len: if sdk.is_some() {
-                SDK_MAX_RECORD_LEN
-            } else {
-                crate::encode::DEFAULT_MAX_RECORD_LEN
-            },
-            transcript_path: String::new(),
-            mcp: crate::session::McpConfig {
-                servers: sdk.map(|s| s.mcp_servers.clone()).unwrap_or_default(),
-                ..Default::default()
-            },
-        };
-        if let Some(sdk) = sdk {
-            sdk_options::apply(&mut config, sdk, &selection, &cwd, &mut notices)?;
+            Some(String::from_utf8(bytes).map_err(|_| StartupError::SystemPromptUnreadable)?)
         }
-        // PROFILE §16 HOOK_INPUT `transcript_path`.
-        config.transcript_path = home
-            .join(crate::store::SESSIONS_DIR)
-            .join(&config.session_id)
-            .join(crate::store::TRANSCRIPT_FILE)
-            .to_string_lossy()
-            .into_owned();
-        // PROFILE §15's WARN line of each accepted-and-ignored option, then the others,
-        // then §3's notice: written by the caller once everything succeeded (§8).
-        let mut notices: Vec<String> = sdk
-            .map_or(&[][..], |s| &s.ignored[..])
-            .iter()
-            .map(|o| crate::cli::sdk_args::warn_line(o))
-            .chain(std::mem::take(&mut notices))
-            .collect();
-        if built_in {
-            notices.push(BUILT_IN_NOTICE.to_string());
-        }
-        Ok(Startup {
-            config,
-            home,
-            cwd,
-            selection,
-            hook: settings.permission_hook,
-            model,
-            store: held.take(),
-            persist,
-            notices,
-        })
-    })();
-    if let (Err(_), Some((home, id))) = (&started, created) {
-        crate::store::discard_new(&home, &id);
+        Some(sdk) => sdk.system_prompt.clone(),
+        None => None,
+    };
+    let mut config = SessionConfig {
+        session_id,
+        uuid_seed: random_u64(),
+        cwd: cwd.to_string_lossy().into_owned(),
+        profile: if sdk.is_some() {
+            Profile::Sdk
+        } else {
+            Profile::Standalone
+        },
+        system_prompt,
+        append_system_prompt: sdk.and_then(|s| s.append_system_prompt.clone()),
+        output_schema: sdk.and_then(|s| s.json_schema.clone()),
+        permission_mode: common.permission_mode(),
+        replay_user_messages,
+        include_partial_messages: common.include_partial_messages,
+        attachments_enabled: !common.no_attachments,
+        projection: Projection::of(&selection),
+        tools: crate::tools::specs(),
+        // WIRE-013: the union goes into the session's encoder at construction.
+        credentials: selection.credentials().clone(),
+        hook_configured: settings.permission_hook.is_some(),
+        host_permissions,
+        pid: std::process::id(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        history,
+        reference: None,
+        add_dirs: Vec::new(),
+        tool_rules: Default::default(),
+        limits: Default::default(),
+        // PROFILE §15: no output line over 1,048,576 bytes in the SDK profile (the Python
+        // SDK's default buffer).
+        max_record_len: if sdk.is_some() {
+            SDK_MAX_RECORD_LEN
+        } else {
+            crate::encode::DEFAULT_MAX_RECORD_LEN
+        },
+        transcript_path: String::new(),
+        mcp: crate::session::McpConfig {
+            servers: sdk.map(|s| s.mcp_servers.clone()).unwrap_or_default(),
+            ..Default::default()
+        },
+    };
+    if let Some(sdk) = sdk {
+        sdk_options::apply(&mut config, sdk, &selection, &cwd, &mut notices)?;
     }
-    drop(held);
-    started
+    // PROFILE §16 HOOK_INPUT `transcript_path`.
+    config.transcript_path = home
+        .join(crate::store::SESSIONS_DIR)
+        .join(&config.session_id)
+        .join(crate::store::TRANSCRIPT_FILE)
+        .to_string_lossy()
+        .into_owned();
+    if built_in {
+        notices.push(BUILT_IN_NOTICE.to_string());
+    }
+    undo.0 = None;
+    Ok(Startup {
+        config,
+        home,
+        cwd,
+        selection,
+        hook: settings.permission_hook,
+        model,
+        store,
+        persist,
+        notices,
+    })
+}
+
+/// Removes the session a failing startup created (`store::discard_new`) when dropped with
+/// its home and id: every early return of [`start`] after the session was opened.
+struct DiscardOnFailure(Option<(PathBuf, String)>);
+
+impl Drop for DiscardOnFailure {
+    fn drop(&mut self) {
+        if let Some((home, id)) = self.0.take() {
+            crate::store::discard_new(&home, &id);
+        }
+    }
 }
 
 /// The metadata of a new stored session.

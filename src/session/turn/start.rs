@@ -52,17 +52,11 @@ impl Session {
         self.next_turn += 1;
         // PROFILE §11 "Order is context order": the prompt is stored where it enters the
         // model's context, at the start of its own turn.
-        let kept_at = self.out.kept();
-        let kept = q.line.is_some();
-        if let Some(line) = q.line {
+        let kept_at = q.line.map(|line| {
+            let at = self.out.kept();
             self.out.keep(line);
-        }
-        // PROFILE §16: a UserPromptSubmit context is stored with its prompt (`prompt_kept`).
-        let prompt_kept = (kept
-            && self
-                .sdk_hooks
-                .wants(crate::wire::sdk_hooks::HookEvent::UserPromptSubmit, None))
-        .then(|| (Box::new(q.record.clone()), kept_at));
+            at
+        });
         let prompt = prompt_of(&q.record);
         let has_attachments =
             matches!(&prompt, Message::User { attachments, .. } if !attachments.is_empty());
@@ -88,7 +82,14 @@ impl Session {
             messages: vec![prompt],
             prompt_record: q.record.uuid.as_ref().map(|u| u.as_str().to_string()),
             prompt_uuid_given: q.uuid_given,
-            prompt_kept,
+            // PROFILE §16: a UserPromptSubmit context is stored with its prompt; the record
+            // is not needed otherwise, so it moves here (no copy).
+            prompt_kept: kept_at
+                .filter(|_| {
+                    self.sdk_hooks
+                        .wants(crate::wire::sdk_hooks::HookEvent::UserPromptSubmit, None)
+                })
+                .map(|at| (Box::new(q.record), at)),
             last_assistant: None,
             compacted: false,
             hooks: Default::default(),

@@ -78,22 +78,12 @@ impl Session {
         if pushed == Pushed::TooLarge && self.config.profile == Profile::Sdk {
             // PROFILE §15: in the SDK profile a tool output that would not fit the 1 MiB line
             // is cut with a visible marker, and the turn goes on.
-            let mut keep = content.len();
-            for _ in 0..8 {
-                let over = self
-                    .out
-                    .encoded_len(&self.stamp.tool_result(
-                        tool_use_id,
-                        &cut_text(content, keep),
-                        is_error,
-                    ))
-                    .saturating_sub(self.config.max_record_len);
-                if over == 0 {
-                    break;
-                }
-                keep = keep.saturating_sub(over.max(keep / 8));
-            }
-            let text = cut_text(content, keep);
+            let limit = self.config.max_record_len;
+            let (out, stamp) = (&mut self.out, &mut self.stamp);
+            let text = cut_to_fit(content, |t| {
+                out.encoded_len(&stamp.tool_result(tool_use_id, t, is_error))
+                    .saturating_sub(limit)
+            });
             let rec = self.stamp.tool_result(tool_use_id, &text, is_error);
             pushed = self.out.push(&rec, true);
             cut_content = Some(text);
@@ -121,9 +111,26 @@ impl Session {
     }
 }
 
+/// `content`, or its head cut with [`cut_text`]'s marker so that `over(text)`, the bytes by
+/// which the record carrying `text` would pass the output line limit, is 0. Each step drops
+/// what was over (at least an eighth), so a few steps reach the fit; after 16 the last cut is
+/// returned (a record whose other members alone pass the limit cannot fit at all).
+pub(crate) fn cut_to_fit(content: &str, mut over: impl FnMut(&str) -> usize) -> String {
+    let mut keep = content.len();
+    for _ in 0..16 {
+        let text = cut_text(content, keep);
+        let by = over(&text);
+        if by == 0 || keep == 0 {
+            return text;
+        }
+        keep = keep.saturating_sub(by.max(keep / 8));
+    }
+    cut_text(content, keep)
+}
+
 /// The first `keep` bytes of `content` (at a character boundary) and the marker saying how
 /// much was cut (PROFILE §15); `content` itself when it all fits.
-pub(crate) fn cut_text(content: &str, keep: usize) -> String {
+fn cut_text(content: &str, keep: usize) -> String {
     if keep >= content.len() {
         return content.to_string();
     }

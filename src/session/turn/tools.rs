@@ -246,23 +246,7 @@ impl Session {
         t.network_count += 1;
         let id = format!("toolu_network_{}_{}", t.id, t.network_count);
         let tool = crate::wire::permission::SANDBOX_NETWORK_ACCESS;
-        // PROFILE §10's order for a call: bypass allows; then the rules added by allow
-        // decisions (a `SandboxNetworkAccess` rule, by host); then the mode.
-        use crate::wire::permission::{PermissionBehavior, PermissionMode};
-        let verdict = match self.config.permission_mode {
-            PermissionMode::BypassPermissions => Verdict::Allow,
-            mode => match self.rules.matching(tool, Some(host)) {
-                Some(PermissionBehavior::Deny) => {
-                    Verdict::Deny("denied by a permission rule".into())
-                }
-                Some(PermissionBehavior::Allow) => Verdict::Allow,
-                Some(PermissionBehavior::Ask) => Verdict::Ask,
-                None if mode == PermissionMode::Plan => {
-                    Verdict::Deny("plan mode: no changes".into())
-                }
-                None => Verdict::Ask,
-            },
-        };
+        let verdict = policy::network_verdict(self.config.permission_mode, &self.rules, host);
         let denied = |t: &mut Turn, id: String, input: String| {
             t.denials.push(Denial {
                 tool_name: tool.to_string(),
