@@ -85,7 +85,25 @@ pub(crate) struct Scratch {
     table: Vec<u64>,
     /// The names of the object under the exact check (rebuilt from the tape).
     pub(crate) names: Vec<Name>,
+    /// Key lists [`keys_differ`] proved distinct, one per slot ([`proven_slot`]), kept across
+    /// objects and documents.
+    proven: [Vec<u64>; PROVEN_SLOTS],
 }
+
+/// Slots of remembered key lists, so that objects of different shapes that nest or alternate
+/// (twitter.json's users inside statuses of three shapes) do not evict each other.
+const PROVEN_SLOTS: usize = 8;
+
+/// The slot of a key list: a hash of its length and last key.
+#[inline]
+fn proven_slot(keys: &[u64]) -> usize {
+    let last = keys.last().copied().unwrap_or(0);
+    let bits = PROVEN_SLOTS.trailing_zeros();
+    ((last ^ keys.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+}
+
+/// The longest key list remembered.
+const PROVEN_MAX: usize = HASHED_MAX;
 
 /// Fingerprint of decoded name bytes: length and content mixed a word at a time.
 #[inline]
@@ -246,20 +264,41 @@ pub(crate) fn keys_differ(keys: &[u64], scratch: &mut Scratch) -> bool {
                 & (c != e)
                 & (d != e)
         }
-        _ if keys.len() <= PAIRWISE_MAX => {
-            let n = keys.len();
-            let mut same = false;
-            for i in 1..n {
-                let k = keys[i];
-                same |= keys[..i]
-                    .iter()
-                    .fold(false, |acc, &other| acc | (other == k));
+        _ => {
+            // Objects of one shape repeat (the records of a stream, the users of a timeline):
+            // keys equal one by one to a list already proved distinct are distinct too.
+            let slot = proven_slot(keys);
+            if scratch.proven[slot][..] == *keys {
+                return true;
             }
-            !same
+            let differ = if keys.len() <= PAIRWISE_MAX {
+                keys_differ_pairwise(keys)
+            } else if keys.len() <= HASHED_MAX {
+                keys_differ_hashed(keys, scratch)
+            } else {
+                keys_differ_sorted(keys, scratch)
+            };
+            if differ && keys.len() <= PROVEN_MAX {
+                let proven = &mut scratch.proven[slot];
+                proven.clear();
+                proven.extend_from_slice(keys);
+            }
+            differ
         }
-        _ if keys.len() <= HASHED_MAX => keys_differ_hashed(keys, scratch),
-        _ => keys_differ_sorted(keys, scratch),
     }
+}
+
+/// [`keys_differ`] for 6 to [`PAIRWISE_MAX`] keys: every pair, without early exits.
+#[inline]
+fn keys_differ_pairwise(keys: &[u64]) -> bool {
+    let mut same = false;
+    for i in 1..keys.len() {
+        let k = keys[i];
+        same |= keys[..i]
+            .iter()
+            .fold(false, |acc, &other| acc | (other == k));
+    }
+    !same
 }
 
 /// [`keys_differ`] for 17 to [`HASHED_MAX`] keys: an open-addressing set with at least twice
@@ -514,6 +553,37 @@ mod tests {
         assert!(keys_differ(&crafted, &mut s));
         crafted[39] = crafted[3];
         assert!(!keys_differ(&crafted, &mut s));
+    }
+
+    /// A key list proved distinct is remembered and answers the same list again; a list that
+    /// differs from it in one key, to a repeat, is still caught (at every size and position),
+    /// a list with a repeat is never remembered, and lists whose lengths share a slot evict
+    /// each other without a wrong answer.
+    #[test]
+    fn remembered_key_lists_never_hide_a_repeat() {
+        let mut s = Scratch::default();
+        for n in [6usize, 7, 16, 17, 40, 44, 1024, 1025] {
+            let proven: Vec<u64> = (0..n as u64).map(|k| k * 0x9E37_79B9 + 11).collect();
+            assert!(keys_differ(&proven, &mut s), "{n}");
+            assert!(keys_differ(&proven, &mut s), "{n} again");
+            for at in [0, 1, n / 2, n - 1] {
+                let mut repeat = proven.clone();
+                repeat[at] = repeat[(at + 1) % n];
+                assert!(!keys_differ(&repeat, &mut s), "{n} repeat at {at}");
+                assert!(!keys_differ(&repeat, &mut s), "{n} repeat at {at} again");
+            }
+            assert!(keys_differ(&proven, &mut s), "{n} after the repeats");
+            // Other keys in the same slot: both still answered exactly.
+            let other: Vec<u64> = (1..)
+                .map(|seed: u64| (0..n as u64 + 4).map(|k| k * 0x51 + seed).collect())
+                .find(|o: &Vec<u64>| proven_slot(o) == proven_slot(&proven))
+                .unwrap();
+            assert!(keys_differ(&other, &mut s));
+            assert!(keys_differ(&proven, &mut s));
+            let mut other_repeat = other.clone();
+            other_repeat[n] = other_repeat[0];
+            assert!(!keys_differ(&other_repeat, &mut s));
+        }
     }
 
     #[test]

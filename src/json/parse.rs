@@ -64,6 +64,9 @@ pub struct Parser {
     /// Duplicate-detection keys of the member names of every open object (`members::key`).
     keys: Vec<u64>,
     scratch: members::Scratch,
+    /// The predicted length of the gap before a member or element at each depth (mod 64),
+    /// kept across documents: [`Kernel::gap`]. A hint only: no answer depends on it.
+    gaps: [u8; 64],
 }
 
 impl Default for Parser {
@@ -75,6 +78,7 @@ impl Default for Parser {
             stack: Vec::new(),
             keys: Vec::new(),
             scratch: members::Scratch::default(),
+            gaps: [1; 64],
         }
     }
 }
@@ -307,7 +311,7 @@ impl Parser {
                             (i, c) = skip_ws_at(k, b, i + 8, &mut w);
                             continue 'value;
                         }
-                        let (j, d) = skip_ws_at(k, b, i + 1, &mut w);
+                        let (j, d) = self.gap_at(k, b, i + 1, &mut w, false);
                         i = j;
                         if d == closer {
                             (i, closer) = self.close(b, i)?;
@@ -336,10 +340,12 @@ impl Parser {
             }
             // After a complete value: a separator, a close, or the end of the document.
             loop {
-                let (j, d) = skip_ws_at(k, b, i, &mut w);
+                // A gap here ends the container: its bracket is indented as the members of
+                // the container around it are.
+                let (j, d) = self.gap_at(k, b, i, &mut w, true);
                 i = j;
                 if d == b',' && closer != 0 {
-                    let (j, d) = skip_ws_at(k, b, i + 1, &mut w);
+                    let (j, d) = self.gap_at(k, b, i + 1, &mut w, false);
                     (i, c) = if closer == b'}' {
                         self.member_name(k, b, j, d, &mut w)?
                     } else {
@@ -364,6 +370,28 @@ impl Parser {
                 return Err(ended_or(b, i, Malformed::ExpectedCommaOrEnd));
             }
         }
+    }
+
+    /// [`skip_ws_at`] where a gap of predicted length ([`Kernel::gap`]) may start: after a
+    /// separator or an opening bracket (the gap before a member or element of the innermost
+    /// container), and after a value (`outer`: before a closing bracket, indented as the
+    /// members of the container around it). Compact JSON pays one comparison, as before.
+    #[inline(always)]
+    fn gap_at<K: Kernel>(
+        &mut self,
+        k: K,
+        b: &[u8],
+        i: usize,
+        w: &mut Window,
+        outer: bool,
+    ) -> (usize, u8) {
+        let c = byte_at(b, i);
+        if c > b' ' || !is_ws(c) {
+            return (i, c);
+        }
+        let depth = self.stack.len().wrapping_sub(outer as usize);
+        let j = k.gap(b, i, w, &mut self.gaps[depth & 63]);
+        (j, byte_at(b, j))
     }
 
     /// Closes the innermost container at `b[i]` (its closing bracket); returns the offset
@@ -604,6 +632,91 @@ mod tests {
                 .iter()
                 .map(|&i| skip_ws(k, self.0, i, &mut w))
                 .collect()
+        }
+    }
+
+    /// `Kernel::gap` at each `(start, prediction)` in order on one backend, with one window
+    /// kept across the calls as the grammar keeps it; each call's end and the prediction it
+    /// leaves.
+    struct Gaps<'a>(&'a [u8], &'a [(usize, u8)]);
+
+    impl scan::WithKernel for Gaps<'_> {
+        type Out = Vec<(usize, u8)>;
+        fn run<K: Kernel>(self, k: K) -> Vec<(usize, u8)> {
+            let mut w = Window::default();
+            self.1
+                .iter()
+                .map(|&(i, mut predicted)| (k.gap(self.0, i, &mut w, &mut predicted), predicted))
+                .collect()
+        }
+    }
+
+    /// A gap (a whitespace run starting at a whitespace byte) ends where a byte loop says on
+    /// every backend, whatever length was predicted: too short, exact, too long, 0, past 63
+    /// and past the input's end; gaps across 64-byte windows, up to the input's end, of every
+    /// whitespace byte, followed by every byte. The prediction left behind is the old one or
+    /// the gap's length capped at 63 (the vector backends learn it, the portable one ignores
+    /// it), and the scalar twin of the vector check (`scan::gap_from_bits` over the reference
+    /// bits) gives the same end and learns exactly when it was wrong.
+    #[test]
+    fn gaps_end_where_a_byte_loop_ends_whatever_was_predicted() {
+        let byte_loop = |b: &[u8], mut i: usize| {
+            while b.get(i).is_some_and(|&c| is_ws(c)) {
+                i += 1;
+            }
+            i
+        };
+        let ws = [b' ', b'\n', b'\t', b'\r'];
+        let predictions: Vec<u8> = (0..=66).chain([127, 128, 255]).collect();
+        for len in (1..70usize).chain([100, 127, 128, 129, 200]) {
+            let stops: &[u8] = if len < 20 {
+                &[
+                    b'"', b'x', 0x0b, 0x0c, 0x00, 0x80, 0xff, b'}', 0x1f, 0x21, b',',
+                ]
+            } else {
+                &[b'"', 0x0b, 0x80]
+            };
+            for &stop in stops {
+                for lead in [0usize, 1, 5, 63] {
+                    let mut b = vec![b'{'; lead];
+                    b.extend((0..len).map(|k| ws[(k * 5 + len) % 4]));
+                    b.push(stop);
+                    b.extend_from_slice(b" x");
+                    let whole = b.len();
+                    for end_cut in [whole, lead + len] {
+                        let b = &b[..end_cut];
+                        let want = byte_loop(b, lead);
+                        let calls: Vec<(usize, u8)> =
+                            predictions.iter().map(|&p| (lead, p)).collect();
+                        for &(i, p) in &calls {
+                            let mut learned = p;
+                            let got = scan::gap_from_bits(
+                                b,
+                                i,
+                                scan::scalar::space_mask(b, i),
+                                &mut learned,
+                                scan::scalar::space_mask,
+                            );
+                            assert_eq!(got, want, "twin {b:?} predicted {p}");
+                            let right = (p & 63) as usize == want - i;
+                            let expect = if right { p } else { (want - i).min(63) as u8 };
+                            assert_eq!(learned, expect, "twin learned {b:?} predicted {p}");
+                        }
+                        for backend in scan::available() {
+                            let checked = scan::checked(backend).unwrap();
+                            let got = scan::dispatch(checked, Gaps(b, &calls));
+                            for (&(i, p), &(end, learned)) in calls.iter().zip(&got) {
+                                assert_eq!(end, want, "{backend:?} {b:?} predicted {p}");
+                                let capped = (want - i).min(63) as u8;
+                                assert!(
+                                    learned == p || learned == capped,
+                                    "{backend:?} {b:?} predicted {p} learned {learned}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 

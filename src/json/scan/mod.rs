@@ -71,6 +71,71 @@ pub(crate) trait Kernel: Copy {
         let _ = window;
         scalar::skip_space(b, i)
     }
+
+    /// The offset of the first byte after `i` that is not JSON whitespace (`b.len()` if none),
+    /// where `b[i]` is whitespace: the gap between two tokens. `predicted` is the length this
+    /// gap is expected to have (the last one seen at the same depth: a pretty printer indents
+    /// every member of one depth alike) and is set to the length found when it differs. A
+    /// vector backend checks the prediction off the walk's serial chain, so a predicted gap
+    /// costs the walk one addition; the prediction never changes the answer. The portable
+    /// answer ignores it: one space, else [`Kernel::space_run`].
+    #[inline(always)]
+    fn gap(self, b: &[u8], i: usize, window: &mut Window, predicted: &mut u8) -> usize {
+        let _ = predicted;
+        if b.get(i + 1).is_some_and(|&c| scalar::is_space(c)) {
+            self.space_run(b, i + 2, window)
+        } else {
+            i + 1
+        }
+    }
+}
+
+/// [`Kernel::gap`] from `space`, the whitespace bits of the 64 bytes at `i` (bit 0, `b[i]`,
+/// set; bytes past the end of `b` clear): `i + predicted` when bits `0..predicted` are set and
+/// bit `predicted` is clear, else the gap's true end, with `predicted` updated to its length
+/// (at most 63). `more(b, at)` gives the whitespace bits of the 64 bytes at `at < b.len()` for
+/// a gap that runs past these 64 bytes. The scalar twin of the vector backends' gaps: they
+/// call it with their own bits, and the tests call it with [`scalar::space_mask`].
+#[inline(always)]
+pub(crate) fn gap_from_bits(
+    b: &[u8],
+    i: usize,
+    space: u64,
+    predicted: &mut u8,
+    more: impl Fn(&[u8], usize) -> u64,
+) -> usize {
+    let want = (1u64 << (*predicted & 63)) - 1;
+    if space & (want << 1 | 1) == want {
+        return i + (*predicted & 63) as usize;
+    }
+    gap_found(b, i, space, predicted, more)
+}
+
+/// [`gap_from_bits`] when the prediction failed: the gap's end from the bits, 64 bytes further
+/// on while it goes on, and the new prediction.
+#[cold]
+#[inline(never)]
+fn gap_found(
+    b: &[u8],
+    i: usize,
+    space: u64,
+    predicted: &mut u8,
+    more: impl Fn(&[u8], usize) -> u64,
+) -> usize {
+    let mut at = i;
+    let mut bits = space;
+    let end = loop {
+        if bits != u64::MAX {
+            break (at + (!bits).trailing_zeros() as usize).min(b.len());
+        }
+        at += 64;
+        if at >= b.len() {
+            break b.len();
+        }
+        bits = more(b, at);
+    };
+    *predicted = (end - i).min(63) as u8;
+    end
 }
 
 /// The quote, hard-stop (`"`, `\`, control) and non-ASCII bits of the 64 input bytes at `at`,
