@@ -47,7 +47,7 @@ fn escaped_chars(backslash: u64, carry: &mut u64) -> u64 {
 }
 
 /// The general string walk, one 64-byte block at a time, with `masks` from one backend (each
-/// backend compiles its own copy for its CPU features).
+/// backend compiles its own copy for its CPU features) and its UTF-8 check, `utf8_ok`.
 /// `simple` gives the bits of the 64 bytes at a block that may follow a backslash to form a
 /// complete two-byte escape (`scan::SIMPLE_ESCAPES`); it is asked only for blocks with escapes,
 /// so only `\u` and invalid escapes are looked at one by one.
@@ -57,6 +57,7 @@ pub(crate) fn walk(
     start: usize,
     masks: impl Fn(&[u8], usize) -> StringMasks,
     simple: impl Fn(&[u8], usize) -> u64,
+    utf8_ok: impl Fn(&[u8]) -> bool,
 ) -> Result<(usize, bool), Error> {
     let mut block = start;
     let mut carry = 0u64;
@@ -109,8 +110,8 @@ pub(crate) fn walk(
                 // The escape check consumed bytes past this quote: it was inside a `\u` escape.
                 return Err(Error::malformed(Malformed::InvalidEscape, end));
             }
-            if first_high != usize::MAX {
-                utf8(b.get(first_high..end).unwrap_or(&[]), first_high)?;
+            if first_high != usize::MAX && !utf8_ok(b.get(first_high..end).unwrap_or(&[])) {
+                return Err(Error::new(ErrorKind::InvalidUtf8, first_high));
             }
             return Ok((end, escaped_any));
         }
@@ -118,20 +119,15 @@ pub(crate) fn walk(
     }
 }
 
-/// UTF-8 check of a string's tail from its first non-ASCII byte (the parser maps the error to
-/// the exact offset of a whole-input check): a byte at a time up to 32 bytes, `simdutf8`
-/// beyond.
+/// Whether a string's tail from its first non-ASCII byte is UTF-8 (the parser maps a failure
+/// to the exact offset of a whole-input check), for backends without a vector check of their
+/// own: a byte at a time up to 32 bytes, `simdutf8` beyond.
 #[inline(never)]
-fn utf8(tail: &[u8], at: usize) -> Result<(), Error> {
-    let valid = if tail.len() <= 32 {
+pub(crate) fn utf8_portable(tail: &[u8]) -> bool {
+    if tail.len() <= 32 {
         is_utf8_short(tail)
     } else {
         simdutf8::basic::from_utf8(tail).is_ok()
-    };
-    if valid {
-        Ok(())
-    } else {
-        Err(Error::new(ErrorKind::InvalidUtf8, at))
     }
 }
 

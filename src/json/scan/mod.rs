@@ -20,6 +20,8 @@ pub(crate) mod scalar;
 mod utf8;
 #[cfg(target_arch = "x86_64")]
 mod x86;
+#[cfg(target_arch = "x86_64")]
+mod x86_utf8;
 
 use std::sync::OnceLock;
 
@@ -59,6 +61,14 @@ pub(crate) trait Kernel: Copy {
 
     /// See `super::string::walk`.
     fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error>;
+
+    /// Whether `s`, the tail of a string body in the parse's [`Window`] from its first
+    /// non-ASCII byte to its closing quote (under 64 bytes), is UTF-8. The portable answer is
+    /// the DFA, [`utf8::is_utf8_short`]; a vector backend may answer longer tails with vectors.
+    #[inline(always)]
+    fn utf8_tail(self, s: &[u8]) -> bool {
+        utf8::is_utf8_short(s)
+    }
 
     /// The offset of the first byte at or after `i` that is not JSON whitespace (`b.len()` if
     /// none); the grammar calls it for runs (indentation). The portable answer is the SWAR
@@ -174,18 +184,30 @@ impl Window {
     /// [`Kernel::string_short`] from this window alone: `Some(answer)` when a hard stop at or
     /// after `i` lies inside it, `None` when it must be reloaded at `i` ([`Window::reload`]).
     #[inline(always)]
-    pub(crate) fn cached(&self, b: &[u8], i: usize) -> Option<Option<usize>> {
+    pub(crate) fn cached(
+        &self,
+        b: &[u8],
+        i: usize,
+        utf8: impl Fn(&[u8]) -> bool,
+    ) -> Option<Option<usize>> {
         let off = i.wrapping_sub(self.at);
         let rest = if off < 64 { self.hard >> off } else { 0 };
-        (rest != 0).then(|| Self::answer(b, i, rest, self.quote >> off, self.high >> off, None))
+        (rest != 0)
+            .then(|| Self::answer(b, i, rest, self.quote >> off, self.high >> off, None, utf8))
     }
 
     /// Makes the string classes of the 64 bytes at `i` (`m`) this window's and answers
     /// [`Kernel::string_short`] from them.
     #[inline(always)]
-    pub(crate) fn reload(&mut self, b: &[u8], i: usize, m: StringMasks) -> Option<usize> {
+    pub(crate) fn reload(
+        &mut self,
+        b: &[u8],
+        i: usize,
+        m: StringMasks,
+        utf8: impl Fn(&[u8]) -> bool,
+    ) -> Option<usize> {
         self.hold(i, m);
-        Self::answer(b, i, self.hard, m.quote, m.high, None)
+        Self::answer(b, i, self.hard, m.quote, m.high, None, utf8)
     }
 
     /// Makes `m`, the string classes of the 64 bytes at `at`, this window's.
@@ -211,12 +233,18 @@ impl Window {
     /// stop after it there) from them; the UTF-8 check starts at the body's first non-ASCII
     /// byte in either window.
     #[inline(always)]
-    pub(crate) fn advance(&mut self, b: &[u8], i: usize, m: StringMasks) -> Option<usize> {
+    pub(crate) fn advance(
+        &mut self,
+        b: &[u8],
+        i: usize,
+        m: StringMasks,
+        utf8: impl Fn(&[u8]) -> bool,
+    ) -> Option<usize> {
         let high_before = self.high >> (i.wrapping_sub(self.at) & 63);
         let first_high = (high_before != 0).then(|| i + high_before.trailing_zeros() as usize);
         let at = self.at + 64;
         self.hold(at, m);
-        Self::answer(b, at, self.hard, m.quote, m.high, first_high)
+        Self::answer(b, at, self.hard, m.quote, m.high, first_high, utf8)
     }
 
     /// [`Kernel::space_run`] from the whitespace bits, with `load(b, at)` giving the
@@ -250,7 +278,8 @@ impl Window {
     }
 
     /// The closing quote at `i + k` when the lowest bit `k` of `hard` is a quote bit and the
-    /// non-ASCII bytes before it, if any, are UTF-8; `None` sends the body to the block walk
+    /// non-ASCII bytes before it, if any, are UTF-8 (by the kernel's check, `utf8`); `None`
+    /// sends the body to the block walk
     /// (which also reports the error of a body that is not UTF-8).
     ///
     /// A body that began before `i` (in the previous window, [`Window::advance`]) passes
@@ -264,6 +293,7 @@ impl Window {
         quote: u64,
         high: u64,
         first_high: Option<usize>,
+        utf8: impl Fn(&[u8]) -> bool,
     ) -> Option<usize> {
         let first = hard & hard.wrapping_neg();
         if first & quote == 0 {
@@ -276,7 +306,7 @@ impl Window {
             None if high != 0 => i + high.trailing_zeros() as usize,
             None => return Some(end),
         };
-        if !utf8::is_utf8_short(b.get(from..end)?) {
+        if !utf8(b.get(from..end)?) {
             return None;
         }
         Some(end)
@@ -297,7 +327,13 @@ pub(crate) struct ScalarKernel;
 impl Kernel for ScalarKernel {
     #[inline]
     fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error> {
-        super::string::walk(b, start, scalar::string_masks, scalar::simple_escapes)
+        super::string::walk(
+            b,
+            start,
+            scalar::string_masks,
+            scalar::simple_escapes,
+            super::string::utf8_portable,
+        )
     }
 }
 

@@ -78,18 +78,24 @@ struct Sse2Kernel(());
 impl Kernel for Avx512Kernel {
     #[inline(always)]
     fn string_short(self, b: &[u8], i: usize, window: &mut Window) -> Option<usize> {
-        if let Some(answer) = window.cached(b, i) {
+        let utf8 = |s: &[u8]| self.utf8_tail(s);
+        if let Some(answer) = window.cached(b, i, utf8) {
             return answer;
         }
         if let Some(next) = window.next_at(i) {
             // SAFETY: an `Avx512Kernel` exists only inside `run_avx512`, entered after
             // detection.
             let m = unsafe { avx512_masks(b, next) };
-            return window.advance(b, i, m);
+            return window.advance(b, i, m, utf8);
         }
         // SAFETY: an `Avx512Kernel` exists only inside `run_avx512`, entered after detection.
         let m = unsafe { avx512_masks(b, i) };
-        window.reload(b, i, m)
+        window.reload(b, i, m, utf8)
+    }
+
+    #[inline(always)]
+    fn utf8_tail(self, s: &[u8]) -> bool {
+        utf8_avx512(self, s)
     }
 
     #[inline(always)]
@@ -114,13 +120,14 @@ impl Kernel for Avx512Kernel {
 impl Kernel for Avx2Kernel {
     #[inline(always)]
     fn string_short(self, b: &[u8], i: usize, window: &mut Window) -> Option<usize> {
-        if let Some(answer) = window.cached(b, i) {
+        let utf8 = |s: &[u8]| self.utf8_tail(s);
+        if let Some(answer) = window.cached(b, i, utf8) {
             return answer;
         }
         if let Some(next) = window.next_at(i) {
             // SAFETY: an `Avx2Kernel` exists only inside `run_avx2`, entered after detection.
             let m = unsafe { avx2_masks(b, next) };
-            return window.advance(b, i, m);
+            return window.advance(b, i, m, utf8);
         }
         // SAFETY: an `Avx2Kernel` exists only inside `run_avx2`, entered after detection.
         let m = unsafe { avx2_masks(b, i) };
@@ -128,7 +135,7 @@ impl Kernel for Avx2Kernel {
         // whitespace class in this kernel's window LLVM took the AVX2 movemask words apart
         // bit by bit (the grammar grew from 2,200 to 8,700 instructions, 2.1× the
         // instructions per `stream_event` line under callgrind).
-        window.reload(b, i, m)
+        window.reload(b, i, m, utf8)
     }
 
     #[inline(always)]
@@ -199,7 +206,7 @@ fn avx2_space_64(block: &[u8]) -> u64 {
 impl Kernel for Sse2Kernel {
     #[inline]
     fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error> {
-        string::walk(b, start, sse2_masks, sse2_simple)
+        string::walk(b, start, sse2_masks, sse2_simple, string::utf8_portable)
     }
 }
 
@@ -210,8 +217,34 @@ fn blocks_avx512(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
         start,
         |hay, at| avx512_masks(hay, at),
         |hay, at| avx512_simple(hay, at),
+        |tail| utf8_avx512_checked(tail),
     )
 }
+
+/// [`Kernel::utf8_tail`] of the AVX-512 kernel: the DFA for the shortest tails (an emoji in a
+/// delta), where setting up the vectors costs more than the bytes; vectors beyond.
+#[inline(always)]
+fn utf8_avx512(_proof: Avx512Kernel, s: &[u8]) -> bool {
+    if s.len() <= UTF8_DFA_MAX {
+        return super::is_utf8_short(s);
+    }
+    // SAFETY: `_proof` is an `Avx512Kernel`, which exists only inside `run_avx512`, entered
+    // after detection.
+    unsafe { super::x86_utf8::is_utf8_avx512(s) }
+}
+
+/// [`utf8_avx512`] inside a function compiled for AVX-512 (the block walk), which is the proof.
+#[target_feature(enable = "avx512f,avx512bw,avx2,bmi1,bmi2,popcnt,lzcnt")]
+#[inline]
+fn utf8_avx512_checked(s: &[u8]) -> bool {
+    if s.len() <= UTF8_DFA_MAX {
+        return super::is_utf8_short(s);
+    }
+    super::x86_utf8::is_utf8_avx512(s)
+}
+
+/// Tails up to this long take the DFA on the AVX-512 kernel.
+const UTF8_DFA_MAX: usize = 8;
 
 #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,lzcnt")]
 fn blocks_avx2(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
@@ -220,6 +253,7 @@ fn blocks_avx2(b: &[u8], start: usize) -> Result<(usize, bool), Error> {
         start,
         |hay, at| avx2_masks(hay, at),
         |hay, at| avx2_simple(hay, at),
+        string::utf8_portable,
     )
 }
 
