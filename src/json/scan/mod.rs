@@ -1,9 +1,10 @@
 //! String-body scanning and the parser's one backend dispatch.
 //!
-//! Owns two things. First, the byte classes the string walk needs for 64 bytes at a time
-//! ([`StringMasks`]: quote, backslash, control, non-ASCII), answered by a SIMD backend
-//! (`x86`: AVX-512BW, AVX2, SSE2) or the scalar twin ([`scalar`]) that every backend is tested
-//! against. Second, the dispatch: [`dispatch`] runs a whole parse ([`WithKernel`]) once per
+//! Owns two things. First, the byte classes the string walk and the grammar's gaps need for
+//! 64 bytes at a time ([`StringMasks`]: quote, backslash, control, non-ASCII; whitespace), and
+//! the UTF-8 check of string tails, answered by a SIMD backend (`x86`: AVX-512BW, AVX2, SSE2;
+//! `x86_utf8`) or the scalar twins ([`scalar`], [`gap_from_bits`], `utf8`) that every backend
+//! is tested against. Second, the dispatch: [`dispatch`] runs a whole parse ([`WithKernel`]) once per
 //! document inside a function compiled for the chosen backend's CPU features, so the grammar,
 //! the short-string path and the string walk are all built for that CPU and no feature
 //! test sits on a hot path. The backend is detected once and cached; the choice is the

@@ -3,7 +3,7 @@
 //!
 //! Owns one conversion and one check. The parser validates UTF-8 inside the string walk (PROFILE §2a): in a
 //! JSON text every byte outside a string is ASCII grammar (anything else is rejected), and the
-//! walk hands every string body holding a byte ≥ 0x80 to `simdutf8` from its first such byte
+//! walk hands every string body holding a byte ≥ 0x80 to a UTF-8 check from its first such byte
 //! to its closing quote. An accepted document is therefore valid UTF-8 as a whole, which is
 //! what this module relies on. Debug builds (the fuzz targets among them) re-check it.
 #![allow(unsafe_code)]
