@@ -387,7 +387,9 @@ impl Parser {
         outer: bool,
     ) -> (usize, u8) {
         let c = byte_at(b, i);
-        if c > b' ' || !is_ws(c) {
+        // 0 is the end (or a NUL, which the grammar rejects). Any other byte up to a space
+        // goes to the gap, which ends at once where that byte is not whitespace.
+        if c > b' ' || c == 0 {
             return (i, c);
         }
         let depth = self.stack.len().wrapping_sub(outer as usize);
@@ -715,6 +717,33 @@ mod tests {
                                 );
                             }
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A gap asked at a byte that is not whitespace (a control byte or NUL the grammar then
+    /// rejects, or any token byte) ends where it starts, on every backend and in the twin,
+    /// whatever was predicted.
+    #[test]
+    fn a_gap_at_a_token_byte_is_empty() {
+        for stop in (0u8..=255).filter(|&c| !is_ws(c)) {
+            for len in [1usize, 2, 40, 64, 65, 100] {
+                let mut b = vec![b' '; len];
+                b[0] = stop;
+                let calls: Vec<(usize, u8)> = [0u8, 1, 5, 63, 64, 255].map(|p| (0, p)).to_vec();
+                for &(i, p) in &calls {
+                    let mut learned = p;
+                    let space = scan::scalar::space_mask(&b, i);
+                    let got =
+                        scan::gap_from_bits(&b, i, space, &mut learned, scan::scalar::space_mask);
+                    assert_eq!(got, 0, "twin {stop:#x} predicted {p}");
+                }
+                for backend in scan::available() {
+                    let checked = scan::checked(backend).unwrap();
+                    for (end, _) in scan::dispatch(checked, Gaps(&b, &calls)) {
+                        assert_eq!(end, 0, "{backend:?} {stop:#x} of {len}");
                     }
                 }
             }

@@ -83,8 +83,8 @@ pub(crate) trait Kernel: Copy {
         scalar::skip_space(b, i)
     }
 
-    /// The offset of the first byte after `i` that is not JSON whitespace (`b.len()` if none),
-    /// where `b[i]` is whitespace: the gap between two tokens. `predicted` is the length this
+    /// The offset of the first byte at or after `i` that is not JSON whitespace (`b.len()` if
+    /// none), where `i < b.len()` (`b[i]` is usually whitespace): the gap between two tokens. `predicted` is the length this
     /// gap is expected to have (the last one seen at the same depth: a pretty printer indents
     /// every member of one depth alike) and is set to the length found when it differs. A
     /// vector backend checks the prediction off the walk's serial chain, so a predicted gap
@@ -93,7 +93,9 @@ pub(crate) trait Kernel: Copy {
     #[inline(always)]
     fn gap(self, b: &[u8], i: usize, window: &mut Window, predicted: &mut u8) -> usize {
         let _ = predicted;
-        if b.get(i + 1).is_some_and(|&c| scalar::is_space(c)) {
+        if !b.get(i).is_some_and(|&c| scalar::is_space(c)) {
+            i
+        } else if b.get(i + 1).is_some_and(|&c| scalar::is_space(c)) {
             self.space_run(b, i + 2, window)
         } else {
             i + 1
@@ -101,8 +103,8 @@ pub(crate) trait Kernel: Copy {
     }
 }
 
-/// [`Kernel::gap`] from `space`, the whitespace bits of the 64 bytes at `i` (bit 0, `b[i]`,
-/// set; bytes past the end of `b` clear): `i + predicted` when bits `0..predicted` are set and
+/// [`Kernel::gap`] from `space`, the whitespace bits of the 64 bytes at `i` (bytes past the
+/// end of `b` clear; bit 0 clear answers `i`): `i + predicted` when bits `0..predicted` are set and
 /// bit `predicted` is clear, else the gap's true end, with `predicted` updated to its length
 /// (at most 63). `more(b, at)` gives the whitespace bits of the 64 bytes at `at < b.len()` for
 /// a gap that runs past these 64 bytes. The scalar twin of the vector backends' gaps: they

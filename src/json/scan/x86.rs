@@ -301,7 +301,7 @@ fn avx512_space(hay: &[u8], at: usize) -> u64 {
     // SAFETY: reads the 16 bytes of a `static` array.
     let table =
         _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(SPACE_TABLE.as_ptr() as *const __m128i) });
-    if at.checked_add(64).is_some_and(|end| end <= hay.len()) {
+    if hay.len() >= 64 && at <= hay.len() - 64 {
         // SAFETY: `at + 64 <= hay.len()`: the 64-byte unaligned load stays inside `hay`.
         let v = unsafe { _mm512_loadu_si512(hay.as_ptr().add(at) as *const __m512i) };
         return _mm512_cmpeq_epi8_mask(_mm512_shuffle_epi8(table, v), v);
@@ -315,9 +315,6 @@ fn avx512_space(hay: &[u8], at: usize) -> u64 {
     let Some(v) = avx512_load(hay, at) else {
         return 0;
     };
-    // SAFETY: reads the 16 bytes of a `static` array.
-    let table =
-        _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(SPACE_TABLE.as_ptr() as *const __m128i) });
     _mm512_cmpeq_epi8_mask(_mm512_shuffle_epi8(table, v), v) & valid
 }
 
