@@ -57,6 +57,43 @@ pub fn backends(data: &[u8]) {
             _ => panic!("{backend:?} disagrees with scalar on acceptance"),
         }
     }
+    reused(data);
+}
+
+/// Parsers keep state across documents (the predicted gap of each depth, the key lists proved
+/// distinct): one parser per backend, given `data`, then each of its first 64 LF-separated
+/// parts, then `data` again, answers each document exactly as a fresh scalar parser does.
+fn reused(data: &[u8]) {
+    let limits = json::Limits::default();
+    let docs: Vec<&[u8]> = std::iter::once(data)
+        .chain(data.split(|&c| c == b'\n').take(64))
+        .chain(std::iter::once(data))
+        .collect();
+    let answer = |parser: &mut json::Parser, doc: &[u8]| {
+        parser.parse(doc).map(|v| {
+            let mut out = Vec::new();
+            json::write_value_from_tape(&mut out, v);
+            (out, v.raw().len())
+        })
+    };
+    let wants: Vec<_> = docs
+        .iter()
+        .map(|doc| {
+            let mut fresh = json::Parser::with_backend(limits, json::ScanBackend::Scalar)
+                .expect("the scalar backend runs everywhere");
+            answer(&mut fresh, doc)
+        })
+        .collect();
+    for backend in json::scan_backends() {
+        let mut parser = json::Parser::with_backend(limits, backend).expect("listed as available");
+        for (k, (doc, want)) in docs.iter().zip(&wants).enumerate() {
+            let got = answer(&mut parser, doc);
+            assert_eq!(
+                &got, want,
+                "{backend:?} reused for document {k} answered differently"
+            );
+        }
+    }
 }
 
 /// Writer round trip: `parse(write(doc)) == doc`, the one-pass copy equals the tape walk, writing

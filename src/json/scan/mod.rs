@@ -64,7 +64,8 @@ pub(crate) trait Kernel: Copy {
     fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error>;
 
     /// Whether `s`, the tail of a string body in the parse's [`Window`] from its first
-    /// non-ASCII byte to its closing quote (under 64 bytes), is UTF-8. The portable answer is
+    /// non-ASCII byte to its closing quote, is UTF-8 (under 128 bytes: after
+    /// [`Window::advance`] the tail may begin in the window before). The portable answer is
     /// the DFA, [`utf8::is_utf8_short`]; a vector backend may answer longer tails with vectors.
     #[inline(always)]
     fn utf8_tail(self, s: &[u8]) -> bool {
@@ -84,9 +85,10 @@ pub(crate) trait Kernel: Copy {
     }
 
     /// The offset of the first byte at or after `i` that is not JSON whitespace (`b.len()` if
-    /// none), where `i < b.len()` (`b[i]` is usually whitespace): the gap between two tokens. `predicted` is the length this
-    /// gap is expected to have (the last one seen at the same depth: a pretty printer indents
-    /// every member of one depth alike) and is set to the length found when it differs. A
+    /// none), where `i < b.len()` (`b[i]` is usually whitespace): the gap between two
+    /// tokens. `predicted` is the length this gap is expected to have (the last one seen at
+    /// the same depth: a pretty printer indents every member of one depth alike) and is set
+    /// to the length found, capped at 63, when it differs. A
     /// vector backend checks the prediction off the walk's serial chain, so a predicted gap
     /// costs the walk one addition; the prediction never changes the answer. The portable
     /// answer ignores it: one space, else [`Kernel::space_run`].
@@ -117,6 +119,7 @@ pub(crate) fn gap_from_bits(
     predicted: &mut u8,
     more: impl Fn(&[u8], usize) -> u64,
 ) -> usize {
+    debug_assert!(i < b.len(), "a gap starts at a byte of the input");
     let want = (1u64 << (*predicted & 63)) - 1;
     if space & (want << 1 | 1) == want {
         return i + (*predicted & 63) as usize;

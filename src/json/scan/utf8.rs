@@ -8,16 +8,21 @@
 //! what this module relies on. Debug builds (the fuzz targets among them) re-check it.
 #![allow(unsafe_code)]
 
+pub(crate) use crate::json::parse::Accepted;
+
 /// The input of an accepted document as text.
 ///
-/// Must only be called with bytes the parser's grammar accepted (see the module docs).
+/// Only for bytes the parser's grammar accepted (see the module docs): `_proof` is the
+/// [`Accepted`] that `Parser::run` returned for them, which nothing outside the parser can
+/// make.
 #[inline]
-pub(crate) fn validated_text(accepted: &[u8]) -> &str {
+pub(crate) fn validated_text(accepted: &[u8], _proof: Accepted) -> &str {
     debug_assert!(
         std::str::from_utf8(accepted).is_ok(),
         "the parser accepted bytes that are not UTF-8"
     );
-    // SAFETY: `accepted` was accepted by the parser, whose string walk validated every
+    // SAFETY: `accepted` was accepted by the parser (the caller holds the `Accepted` that
+    // `Parser::run` returned for it), whose string walk validated every
     // non-ASCII byte (they can only occur inside strings of an accepted text), so the whole
     // slice is UTF-8; `tests/codec/json_conformance.rs` and the fuzz targets check the equivalence.
     unsafe { std::str::from_utf8_unchecked(accepted) }

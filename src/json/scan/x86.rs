@@ -293,8 +293,9 @@ fn avx512_masks(hay: &[u8], at: usize) -> StringMasks {
 /// looks up 0 and differs from itself).
 static SPACE_TABLE: [u8; 16] = [0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0x09, 0x0A, 0, 0, 0x0D, 0, 0];
 
-/// The whitespace bits of the 64 bytes at `at` for the parse's window (one masked load; past
-/// the end, the fill spaces are masked out).
+/// The whitespace bits of the 64 bytes at `at`, for the parse's window and its gaps (a plain
+/// load where 64 bytes remain, else a masked one whose fill spaces are masked out; nothing past
+/// the end is whitespace).
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
 fn avx512_space(hay: &[u8], at: usize) -> u64 {
@@ -318,9 +319,9 @@ fn avx512_space(hay: &[u8], at: usize) -> u64 {
     _mm512_cmpeq_epi8_mask(_mm512_shuffle_epi8(table, v), v) & valid
 }
 
-/// [`Kernel::space_run`] of the AVX-512 kernel, kept out of line: inlined at the grammar's five
-/// whitespace gaps it made the grammar a third longer and compact `stream_event` lines, which
-/// never have a run, ≈ 8 % slower (`peer_decode`, three alternating runs). A plain function
+/// [`Kernel::space_run`] of the AVX-512 kernel, kept out of line: inlined at the grammar's
+/// whitespace gaps (five then; most gaps are [`Kernel::gap`]s now) it made the grammar a third
+/// longer and compact `stream_event` lines, which never have a run, ≈ 8 % slower (`peer_decode`, three alternating runs). A plain function
 /// (holding the kernel token as its proof), because rustc 1.95 inlined the `#[target_feature]`
 /// one below into the grammar despite `#[inline(never)]`.
 #[inline(never)]
