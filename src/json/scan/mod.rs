@@ -1,15 +1,15 @@
 //! String-body scanning and the parser's one backend dispatch.
 //!
-//! Owns two things. First, the byte classes the string walk and the grammar's gaps need for
-//! 64 bytes at a time ([`StringMasks`]: quote, backslash, control, non-ASCII; whitespace), and
-//! the UTF-8 check of string tails, answered by a SIMD backend (`x86`: AVX-512BW, AVX2, SSE2;
-//! `x86_utf8`) or the scalar twins ([`scalar`], [`gap_from_bits`], `utf8`) that every backend
-//! is tested against. Second, the dispatch: [`dispatch`] runs a whole parse ([`WithKernel`]) once per
-//! document inside a function compiled for the chosen backend's CPU features, so the grammar,
-//! the short-string path and the string walk are all built for that CPU and no feature
-//! test sits on a hot path. The backend is detected once and cached; the choice is the
-//! shared [`Backend`] of `frame::split`, held as a [`Checked`] token so that a document's
-//! dispatch is one `match`, not a feature test.
+//! Owns two things. First, the byte classes the string walk and the grammar's gaps need for 64
+//! bytes at a time ([`StringMasks`]: quote, backslash, control, non-ASCII; whitespace), and the
+//! UTF-8 check of string tails, answered by a SIMD backend (`x86`: AVX-512BW, AVX2, SSE2;
+//! `x86_utf8`) or the scalar twins ([`scalar`], [`gap_from_bits`], `utf8`) that every backend is
+//! tested against. Second, the dispatch: [`dispatch`] runs a whole parse ([`WithKernel`]) once per
+//! document inside a function compiled for the chosen backend's CPU features, so the grammar, the
+//! short-string path and the string walk are all built for that CPU and no feature test sits on a
+//! hot path. The backend is detected once and cached; the choice is the shared [`Backend`] of
+//! `frame::split`, held as a [`Checked`] token so that a document's dispatch is one `match`, not a
+//! feature test.
 //!
 //! Soundness: a [`Checked`] backend is only constructed after its features were detected, and
 //! an x86 [`Kernel`] token only inside a function entered through a [`Checked`] backend, so
@@ -105,12 +105,12 @@ pub(crate) trait Kernel: Copy {
     }
 }
 
-/// [`Kernel::gap`] from `space`, the whitespace bits of the 64 bytes at `i` (bytes past the
-/// end of `b` clear; bit 0 clear answers `i`): `i + predicted` when bits `0..predicted` are set and
-/// bit `predicted` is clear, else the gap's true end, with `predicted` updated to its length
-/// (at most 63). `more(b, at)` gives the whitespace bits of the 64 bytes at `at < b.len()` for
-/// a gap that runs past these 64 bytes. The scalar twin of the vector backends' gaps: they
-/// call it with their own bits, and the tests call it with [`scalar::space_mask`].
+/// [`Kernel::gap`] from `space`, the whitespace bits of the 64 bytes at `i` (bytes past the end of
+/// `b` clear; bit 0 clear answers `i`): `i + predicted` when bits `0..predicted` are set and bit
+/// `predicted` is clear, else the gap's true end, with `predicted` updated to its length (at most
+/// 63). `more(b, at)` gives the whitespace bits of the 64 bytes at `at < b.len()` for a gap that
+/// runs past these 64 bytes. The scalar twin of the vector backends' gaps: they call it with their
+/// own bits, and the tests call it with [`scalar::space_mask`].
 #[inline(always)]
 pub(crate) fn gap_from_bits(
     b: &[u8],

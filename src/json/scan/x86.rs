@@ -321,9 +321,9 @@ fn avx512_space(hay: &[u8], at: usize) -> u64 {
 
 /// [`Kernel::space_run`] of the AVX-512 kernel, kept out of line: inlined at the grammar's
 /// whitespace gaps (five then; most gaps are [`Kernel::gap`]s now) it made the grammar a third
-/// longer and compact `stream_event` lines, which never have a run, ≈ 8 % slower (`peer_decode`, three alternating runs). A plain function
-/// (holding the kernel token as its proof), because rustc 1.95 inlined the `#[target_feature]`
-/// one below into the grammar despite `#[inline(never)]`.
+/// longer and compact `stream_event` lines, which never have a run, ≈ 8 % slower (`peer_decode`,
+/// three alternating runs). A plain function (holding the kernel token as its proof), because rustc
+/// 1.95 inlined the `#[target_feature]` one below into the grammar despite `#[inline(never)]`.
 #[inline(never)]
 fn space_run_avx512_call(_proof: Avx512Kernel, b: &[u8], i: usize, window: &mut Window) -> usize {
     // SAFETY: `_proof` is an `Avx512Kernel`, which exists only inside `run_avx512`, entered
