@@ -102,8 +102,9 @@ fn proven_slot(keys: &[u64]) -> usize {
     ((last ^ keys.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
 }
 
-/// The longest key list remembered.
-const PROVEN_MAX: usize = HASHED_MAX;
+/// The longest key list remembered: the slots of one parser hold at most 16 KiB (a host keeps
+/// a parser per agent), and objects of more members rarely repeat a shape.
+const PROVEN_MAX: usize = 256;
 
 /// Fingerprint of decoded name bytes: length and content mixed a word at a time.
 #[inline]
@@ -562,9 +563,12 @@ mod tests {
     #[test]
     fn remembered_key_lists_never_hide_a_repeat() {
         let mut s = Scratch::default();
-        for n in [6usize, 7, 16, 17, 40, 44, 1024, 1025] {
+        for n in [6usize, 7, 16, 17, 40, 44, 256, 257, 1024, 1025] {
             let proven: Vec<u64> = (0..n as u64).map(|k| k * 0x9E37_79B9 + 11).collect();
             assert!(keys_differ(&proven, &mut s), "{n}");
+            // Remembered up to PROVEN_MAX keys, not beyond.
+            let kept = s.proven.contains(&proven);
+            assert_eq!(kept, n <= PROVEN_MAX, "{n} remembered");
             assert!(keys_differ(&proven, &mut s), "{n} again");
             for at in [0, 1, n / 2, n - 1] {
                 let mut repeat = proven.clone();
