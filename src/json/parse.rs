@@ -14,7 +14,7 @@
 
 use super::error::{Error, ErrorKind, Malformed};
 use super::members::{self, Name, NameFilter};
-use super::scan::{self, Backend, Checked, Kernel, Window, WithKernel};
+use super::scan::{self, skip_ws, Backend, Checked, Kernel, Window, WithKernel};
 use super::string::string_body;
 use super::tape::{Document, Node, Tag, Value};
 
@@ -123,27 +123,6 @@ pub fn parse(input: &[u8]) -> Result<Document<'_>, Error> {
         input: scan::validated_text(input, accepted),
         tape: std::mem::take(&mut p.tape),
     })
-}
-
-#[inline(always)]
-fn is_ws(b: u8) -> bool {
-    scan::scalar::is_space(b)
-}
-
-/// The offset of the first non-whitespace byte at or after `i` (`b.len()` if none). Compact
-/// JSON has no whitespace: one comparison; one space, two. A longer run (a newline and
-/// indentation in pretty-printed JSON) goes to the kernel's [`Kernel::space_run`], which
-/// answers from the parse's 64-byte window.
-#[inline(always)]
-fn skip_ws<K: Kernel>(k: K, b: &[u8], i: usize, w: &mut Window) -> usize {
-    match b.get(i) {
-        Some(&c) if is_ws(c) => match b.get(i + 1) {
-            // One space (`"name": value`): no run.
-            Some(&c) if is_ws(c) => k.space_run(b, i + 2, w),
-            _ => i + 1,
-        },
-        _ => i,
-    }
 }
 
 /// The byte at `b[i]`, or 0 at or past the end: 0 starts no token and is no separator, so
@@ -674,7 +653,7 @@ mod tests {
     #[test]
     fn gaps_end_where_a_byte_loop_ends_whatever_was_predicted() {
         let byte_loop = |b: &[u8], mut i: usize| {
-            while b.get(i).is_some_and(|&c| is_ws(c)) {
+            while b.get(i).is_some_and(|&c| scan::scalar::is_space(c)) {
                 i += 1;
             }
             i
@@ -746,7 +725,7 @@ mod tests {
     /// whatever was predicted.
     #[test]
     fn a_gap_at_a_token_byte_is_empty() {
-        for stop in (0u8..=255).filter(|&c| !is_ws(c)) {
+        for stop in (0u8..=255).filter(|&c| !scan::scalar::is_space(c)) {
             for len in [1usize, 2, 40, 64, 65, 100] {
                 let mut b = vec![b' '; len];
                 b[0] = stop;
@@ -774,7 +753,7 @@ mod tests {
     #[test]
     fn skip_ws_matches_a_byte_loop() {
         let byte_loop = |b: &[u8], mut i: usize| {
-            while b.get(i).is_some_and(|&c| is_ws(c)) {
+            while b.get(i).is_some_and(|&c| scan::scalar::is_space(c)) {
                 i += 1;
             }
             i

@@ -91,17 +91,27 @@ pub(crate) trait Kernel: Copy {
     /// to the length found, capped at 63, when it differs. A
     /// vector backend checks the prediction off the walk's serial chain, so a predicted gap
     /// costs the walk one addition; the prediction never changes the answer. The portable
-    /// answer ignores it: one space, else [`Kernel::space_run`].
+    /// answer ignores it: [`skip_ws`].
     #[inline(always)]
     fn gap(self, b: &[u8], i: usize, window: &mut Window, predicted: &mut u8) -> usize {
         let _ = predicted;
-        if !b.get(i).is_some_and(|&c| scalar::is_space(c)) {
-            i
-        } else if b.get(i + 1).is_some_and(|&c| scalar::is_space(c)) {
-            self.space_run(b, i + 2, window)
-        } else {
-            i + 1
-        }
+        skip_ws(self, b, i, window)
+    }
+}
+
+/// The offset of the first non-whitespace byte at or after `i` (`b.len()` if none). Compact
+/// JSON has no whitespace: one comparison; one space, two. A longer run (a newline and
+/// indentation in pretty-printed JSON) goes to the kernel's [`Kernel::space_run`], which
+/// answers from the parse's 64-byte window.
+#[inline(always)]
+pub(crate) fn skip_ws<K: Kernel>(k: K, b: &[u8], i: usize, w: &mut Window) -> usize {
+    match b.get(i) {
+        Some(&c) if scalar::is_space(c) => match b.get(i + 1) {
+            // One space (`"name": value`): no run.
+            Some(&c) if scalar::is_space(c) => k.space_run(b, i + 2, w),
+            _ => i + 1,
+        },
+        _ => i,
     }
 }
 
@@ -587,6 +597,54 @@ mod tests {
                 })
                 .collect();
             check_all(&hay);
+        }
+    }
+
+    /// `Kernel::utf8_tail` of each backend at the given tails.
+    struct Tails<'a>(&'a [Vec<u8>]);
+
+    impl WithKernel for Tails<'_> {
+        type Out = Vec<bool>;
+        fn run<K: Kernel>(self, k: K) -> Vec<bool> {
+            self.0.iter().map(|t| k.utf8_tail(t)).collect()
+        }
+    }
+
+    /// Every backend's check of a string tail agrees with `core::str::from_utf8` at every
+    /// length to 127 (the longest a window's tail can be), across the AVX-512 kernel's switch
+    /// from the DFA to vectors (8 and 9 bytes): tails of 2-, 3- and 4-byte characters, whole,
+    /// cut before their last byte, and with a surrogate or an overlong form at the end.
+    #[test]
+    fn string_tails_are_checked_alike_on_every_backend_at_every_length() {
+        let mut tails = Vec::new();
+        for len in 1..=127usize {
+            for ch in ["é", "€", "😋"] {
+                let mut t: Vec<u8> = ch.bytes().cycle().take(len).collect();
+                tails.push(t.clone());
+                t.truncate(len - 1);
+                tails.push(t.clone());
+                for bad in [
+                    &[0xED, 0xA0, 0x80][..],
+                    &[0xC0, 0x80],
+                    &[0xF4, 0x90, 0x80, 0x80],
+                ] {
+                    let mut t = t.clone();
+                    t.truncate(len.saturating_sub(bad.len()));
+                    t.extend_from_slice(bad);
+                    tails.push(t);
+                }
+            }
+        }
+        let want: Vec<bool> = tails
+            .iter()
+            .map(|t| std::str::from_utf8(t).is_ok())
+            .collect();
+        assert!(want.iter().any(|&ok| ok) && want.iter().any(|&ok| !ok));
+        for backend in available() {
+            let got = dispatch(checked(backend).unwrap(), Tails(&tails));
+            for ((t, g), w) in tails.iter().zip(&got).zip(&want) {
+                assert_eq!(g, w, "{backend:?} {t:x?}");
+            }
         }
     }
 

@@ -180,9 +180,14 @@ pub(super) fn is_utf8_avx512(s: &[u8]) -> bool {
 mod tests {
     use super::*;
 
+    /// Whether this CPU runs the check; says why a test is skipped when it does not.
     fn avx512() -> bool {
-        std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
+        let here = std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw");
+        if !here {
+            eprintln!("skipped: this CPU has no AVX-512BW");
+        }
+        here
     }
 
     /// The vector check and `core::str::from_utf8` agree on `seq` placed at `at` in ASCII of
@@ -204,7 +209,6 @@ mod tests {
     #[test]
     fn short_sequences_match_core_at_chunk_edges() {
         if !avx512() {
-            eprintln!("skipped: this CPU has no AVX-512BW");
             return;
         }
         let edges = [
@@ -238,7 +242,6 @@ mod tests {
     #[test]
     fn generated_text_and_its_mutations_match_core() {
         if !avx512() {
-            eprintln!("skipped: this CPU has no AVX-512BW");
             return;
         }
         let chars = [
