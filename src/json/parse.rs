@@ -627,6 +627,26 @@ mod tests {
         }
     }
 
+    /// The four JSON whitespace bytes.
+    const WS: [u8; 4] = [b' ', b'\n', b'\t', b'\r'];
+
+    /// The end of the whitespace run at `b[i]`, a byte at a time: the reference of the skips.
+    fn ws_end(b: &[u8], mut i: usize) -> usize {
+        while b.get(i).is_some_and(|&c| scan::scalar::is_space(c)) {
+            i += 1;
+        }
+        i
+    }
+
+    /// The scalar twin of the vector gaps (`scan::gap_from_bits` over the reference bits) at
+    /// `b[i]` with `predicted`: the gap's end and the prediction it leaves.
+    fn twin_gap(b: &[u8], i: usize, predicted: u8) -> (usize, u8) {
+        let mut learned = predicted;
+        let space = scan::scalar::space_mask(b, i);
+        let end = scan::gap_from_bits(b, i, space, &mut learned, scan::scalar::space_mask);
+        (end, learned)
+    }
+
     /// `Kernel::gap` at each `(start, prediction)` in order on one backend, with one window
     /// kept across the calls as the grammar keeps it; each call's end and the prediction it
     /// leaves.
@@ -652,13 +672,6 @@ mod tests {
     /// bits) gives the same end and learns exactly when it was wrong.
     #[test]
     fn gaps_end_where_a_byte_loop_ends_whatever_was_predicted() {
-        let byte_loop = |b: &[u8], mut i: usize| {
-            while b.get(i).is_some_and(|&c| scan::scalar::is_space(c)) {
-                i += 1;
-            }
-            i
-        };
-        let ws = [b' ', b'\n', b'\t', b'\r'];
         let predictions: Vec<u8> = (0..=66).chain([127, 128, 255]).collect();
         for len in (1..70usize).chain([100, 127, 128, 129, 200]) {
             let stops: &[u8] = if len < 20 {
@@ -671,27 +684,28 @@ mod tests {
             for &stop in stops {
                 for lead in [0usize, 1, 5, 63] {
                     let mut b = vec![b'{'; lead];
-                    b.extend((0..len).map(|k| ws[(k * 5 + len) % 4]));
+                    b.extend((0..len).map(|k| WS[(k * 5 + len) % 4]));
                     b.push(stop);
                     b.extend_from_slice(b" x");
                     let whole = b.len();
                     for end_cut in [whole, lead + len] {
                         let b = &b[..end_cut];
-                        let want = byte_loop(b, lead);
+                        let want = ws_end(b, lead);
                         let calls: Vec<(usize, u8)> =
                             predictions.iter().map(|&p| (lead, p)).collect();
-                        for &(i, p) in &calls {
-                            let mut learned = p;
-                            let got = scan::gap_from_bits(
-                                b,
-                                i,
-                                scan::scalar::space_mask(b, i),
-                                &mut learned,
-                                scan::scalar::space_mask,
-                            );
-                            assert_eq!(got, want, "twin {b:?} predicted {p}");
+                        // The prediction a gap leaves: kept when right, else the length found (capped).
+                        let expected_learned = |i: usize, p: u8| {
                             let right = (p & 63) as usize == want - i;
-                            let expect = if right { p } else { (want - i).min(63) as u8 };
+                            if right {
+                                p
+                            } else {
+                                (want - i).min(63) as u8
+                            }
+                        };
+                        for &(i, p) in &calls {
+                            let (got, learned) = twin_gap(b, i, p);
+                            assert_eq!(got, want, "twin {b:?} predicted {p}");
+                            let expect = expected_learned(i, p);
                             assert_eq!(learned, expect, "twin learned {b:?} predicted {p}");
                         }
                         for backend in scan::available() {
@@ -701,11 +715,8 @@ mod tests {
                                 assert_eq!(end, want, "{backend:?} {b:?} predicted {p}");
                                 // The vector backends learn as their twin does; the portable
                                 // ones leave the prediction alone.
-                                let right = (p & 63) as usize == want - i;
                                 let expect = match backend {
-                                    Backend::Avx512 | Backend::Avx2 if !right => {
-                                        (want - i).min(63) as u8
-                                    }
+                                    Backend::Avx512 | Backend::Avx2 => expected_learned(i, p),
                                     _ => p,
                                 };
                                 assert_eq!(
@@ -731,11 +742,7 @@ mod tests {
                 b[0] = stop;
                 let calls: Vec<(usize, u8)> = [0u8, 1, 5, 63, 64, 255].map(|p| (0, p)).to_vec();
                 for &(i, p) in &calls {
-                    let mut learned = p;
-                    let space = scan::scalar::space_mask(&b, i);
-                    let got =
-                        scan::gap_from_bits(&b, i, space, &mut learned, scan::scalar::space_mask);
-                    assert_eq!(got, 0, "twin {stop:#x} predicted {p}");
+                    assert_eq!(twin_gap(&b, i, p).0, 0, "twin {stop:#x} predicted {p}");
                 }
                 for backend in scan::available() {
                     let checked = scan::checked(backend).unwrap();
@@ -752,13 +759,6 @@ mod tests {
     /// byte after them, with the window kept across calls in order and out of order.
     #[test]
     fn skip_ws_matches_a_byte_loop() {
-        let byte_loop = |b: &[u8], mut i: usize| {
-            while b.get(i).is_some_and(|&c| scan::scalar::is_space(c)) {
-                i += 1;
-            }
-            i
-        };
-        let ws = [b' ', b'\n', b'\t', b'\r'];
         let lens = (0..70usize).chain([100, 127, 128, 129, 191, 200]);
         for len in lens {
             let stops: Vec<u8> = if len < 40 {
@@ -769,13 +769,13 @@ mod tests {
             for stop in stops {
                 for lead in 0..3usize {
                     let mut b = vec![b'{'; lead];
-                    b.extend((0..len).map(|k| ws[(k * 7 + len) % 4]));
+                    b.extend((0..len).map(|k| WS[(k * 7 + len) % 4]));
                     b.push(stop);
                     b.extend_from_slice(b"  x");
                     b.extend(std::iter::repeat_n(b' ', len % 5));
                     let forward: Vec<usize> = (0..b.len() + 1).collect();
                     let backward: Vec<usize> = forward.iter().rev().copied().collect();
-                    let want: Vec<usize> = forward.iter().map(|&i| byte_loop(&b, i)).collect();
+                    let want: Vec<usize> = forward.iter().map(|&i| ws_end(&b, i)).collect();
                     let want_back: Vec<usize> = want.iter().rev().copied().collect();
                     for backend in scan::available() {
                         let checked = scan::checked(backend).unwrap();
@@ -788,7 +788,7 @@ mod tests {
                     for backend in scan::available() {
                         let checked = scan::checked(backend).unwrap();
                         let got = scan::dispatch(checked, Skips(&b, &[lead]));
-                        assert_eq!(got, [byte_loop(&b, lead)], "{backend:?} {b:?} to the end");
+                        assert_eq!(got, [ws_end(&b, lead)], "{backend:?} {b:?} to the end");
                     }
                 }
             }
