@@ -502,21 +502,20 @@ fn avx2_masks(hay: &[u8], at: usize) -> StringMasks {
 #[inline]
 fn avx2_masks_64(block: &[u8]) -> StringMasks {
     let (lo, hi) = avx2_halves(block);
-    let bits = |l: __m256i, h: __m256i| avx2_bits(l, h);
     let quote = _mm256_set1_epi8(b'"' as i8);
     let backslash = _mm256_set1_epi8(b'\\' as i8);
     let max_control = _mm256_set1_epi8(0x1f);
     StringMasks {
-        quote: bits(_mm256_cmpeq_epi8(lo, quote), _mm256_cmpeq_epi8(hi, quote)),
-        backslash: bits(
+        quote: avx2_bits(_mm256_cmpeq_epi8(lo, quote), _mm256_cmpeq_epi8(hi, quote)),
+        backslash: avx2_bits(
             _mm256_cmpeq_epi8(lo, backslash),
             _mm256_cmpeq_epi8(hi, backslash),
         ),
-        control: bits(
+        control: avx2_bits(
             _mm256_cmpeq_epi8(_mm256_min_epu8(lo, max_control), lo),
             _mm256_cmpeq_epi8(_mm256_min_epu8(hi, max_control), hi),
         ),
-        high: bits(lo, hi),
+        high: avx2_bits(lo, hi),
     }
 }
 
