@@ -403,8 +403,9 @@ pub(crate) fn selected_checked() -> Checked {
     })
 }
 
-/// Runs `work` with `backend`'s kernel, compiled for that backend's CPU features.
-#[inline]
+/// Runs `work` with `backend`'s kernel, compiled for that backend's CPU features (inlined:
+/// see `x86::dispatch`).
+#[inline(always)]
 pub(crate) fn dispatch<W: WithKernel>(backend: Checked, work: W) -> W::Out {
     #[cfg(target_arch = "x86_64")]
     {

@@ -40,7 +40,11 @@ pub(super) fn is_available(backend: Backend) -> bool {
     }
 }
 
-#[inline]
+/// Inlined into its caller, so each backend's function receives the caller's `work` as the
+/// caller wrote it. Out of line (it held the SSE2 and scalar grammars), it copied `work` into
+/// its own frame with a 16-byte load of two 8-byte stores the caller had just made: a failed
+/// store forward on every document, ≈ 20 % of the time of parsing `{}` (perf, session 19).
+#[inline(always)]
 pub(super) fn dispatch<W: WithKernel>(backend: Checked, work: W) -> W::Out {
     match backend.backend() {
         // SAFETY: a `Checked` backend is only made by `super::checked` after `is_available`
@@ -48,9 +52,19 @@ pub(super) fn dispatch<W: WithKernel>(backend: Checked, work: W) -> W::Out {
         Backend::Avx512 => unsafe { run_avx512(work) },
         // SAFETY: as above, `has_avx2` confirmed every feature `run_avx2` is compiled for.
         Backend::Avx2 => unsafe { run_avx2(work) },
-        Backend::Sse2 => work.run(Sse2Kernel(())),
-        Backend::Scalar => work.run(ScalarKernel),
+        Backend::Sse2 => run_sse2(work),
+        Backend::Scalar => run_scalar(work),
     }
+}
+
+#[inline(never)]
+fn run_sse2<W: WithKernel>(work: W) -> W::Out {
+    work.run(Sse2Kernel(()))
+}
+
+#[inline(never)]
+fn run_scalar<W: WithKernel>(work: W) -> W::Out {
+    work.run(ScalarKernel)
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx2,bmi1,bmi2,popcnt,lzcnt")]
