@@ -17,6 +17,40 @@ use crate::attach::image::Orientation;
 use crate::attach::limits::Limits;
 use crate::attach::{jpeg, normalize, png, ChunkedPayload, MediaType, ReasonCode, Sha256Digest};
 
+/// Source paths of the third-party codecs that admission runs under `catch_unwind` (the
+/// registry's `crate-version/` directories).
+const CONTAINED_CODECS: [&str; 6] = [
+    "/zune-jpeg-",
+    "/zune-png-",
+    "/zune-core-",
+    "/zune-inflate-",
+    "/lopdf-",
+    "/jpeg-encoder-",
+];
+
+/// Keeps a panic raised inside a third-party codec from ending the process, the first time an
+/// image or PDF entry point runs. libFuzzer's panic hook aborts on every panic, even one that
+/// admission contains and turns into `image_decode_failed` (zune-jpeg 0.5.15's IDCT panics on
+/// inputs fuzzing finds within seconds: `tests/store/attach_jpeg.rs`), which ended every
+/// `attach_jpeg` campaign at its first such input. The hook installed here stays silent for a
+/// panic whose location is in one of [`CONTAINED_CODECS`] and hands every other panic to the
+/// hook it replaced; a codec panic that escaped admission would still abort, through
+/// libfuzzer-sys's `catch_unwind` around the target.
+fn contain_codec_panics() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let outer = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let in_codec = info
+                .location()
+                .is_some_and(|at| CONTAINED_CODECS.iter().any(|c| at.file().contains(c)));
+            if !in_codec {
+                outer(info);
+            }
+        }));
+    });
+}
+
 /// Limits for fuzzing: the profile's, with a smaller pixel budget so one input stays fast.
 pub fn fuzz_limits() -> Limits {
     Limits {
@@ -28,6 +62,7 @@ pub fn fuzz_limits() -> Limits {
 /// PNG path: normalize, then check the round trip; then again with every chunk CRC
 /// recomputed, so mutations reach past the CRC checks into the decoder.
 pub fn png(data: &[u8]) {
+    contain_codec_panics();
     png_round_trip(data);
     let fixed = fix_png_crcs(data);
     if fixed != data {
@@ -111,6 +146,7 @@ pub fn jpeg_markers(bytes: &[u8]) -> Option<Vec<u8>> {
 
 /// JPEG path: normalize, then check the output is clean and has the right geometry.
 pub fn jpeg(data: &[u8]) {
+    contain_codec_panics();
     let limits = fuzz_limits();
     let Ok(out) = normalize(MediaType::Jpeg, data, &limits) else {
         return;
@@ -136,6 +172,7 @@ pub fn jpeg(data: &[u8]) {
 
 /// PDF path: the contained validator.
 pub fn pdf(data: &[u8]) {
+    contain_codec_panics();
     let limits = fuzz_limits();
     match normalize(MediaType::Pdf, data, &limits) {
         Ok(out) => assert_eq!(out.bytes, data, "a PDF is stored unchanged"),
