@@ -62,3 +62,33 @@ fn write_seeds() {
         std::fs::write(dir.join(name), data).unwrap();
     }
 }
+
+/// The image entry points' panic hook (`fuzzing::attach`'s `contain_codec_panics`) is silent
+/// for a panic inside a codec, which admission contains, and hands every other panic to the
+/// hook it replaced, so a campaign goes on past the zune-jpeg IDCT panics and still stops at
+/// ours. In a child process: a panic hook is global to its process. (On a CPU without AVX2
+/// zune-jpeg takes its scalar IDCT, this input may not panic, and only the second half of the
+/// property is checked.)
+#[test]
+fn codec_panics_are_silent_and_other_panics_reach_the_hook() {
+    const CHILD: &str = "AGENTX_TEST_PANIC_HOOK_CHILD";
+    const NAME: &str = "fuzz_seeds_attach::codec_panics_are_silent_and_other_panics_reach_the_hook";
+    if std::env::var_os(CHILD).is_some() {
+        std::panic::set_hook(Box::new(|info| eprintln!("OUTER HOOK: {info}")));
+        let input = corpus().join("attach_jpeg/regress-zune-idct-avx2-line246-panic.jpg");
+        attach::jpeg(&std::fs::read(input).unwrap());
+        let caught = std::panic::catch_unwind(|| panic!("a panic outside the codecs"));
+        assert!(caught.is_err());
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.matches("OUTER HOOK").count(), 1, "{err}");
+    assert!(err.contains("a panic outside the codecs"), "{err}");
+    assert!(!err.contains("zune"), "{err}");
+}
