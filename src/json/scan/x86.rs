@@ -57,11 +57,14 @@ pub(super) fn dispatch<W: WithKernel>(backend: Checked, work: W) -> W::Out {
     }
 }
 
+/// The SSE2 grammar, out of line so that [`dispatch`] stays small enough to inline (as the
+/// AVX-512 and AVX2 grammars are, in their `#[target_feature]` functions).
 #[inline(never)]
 fn run_sse2<W: WithKernel>(work: W) -> W::Out {
     work.run(Sse2Kernel(()))
 }
 
+/// The scalar grammar, out of line for the same reason as [`run_sse2`].
 #[inline(never)]
 fn run_scalar<W: WithKernel>(work: W) -> W::Out {
     work.run(ScalarKernel)
