@@ -120,7 +120,7 @@ pub(crate) fn skip_ws<K: Kernel>(k: K, b: &[u8], i: usize, w: &mut Window) -> us
 /// `predicted` is clear, else the gap's true end, with `predicted` updated to its length (at most
 /// 63). `more(b, at)` gives the whitespace bits of the 64 bytes at `at < b.len()` for a gap that
 /// runs past these 64 bytes. The scalar twin of the vector backends' gaps: they call it with their
-/// own bits, and the tests call it with [`scalar::space_mask`].
+/// own bits, and the tests call it with `scalar::space_mask` (a test helper).
 #[inline(always)]
 pub(crate) fn gap_from_bits(
     b: &[u8],
