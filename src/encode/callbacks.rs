@@ -41,7 +41,7 @@ where
 }
 
 /// Runs `f`, turning a panic into `Err(())`. The payload is disposed of with [`discard`].
-pub(crate) fn contained<T>(f: impl FnOnce() -> T) -> Result<T, ()> {
+pub fn contained<T>(f: impl FnOnce() -> T) -> Result<T, ()> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(v) => Ok(v),
         Err(payload) => {
@@ -53,7 +53,7 @@ pub(crate) fn contained<T>(f: impl FnOnce() -> T) -> Result<T, ()> {
 
 /// Drops a foreign value (an error a callback returned) without ever formatting it. If its
 /// `Drop` panics, that panic is caught and its payload leaked.
-pub(crate) fn discard<T>(value: T) {
+pub fn discard<T>(value: T) {
     if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(value))) {
         std::mem::forget(payload);
     }

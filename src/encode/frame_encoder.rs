@@ -42,9 +42,9 @@ use super::line::{finish_frame, LineFault};
 pub const DEFAULT_MAX_RECORD_LEN: usize = 8_388_608;
 
 /// A buffer grown past this by an unusually large record is shrunk back afterwards.
-pub(crate) const SHRINK_ABOVE: usize = 1 << 20;
+pub const SHRINK_ABOVE: usize = 1 << 20;
 /// What a shrunk buffer keeps.
-pub(crate) const KEEP_CAPACITY: usize = 64 << 10;
+pub const KEEP_CAPACITY: usize = 64 << 10;
 
 /// The sans-IO validating frame encoder. See the module docs.
 pub struct FrameEncoder {

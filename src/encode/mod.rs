@@ -35,18 +35,15 @@ mod scan;
 
 /// Moved to `wire` (records carry it); kept here for compatibility.
 pub use crate::wire::{ApiKeySource, Provenance};
-#[cfg(feature = "driver")]
-pub(crate) use callbacks::contained;
-pub(crate) use callbacks::discard as discard_foreign;
+pub use callbacks::contained;
+pub use callbacks::discard as discard_foreign;
 pub use callbacks::{FrameValidator, ValidatorError};
 pub use credentials::{escaped_spelling, CredentialSet, MAX_CREDENTIALS, MAX_CREDENTIAL_LEN};
 pub use delta::{CredentialCompleted, DeltaGuard};
-#[cfg(feature = "driver")]
-pub(crate) use error::classify_io;
+pub use error::classify_io;
 pub use error::{
     CredentialError, EncoderFailure, Error, FailureKind, OutputFault, RecordFault,
     OUTPUT_FAILURE_TEXT, RECORD_FAILURE_TEXT, VALIDATION_FAILURE_TEXT,
 };
 pub use frame_encoder::{FrameEncoder, DEFAULT_MAX_RECORD_LEN};
-#[cfg(feature = "driver")]
-pub(crate) use frame_encoder::{KEEP_CAPACITY, SHRINK_ABOVE};
+pub use frame_encoder::{KEEP_CAPACITY, SHRINK_ABOVE};

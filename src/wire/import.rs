@@ -489,3 +489,11 @@ impl<'a> ImportRejected<'a> {
         }
     }
 }
+
+impl std::fmt::Display for ReasonCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::error::Error for ReasonCode {}

@@ -41,6 +41,7 @@
 pub mod api;
 mod api_key_source;
 pub mod attachment_ref;
+pub mod check;
 pub mod control;
 pub(crate) mod decode;
 mod encoding;

@@ -1,4 +1,4 @@
-//! The audit's decode fixes (issue 9, item 8), each stated as the rule it enforces:
+//! The audit's decode fixes, each stated as the rule it enforces:
 //! WIRE-016 (closed `apiKeySource`), WIRE-023 (the selected-provider members of `system/init`),
 //! the success result's `modelUsage` and `permission_denials`, WIRE-024 (one effective
 //! default, a one-element `models` naming the selected provider), WIRE-022 (no inline media

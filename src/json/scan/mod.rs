@@ -133,7 +133,7 @@ pub(crate) fn gap_from_bits(
     let want = (1u64 << (*predicted & 63)) - 1;
     // A mask test, not `(!space).trailing_zeros() == predicted`: with the bit scan LLVM took the
     // offset from it on the equal branch, which put the vector check back on the walk's serial
-    // chain (twitter.json −18 %, citm_catalog.json −31 %; benches/README, session 18).
+    // chain (twitter.json −18 %, citm_catalog.json −31 %; benches/README).
     if space & (want << 1 | 1) == want {
         return i + (*predicted & 63) as usize;
     }

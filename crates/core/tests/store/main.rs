@@ -1,0 +1,11 @@
+//! The store suite (one test binary; tests/README.md): the durable session store (PROFILE §11:
+//! durability, crashes, full disks, resume, session picking), attachment admission and media
+//! normalization on their corpora, the blob store and its reclamation, and two processes sharing
+//! one AgentX home. Run one module as `cargo test --test store <name>`.
+
+use agentx_test_support::conformance as common;
+
+mod attach_chunks;
+mod attach_jpeg;
+mod attach_pdf;
+mod attach_png;
