@@ -40,13 +40,17 @@ where
     }
 }
 
-/// Runs `f`, turning a panic into `Err(())`. The payload is disposed of with [`discard`].
-pub fn contained<T>(f: impl FnOnce() -> T) -> Result<T, ()> {
+/// A callback panicked; its payload was dropped unformatted (WIRE-015).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Panicked;
+
+/// Runs `f`, turning a panic into `Err(Panicked)`. The payload is disposed of with [`discard`].
+pub fn contained<T>(f: impl FnOnce() -> T) -> Result<T, Panicked> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(v) => Ok(v),
         Err(payload) => {
             discard_payload(payload);
-            Err(())
+            Err(Panicked)
         }
     }
 }

@@ -9,7 +9,7 @@
 //! `apiKeySource` vocabulary (WIRE-016).
 //!
 //! Must never: lock, write, spawn or own a thread or a socket (writing frames is the job of
-//! `control::Outbox` and the drivers in `driver`); hand out part of a record; call a callback
+//! `control::Outbox` and the drivers of `agentx-io`); hand out part of a record; call a callback
 //! after a failure latched; format, `Debug` or `Display` a credential or anything a callback
 //! returned.
 //!
@@ -30,13 +30,13 @@ mod credentials;
 mod delta;
 mod error;
 mod frame_encoder;
+mod frame_walk;
 mod line;
-mod scan;
 
 /// Moved to `wire` (records carry it); kept here for compatibility.
 pub use crate::wire::{ApiKeySource, Provenance};
-pub use callbacks::contained;
 pub use callbacks::discard as discard_foreign;
+pub use callbacks::{contained, Panicked};
 pub use callbacks::{FrameValidator, ValidatorError};
 pub use credentials::{escaped_spelling, CredentialSet, MAX_CREDENTIALS, MAX_CREDENTIAL_LEN};
 pub use delta::{CredentialCompleted, DeltaGuard};

@@ -14,8 +14,8 @@
 
 use super::error::{Error, ErrorKind, Malformed};
 use super::members::{self, Name, NameFilter};
+use super::scan::string::string_body;
 use super::scan::{self, skip_ws, Backend, Checked, Kernel, Window, WithKernel};
-use super::string::string_body;
 use super::tape::{Document, Node, Tag, Value};
 
 /// Parser limits (STYLE #7: every limit explicit and configurable).

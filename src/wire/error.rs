@@ -13,7 +13,7 @@ use std::fmt;
 
 use crate::json;
 
-use super::decode::Path;
+use super::path::Path;
 
 /// What went wrong, without formatting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

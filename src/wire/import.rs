@@ -12,9 +12,10 @@
 use crate::json::{Object, Value};
 
 use super::attachment_ref::AttachmentRef;
-use super::decode::{req, take, wire_enum, Closed, IntoOwned, Obj, Path, Text, WireValue};
+use super::decode::{req, take, Closed, IntoOwned, Obj, Path, Text, WireValue};
 use super::error::Error;
 use super::grammar::{AttachmentId, Sha256Hex, UploadId, Uuid};
+use super::table::wire_enum;
 
 const RULE: &str = "WIRE-018";
 

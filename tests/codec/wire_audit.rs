@@ -418,7 +418,7 @@ const PROTOCOL_INPUT_CAPABILITIES: &str = r#"{
 
 #[test]
 fn wire_023_input_capabilities_equal_the_protocols_literal_text() {
-    use agentx_wire::wire::init::InputCapabilities;
+    use agentx_wire::wire::system_init::InputCapabilities;
     use agentx_wire::wire::WireValue;
     let literal: serde_json::Value = serde_json::from_str(PROTOCOL_INPUT_CAPABILITIES).unwrap();
     let literal = &literal["input_capabilities"];

@@ -14,7 +14,7 @@ use std::path::Path;
 use agentx::args::agentx_args::{self, AgentxArgs};
 use agentx::run;
 use agentx::run::startup::read_capped;
-use agentx_core::provider::{
+use agentx_core::registry::{
     agentx_home, discovery, load_registry, Error, Format, AUTH_JSON, BUILT_IN_NOTICE,
     MAX_AUTH_JSON_LEN,
 };

@@ -3,7 +3,7 @@
 //! Owns the session state machine ([`session`]: control dispatch, turns, the permission race,
 //! interrupts, uploads, hooks, SDK MCP calls, result accounting), the model interface and the
 //! deterministic scripted model ([`model`]), the provider registry and selection
-//! ([`provider`], PROFILE §3), attachment admission and media normalization ([`attach`],
+//! ([`registry`], PROFILE §3), attachment admission and media normalization ([`attach`],
 //! PROFILE §6), the tools' catalog ([`tools`]: names, input grammar, schemas) and the prior
 //! context of a stored transcript ([`transcript`], PROFILE §11).
 //!
@@ -20,7 +20,7 @@ pub mod attach;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod model;
-pub mod provider;
+pub mod registry;
 pub mod session;
 pub mod tools;
 pub mod transcript;

@@ -13,7 +13,7 @@
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-//! use agentx_wire::driver::LineCodec;
+//! use agentx_io::LineCodec;
 //! use agentx_wire::wire::{InputRecord, OutputRecord};
 //! use futures_util::{SinkExt, StreamExt};
 //! use tokio_util::codec::{FramedRead, FramedWrite};

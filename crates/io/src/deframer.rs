@@ -15,7 +15,7 @@
 //! keeps is left to them).
 //!
 //! ```
-//! use agentx_wire::driver::Deframer;
+//! use agentx_io::Deframer;
 //! use agentx_wire::frame::Reader;
 //!
 //! let mut input = &b"{\"type\":\"a\"}\n\n{\"type\":\"b\"}"[..];

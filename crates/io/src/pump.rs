@@ -10,7 +10,7 @@
 //! plus the reader's one line limit.
 //!
 //! ```
-//! use agentx_wire::driver::Pump;
+//! use agentx_io::Pump;
 //!
 //! let input = &b"{\"type\":\"a\"}\n\n{\"type\":\"b\"}"[..];
 //! let lines: Vec<_> = Pump::new(input).map(|l| l.unwrap()).collect();

@@ -11,7 +11,9 @@
 
 use std::io;
 
-use agentx_wire::encode::{classify_io, contained, discard_foreign, EncoderFailure, OutputFault};
+use agentx_wire::encode::{
+    classify_io, contained, discard_foreign, EncoderFailure, OutputFault, Panicked,
+};
 
 /// The output sink. One call per record with the complete validated frame; it returns how many
 /// bytes it accepted. Anything but `Ok(frame.len())` (an error, a short count, a panic) latches
@@ -61,7 +63,7 @@ pub fn write_frame(writer: &mut dyn RecordWriter, frame: &[u8]) -> Result<(), En
         Ok(Ok(n)) if n == frame.len() => Ok(()),
         Ok(Ok(_)) => Err(EncoderFailure::output(OutputFault::ShortWrite)),
         Ok(Err(e)) => Err(io_failure(e)),
-        Err(()) => Err(EncoderFailure::output(OutputFault::Panicked)),
+        Err(Panicked) => Err(EncoderFailure::output(OutputFault::Panicked)),
     }
 }
 
@@ -70,7 +72,7 @@ pub fn flush_writer(writer: &mut dyn RecordWriter) -> Result<(), EncoderFailure>
     match contained(|| writer.flush()) {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(io_failure(e)),
-        Err(()) => Err(EncoderFailure::output(OutputFault::Panicked)),
+        Err(Panicked) => Err(EncoderFailure::output(OutputFault::Panicked)),
     }
 }
 

@@ -22,7 +22,7 @@ use agentx_wire::wire::output::AssistantError;
 
 use super::client::{Client, ClientError, Report};
 use super::endpoint::{Endpoint, EndpointError};
-use agentx_core::provider::Provider;
+use agentx_core::registry::Provider;
 
 /// The caller's interrupt: clone it, hand one to the call, trigger another from any thread.
 /// Once triggered it stays triggered until [`Interrupt::reset`].
@@ -236,7 +236,7 @@ mod tests {
     #[test]
     fn startup_diagnostics_name_the_path_never_the_value() {
         let doc = br#"{"version":2,"providers":[{"id":"s","type":"scripted","model":"m"},{"id":"o","type":"openai","model":"m","api_key":"k","base_url":"ftp://SENTINEL/"}]}"#;
-        let registry = agentx_core::provider::parse_auth_json(doc, &|_| None).unwrap();
+        let registry = agentx_core::registry::parse_auth_json(doc, &|_| None).unwrap();
         let err = BlockingClient::for_provider(&registry.providers()[1], 1).unwrap_err();
         assert_eq!(
             err,

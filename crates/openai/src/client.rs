@@ -22,7 +22,7 @@ use reqwest::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use sha2::{Digest, Sha256};
 
 use agentx_core::model::{BlobSource, ModelEvent, ModelRequest, NoBlobs};
-use agentx_core::provider::Transport;
+use agentx_core::registry::Transport;
 use agentx_wire::wire::output::AssistantError;
 
 use super::endpoint::Endpoint;

@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-use agentx_core::provider::{Provider, Route, Secret, Transport};
+use agentx_core::registry::{Provider, Route, Secret, Transport};
 
 /// The default `base_url` of an `openai` provider.
 pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -182,7 +182,7 @@ fn push_component(url: &mut String, part: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agentx_core::provider::parse_auth_json;
+    use agentx_core::registry::parse_auth_json;
 
     fn provider(json: &str) -> Provider {
         let doc = format!(r#"{{"version":2,"providers":[{json}]}}"#);

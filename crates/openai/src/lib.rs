@@ -14,7 +14,7 @@
 //! - [`blocking`]: the same for a thread-based caller, with a thread-safe [`Interrupt`].
 //!
 //! ```no_run
-//! # async fn demo(provider: &agentx_core::provider::Provider,
+//! # async fn demo(provider: &agentx_core::registry::Provider,
 //! #               request: agentx_core::model::ModelRequest) {
 //! use agentx_openai::{Client, Endpoint, Report};
 //!

@@ -195,6 +195,7 @@ impl Agentx {
     }
 
     /// The next record, or `None` at end of output; panics after [`TIMEOUT`].
+    #[allow(clippy::should_implement_trait)] // a blocking read with a timeout, not an iterator
     pub fn next(&mut self) -> Option<Value> {
         match self.rx.recv_timeout(TIMEOUT) {
             Ok(Some(v)) => {

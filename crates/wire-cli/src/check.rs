@@ -15,15 +15,7 @@ use agentx_io::Pump;
 use agentx_wire::frame::Reader;
 use agentx_wire::json::{self, Parser};
 
-/// How deep a line is checked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
-    /// Framing, UTF-8 and strict JSON; the top-level value must be an object.
-    Json,
-    /// Also decoded as a record of the chosen direction.
-    Records,
-}
-
+pub use crate::wire_args::Level;
 pub use agentx_wire::wire::check::RecordCheck as Verdict;
 pub use agentx_wire::wire::Direction;
 

@@ -16,7 +16,6 @@
 
 use std::path::PathBuf;
 
-use super::check::Level;
 use agentx_wire::wire::Direction;
 
 /// What `agentx-wire` was asked to do.
@@ -86,6 +85,15 @@ pub const CANON_USAGE: &str =
 /// The usage of `attach`.
 pub const ATTACH_USAGE: &str =
     "usage: agentx-wire attach [--home DIR] [--mime TYPE] [--name NAME] FILE";
+
+/// How deep a line is checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// Framing, UTF-8 and strict JSON; the top-level value must be an object.
+    Json,
+    /// Also decoded as a record of the chosen direction.
+    Records,
+}
 
 pub use super::usage::UsageError;
 

@@ -10,11 +10,11 @@
 
 use core::arch::x86_64::*;
 
+use super::string;
 use super::{
     Backend, Checked, Kernel, ScalarKernel, StringMasks, Window, WithKernel, SIMPLE_ESCAPES,
 };
 use crate::json::error::Error;
-use crate::json::string;
 
 #[inline]
 pub(super) fn has_avx2() -> bool {

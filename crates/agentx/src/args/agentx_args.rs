@@ -20,7 +20,7 @@
 use std::path::PathBuf;
 
 use super::sdk_args::{self, Disposition, PermissionPrompts, SdkArgs};
-use agentx_core::provider::Format;
+use agentx_core::registry::Format;
 use agentx_core::session::structured::{OutputSchema, SchemaError};
 use agentx_wire::wire::permission::PermissionMode;
 

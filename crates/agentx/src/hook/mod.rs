@@ -9,10 +9,10 @@
 //! Must never: turn a hook failure (nonzero exit, malformed answer, timeout) into anything but
 //! a decisive deny (WIRE-PERM-002); print a hook's output.
 
-mod answer;
+mod decision;
 mod runner;
 mod settings;
 
-pub use answer::HookDecision;
+pub use decision::HookDecision;
 pub use runner::run_hook;
 pub use settings::{PermissionHook, Settings, SettingsError, MAX_SETTINGS_LEN, SETTINGS_JSON};

@@ -5,7 +5,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use super::answer::{parse_answer, request_line, HookDecision};
+use super::decision::{parse_answer, request_line, HookDecision};
 use super::settings::PermissionHook;
 use crate::tools::process::{self, Capture, KillSwitch};
 

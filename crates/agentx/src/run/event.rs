@@ -8,6 +8,9 @@
 //! reading, so memory stays bounded.
 
 use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{fence, AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
 
 use bytes::Bytes;
@@ -17,7 +20,48 @@ use agentx_core::session::{HookOutcome, ToolOutcome};
 use agentx_io::Pump;
 use agentx_wire::frame::{FrameError, Reader};
 
-use super::inbox::{EventSender, STDIN_CHUNK};
+/// Bytes asked of stdin per read (a pipe hands at most its capacity, 64 KiB by default).
+pub const STDIN_CHUNK: usize = 64 * 1024;
+
+/// How a loop that sleeps in `poll` is woken: the eventfd, and whether the loop is parked.
+pub(super) struct Wake {
+    pub(super) fd: OwnedFd,
+    pub(super) parked: AtomicBool,
+}
+
+/// A sender of events to the loop (model calls, tools, hooks, signals, the stdin thread).
+#[derive(Clone)]
+pub struct EventSender {
+    pub(super) tx: Sender<Event>,
+    pub(super) wake: Option<Arc<Wake>>,
+}
+
+impl EventSender {
+    /// Sends `event`; `Err` when the loop is gone.
+    pub fn send(&self, event: Event) -> Result<(), Event> {
+        self.tx.send(event).map_err(|e| e.0)?;
+        if let Some(wake) = &self.wake {
+            // Pairs with the fence in `Polled::wait`: either the loop's check of the
+            // channel after parking sees this event, or this load sees the loop parked.
+            fence(Ordering::SeqCst);
+            if wake.parked.load(Ordering::Relaxed) {
+                // A full counter (2^64 - 2 wake-ups unread) cannot happen: the loop reads it at
+                // every wake-up. A failed write leaves the event in the channel for the loop's
+                // next check.
+                let _ = rustix::io::write(&wake.fd, &1u64.to_ne_bytes());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for EventSender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventSender")
+            .field("polled", &self.wake.is_some())
+            .finish()
+    }
+}
 
 /// One thing that happened outside the loop.
 pub enum Event {

@@ -29,60 +29,17 @@
 use std::io::{self, Read};
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{fence, AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rustix::event::{poll, PollFd, PollFlags, Timespec};
+use rustix::event::{poll, PollFd, PollFlags};
 
 use agentx_io::Pump;
 use agentx_wire::frame::Reader;
 
-use super::event::{spawn_stdin, Event, LineBudget};
-use super::stdout::{lock, ReadAhead, SharedReadAhead};
-
-/// Bytes asked of stdin per read (a pipe hands at most its capacity, 64 KiB by default).
-pub const STDIN_CHUNK: usize = 64 * 1024;
-
-/// How a loop that sleeps in `poll` is woken: the eventfd, and whether the loop is parked.
-struct Wake {
-    fd: OwnedFd,
-    parked: AtomicBool,
-}
-
-/// A sender of events to the loop (model calls, tools, hooks, signals, the stdin thread).
-#[derive(Clone)]
-pub struct EventSender {
-    tx: Sender<Event>,
-    wake: Option<Arc<Wake>>,
-}
-
-impl EventSender {
-    /// Sends `event`; `Err` when the loop is gone.
-    pub fn send(&self, event: Event) -> Result<(), Event> {
-        self.tx.send(event).map_err(|e| e.0)?;
-        if let Some(wake) = &self.wake {
-            // Pairs with the fence in `Polled::wait`: either the loop's check of the
-            // channel after parking sees this event, or this load sees the loop parked.
-            fence(Ordering::SeqCst);
-            if wake.parked.load(Ordering::Relaxed) {
-                // A full counter (2^64 - 2 wake-ups unread) cannot happen: the loop reads it at
-                // every wake-up. A failed write leaves the event in the channel for the loop's
-                // next check.
-                let _ = rustix::io::write(&wake.fd, &1u64.to_ne_bytes());
-            }
-        }
-        Ok(())
-    }
-}
-
-impl std::fmt::Debug for EventSender {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventSender")
-            .field("polled", &self.wake.is_some())
-            .finish()
-    }
-}
+use super::event::{spawn_stdin, Event, EventSender, LineBudget, Wake, STDIN_CHUNK};
+use super::stdout::{lock, timespec, ReadAhead, SharedReadAhead};
 
 /// A descriptor read with `read(2)`, no buffer of its own (the pump's buffers are the only ones).
 struct FdReader(Box<dyn AsFd + Send>);
@@ -398,14 +355,6 @@ impl Polled {
                 Ok(_) => {}
             }
         }
-    }
-}
-
-/// A `poll` timeout of `d`.
-pub(super) fn timespec(d: Duration) -> Timespec {
-    Timespec {
-        tv_sec: d.as_secs().min(i64::MAX as u64) as i64,
-        tv_nsec: d.subsec_nanos().into(),
     }
 }
 

@@ -17,7 +17,7 @@ use agentx_core::model::scripted::{ScriptRun, ScriptedModel, Step};
 use agentx_core::model::{ModelEvent, ModelRequest, NetworkDecision, TurnId};
 
 use super::event::Event;
-use super::inbox::EventSender;
+use super::event::EventSender;
 
 /// Where a call reports: its events and provider warnings, tagged with its turn.
 #[derive(Clone, Debug)]

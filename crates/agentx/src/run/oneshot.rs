@@ -20,9 +20,10 @@ use agentx_io::RecordWriter;
 use agentx_wire::json;
 use agentx_wire::wire::{AttachmentRef, ImportOperation, OutputRecord};
 
+use super::driver_loop::run_loop;
+use super::identity::random_uuid;
 use super::inbox::Inbox;
-use super::run::run_loop;
-use super::startup::{random_uuid, start};
+use super::startup::start;
 
 /// Runs `-p`; returns the exit status.
 pub fn run_one_shot(args: &OneShotArgs) -> i32 {

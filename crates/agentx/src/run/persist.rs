@@ -13,10 +13,10 @@ use std::path::PathBuf;
 
 use bytes::Bytes;
 
-use agentx_core::provider::Selection;
+use agentx_core::registry::Selection;
 use agentx_home::store::SessionStore;
 
-use super::startup::meta;
+use super::identity::meta;
 
 /// The process's session store and the lines it still owes it.
 pub struct Persister {

@@ -1,5 +1,5 @@
 //! Startup of the Claude Agent SDK profile's options (PROFILE §15), between the typed command
-//! line (`cli::sdk_args`) and the session core's configuration: `--model`/`--effort` through
+//! line (`args::sdk_args`) and the session core's configuration: `--model`/`--effort` through
 //! the provider selection, `--setting-sources`, the session options (`--resume`,
 //! `--continue`, `--fork-session`, `--session-id`) through the store, and the tool options,
 //! `--add-dir` and the turn limits into [`SessionConfig`]. Every failure is one stderr line,
@@ -13,12 +13,13 @@ use std::path::{Path, PathBuf};
 use crate::args::agentx_args::CommonArgs;
 use crate::args::sdk_args::{SdkArgs, ToolSelection};
 use agentx_core::model::Message;
-use agentx_core::provider::{Registry, Selection};
+use agentx_core::registry::{Registry, Selection};
 use agentx_core::session::tool_rules::{self, ToolRules};
 use agentx_core::session::{SessionConfig, SettingSource, TurnLimits};
 use agentx_home::store::{self, SessionStore};
 
-use super::startup::{meta, random_uuid, StartupError};
+use super::identity::{meta, random_uuid};
+use super::startup_error::StartupError;
 
 /// PROFILE §3 selection, with `--model` in the SDK profile (PROFILE §15).
 pub(super) fn select(

@@ -11,12 +11,13 @@ use crate::args::agentx_args::CommonArgs;
 use crate::args::sdk_args::{PermissionPrompts, SdkArgs};
 use crate::hook::{PermissionHook, Settings, MAX_SETTINGS_LEN, SETTINGS_JSON};
 use agentx_core::model::scripted::{Script, ScriptedModel};
-use agentx_core::provider::{
+use agentx_core::registry::{
     agentx_home, load_registry, Route, Selection, AUTH_JSON, BUILT_IN_NOTICE, MAX_AUTH_JSON_LEN,
 };
 use agentx_core::session::{Profile, Projection, SessionConfig};
-use agentx_home::store::{SessionMeta, SessionStore};
+use agentx_home::store::SessionStore;
 
+use super::identity::random_u64;
 use super::model::{ModelRunner, ScriptedRunner};
 use super::sdk_options;
 
@@ -88,7 +89,7 @@ pub fn start(
     )?;
     // Registry and selection (PROFILE §3).
     let auth = read_capped(&home.join(AUTH_JSON), MAX_AUTH_JSON_LEN as u64).map_err(|e| {
-        agentx_core::provider::Error::unreadable_because(agentx_home::store::errno_text(&e))
+        agentx_core::registry::Error::unreadable_because(agentx_home::store::errno_text(&e))
     })?;
     // PROFILE §3's notice of the built-in registry is written once startup succeeded: a
     // startup that fails later writes its one stderr line only (PROFILE §8).
@@ -234,18 +235,6 @@ impl Drop for DiscardOnFailure {
     }
 }
 
-/// The metadata of a new stored session.
-pub fn meta(session_id: &str, selection: &Selection) -> SessionMeta {
-    SessionMeta {
-        session_id: session_id.to_owned(),
-        binding: selection.binding().clone(),
-        created_unix_ms: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0),
-    }
-}
-
 fn model_runner(selection: &Selection, home: &Path) -> Result<Box<dyn ModelRunner>, StartupError> {
     let provider = selection.provider();
     match provider.route() {
@@ -302,33 +291,4 @@ pub fn read_capped(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
     Ok(Some(bytes))
-}
-
-fn random_bytes() -> [u8; 16] {
-    let mut b = [0u8; 16];
-    if File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .is_err()
-    {
-        // No urandom: time and pid still make the ids unique per process.
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        b = (t ^ (u128::from(std::process::id()) << 64)).to_le_bytes();
-    }
-    b
-}
-
-fn random_u64() -> u64 {
-    let b = random_bytes();
-    u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
-}
-
-/// A fresh version-4 session UUID, lowercase (PROFILE §2b).
-pub fn random_uuid() -> String {
-    uuid::Builder::from_random_bytes(random_bytes())
-        .into_uuid()
-        .hyphenated()
-        .to_string()
 }

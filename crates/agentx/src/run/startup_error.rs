@@ -9,7 +9,7 @@
 use std::fmt;
 
 use crate::hook::SettingsError;
-use agentx_core::provider::{ChoiceError, Error as ProviderError};
+use agentx_core::registry::{ChoiceError, Error as ProviderError};
 use agentx_home::store::context::ContextError;
 use agentx_home::store::StoreError;
 

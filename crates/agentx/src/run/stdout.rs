@@ -26,15 +26,15 @@ use std::collections::VecDeque;
 use std::io;
 use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use rustix::event::{poll, PollFd, PollFlags};
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::io::Errno;
 
 use agentx_io::RecordWriter;
 
-use super::event::MAX_LINES_IN_FLIGHT;
-use super::inbox::STDIN_CHUNK;
+use super::event::{MAX_LINES_IN_FLIGHT, STDIN_CHUNK};
 
 /// Reads ahead are appended to one buffer until it holds this many bytes.
 pub const AHEAD_BLOCK: usize = 1 << 20;
@@ -256,7 +256,7 @@ fn waits_for_reader(out: std::os::fd::BorrowedFd<'_>) -> bool {
 /// Whether stdout takes bytes now (a zero-timeout `poll`).
 fn writable_now(out: &io::Stdout) -> bool {
     let mut fds = [PollFd::new(out, PollFlags::OUT)];
-    let now = super::inbox::timespec(std::time::Duration::ZERO);
+    let now = timespec(std::time::Duration::ZERO);
     matches!(poll(&mut fds, Some(&now)), Ok(n) if n > 0)
 }
 
@@ -327,6 +327,14 @@ impl RecordWriter for StdoutSink {
     }
     fn flush(&mut self) -> io::Result<()> {
         self.write_out()
+    }
+}
+
+/// A `poll` timeout of `d`.
+pub(super) fn timespec(d: Duration) -> Timespec {
+    Timespec {
+        tv_sec: d.as_secs().min(i64::MAX as u64) as i64,
+        tv_nsec: d.subsec_nanos().into(),
     }
 }
 

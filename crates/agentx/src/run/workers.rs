@@ -11,7 +11,7 @@ use crate::tools::{bash, file, ToolCall, ToolOutput};
 use agentx_core::session::{HookOutcome, ToolOutcome};
 
 use super::event::Event;
-use super::inbox::EventSender;
+use super::event::EventSender;
 
 /// Tool and hook processes, each on a thread of its own, reporting to the loop as events.
 pub struct Workers {

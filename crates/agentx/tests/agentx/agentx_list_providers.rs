@@ -5,7 +5,7 @@
 
 use std::process::{Command, Output};
 
-use agentx_core::provider::{parse_auth_json, Selection};
+use agentx_core::registry::{parse_auth_json, Selection};
 
 use crate::harness;
 

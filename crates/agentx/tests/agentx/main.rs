@@ -1,8 +1,8 @@
-//! The agentx suite (one test binary; tests/README.md): black-box tests of the real `agentx`
-//! binary through the harness (`agentx_test_support::harness`): stream-json
-//! sessions, one-shot mode, permissions, hostile input, backpressure, memory, providers, the SDK
-//! profile's arguments, options and hooks, structured output, the tools and permission modes, uploads. Run one module as
-//! `cargo test --test agentx <name>`.
+//! The agentx suite (tests/README.md): black-box tests of the real `agentx` binary through the
+//! harness (`agentx_test_support::harness`): stream-json sessions, one-shot mode, permissions,
+//! hostile input, backpressure, memory, providers, the SDK profile's arguments, options and hooks,
+//! structured output, the tools and permission modes, uploads. Run one module as
+//! `cargo test -p agentx --test agentx <name>`.
 
 use agentx_test_support::harness;
 use agentx_test_support::http as provider_http_support;

@@ -1,7 +1,6 @@
-//! The store suite (one test binary; tests/README.md): the durable session store (PROFILE §11:
-//! durability, crashes, full disks, resume, session picking), attachment admission and media
-//! normalization on their corpora, the blob store and its reclamation, and two processes sharing
-//! one AgentX home. Run one module as `cargo test --test store <name>`.
+//! The store suite of `agentx` (tests/README.md): the durable session store (PROFILE §11) and the
+//! blob store through the real binary: durability, crashes, full disks, reclamation, two processes
+//! sharing one AgentX home. Run one module as `cargo test -p agentx --test store <name>`.
 
 use agentx_test_support::harness;
 mod store;

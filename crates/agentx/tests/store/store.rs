@@ -1,6 +1,6 @@
 //! What the black-box store tests read back from an AgentX home (PROFILE §11): the stored
 //! transcript's lines, the records in it, and the prior context `--resume` rebuilds from it
-//! (with the library's own `store::context`).
+//! (with the library's own `transcript::context`).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};

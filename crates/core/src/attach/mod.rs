@@ -29,9 +29,9 @@ pub mod png;
 mod png_write;
 pub mod reason;
 pub mod store;
-pub mod upload;
 pub mod upload_lifecycle;
 pub mod upload_prompt;
+pub mod uploads;
 
 pub use admit::{admit_file, commit, normalize, AggregateBudget, Normalized};
 pub use chunk::ChunkedPayload;
@@ -43,6 +43,6 @@ pub use store::{
     BlobBackend, BlobStore, ByteClaim, MemoryBackend, Reclaimed, Reservation, StoredBlob,
     RECLAIM_AFTER_SECS,
 };
-pub use upload::Uploads;
 pub use upload_lifecycle::ImportAck;
 pub use upload_prompt::{AttachmentRefError, PromptAdmission};
+pub use uploads::Uploads;

@@ -14,7 +14,7 @@
 
 use std::ffi::OsString;
 
-use crate::provider::{
+use crate::registry::{
     parse_auth_json, ApiKey, Catalog, ErrorKind, Format, Registry, Route, Selection,
 };
 use agentx_wire::json;

@@ -102,7 +102,7 @@ pub enum Message {
 
 impl Message {
     /// The summary that stands for the `removed` messages a compaction removed (WIRE-005):
-    /// the live session and the store's rebuilt context (`store::context`) use this one text.
+    /// the live session and the store's rebuilt context (`transcript::context`) use this one text.
     pub fn compaction_summary(removed: usize) -> Message {
         Message::user(format!("[compacted summary of {removed} earlier messages]"))
     }

@@ -6,7 +6,7 @@
 //! clock (the driver passes values in).
 
 use crate::model::ToolSpec;
-use crate::provider::{InitProvider, Selection};
+use crate::registry::{InitProvider, Selection};
 use agentx_wire::encode::CredentialSet;
 use agentx_wire::wire::initialize::{ModelDescriptor, ProviderDescriptor};
 use agentx_wire::wire::permission::PermissionMode;
@@ -212,7 +212,7 @@ impl SessionConfig {
     /// A configuration with the built-in `local` provider, the three tools of PROFILE §10,
     /// `default` permissions and no credentials: what tests and examples start from.
     pub fn local(session_id: impl Into<String>, cwd: impl Into<String>) -> SessionConfig {
-        let selection = Selection::select(crate::provider::Registry::built_in(), None)
+        let selection = Selection::select(crate::registry::Registry::built_in(), None)
             .expect("the built-in registry has one provider");
         SessionConfig {
             session_id: session_id.into(),

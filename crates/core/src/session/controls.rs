@@ -13,13 +13,13 @@
 use std::borrow::Cow;
 use std::time::Instant;
 
-use agentx_wire::wire::init::McpServerStatus;
 use agentx_wire::wire::initialize::{Account, InitializeResponse};
 use agentx_wire::wire::responses::{
     AppliedSettings, ContextCategory, ContextUsageResponse, GetSettingsResponse,
     McpSetServersResponse, McpStatusResponse, ObjectMap, SettingsSource,
 };
 use agentx_wire::wire::subtypes::McpSetServers;
+use agentx_wire::wire::system_init::McpServerStatus;
 use agentx_wire::wire::{ControlRequest, ControlRequestBody, OutputRecord, RawJson, RawObject};
 
 use super::records::{control_error, control_success, control_success_with};
@@ -136,7 +136,7 @@ impl Session {
             input_capabilities: self
                 .config
                 .attachments_enabled
-                .then(agentx_wire::wire::init::InputCapabilities::native),
+                .then(agentx_wire::wire::system_init::InputCapabilities::native),
         };
         response
     }

@@ -24,7 +24,7 @@ use agentx_wire::wire::{
 
 use super::queue::Queued;
 use super::records::ResultFields;
-use super::scan;
+use super::rejected_line;
 use super::{Action, Session};
 
 /// PROFILE §5: the unknown-type warning.
@@ -108,7 +108,7 @@ impl Session {
             // PROFILE §2b: classified by the rejected line's top-level `type`, by the one
             // classifier `agentx-wire check` uses too (a duplicated `type` is not trusted: an
             // `attachment_import` reading of it wins, WIRE-021).
-            let top = scan::top_level(line).unwrap_or_default();
+            let top = rejected_line::top_level(line).unwrap_or_default();
             if top.agreed_type.as_deref() == Some("control_response") {
                 // PERM-049: a malformed answer to a pending prompt is a denial (every `type`
                 // of the line reads `control_response`, so no import reading exists).
@@ -141,11 +141,11 @@ impl Session {
             return self.fatal(format!("{prefix}{e}"), now);
         }
         // Record-level: classify by type (the strict parse succeeded, so a fresh parse reads it).
-        let ty = scan::top_level(line).and_then(|t| t.record_type);
+        let ty = rejected_line::top_level(line).and_then(|t| t.record_type);
         match ty.as_deref() {
             Some("user") => {
                 self.out.diagnostic(format!("{prefix}{e}"));
-                let uuid = scan::top_level(line)
+                let uuid = rejected_line::top_level(line)
                     .and_then(|t| t.uuid)
                     .and_then(Uuid::new);
                 self.input_error(&e.to_string(), uuid, now);
@@ -168,7 +168,7 @@ impl Session {
                 self.out.diagnostic(format!("{prefix}{e}"));
                 let ids = match e.correlation() {
                     Some(id) => vec![id.to_string()],
-                    None => scan::top_level(line)
+                    None => rejected_line::top_level(line)
                         .map(|t| t.response_request_ids)
                         .unwrap_or_default(),
                 };

@@ -20,8 +20,8 @@
 //! # Driving a session
 //! ```
 //! use std::time::Instant;
-//! use agentx_wire::session::{Action, Session, SessionConfig};
-//! use agentx_wire::model::{ModelEvent, StopReason, Usage};
+//! use agentx_core::session::{Action, Session, SessionConfig};
+//! use agentx_core::model::{ModelEvent, StopReason, Usage};
 //!
 //! let now = Instant::now();
 //! let config = SessionConfig::local("0b6f1c1e-6c59-4c1e-9a55-3f1e7948c27b", "/tmp");
@@ -49,10 +49,11 @@
 //! ```
 
 mod action;
+mod attachments;
 mod config;
 mod controls;
+mod fit;
 mod hook_answer;
-mod hook_points;
 mod input;
 mod interrupt;
 pub mod mcp;
@@ -64,13 +65,12 @@ pub mod policy;
 mod prompts;
 mod queue;
 mod records;
-mod scan;
+mod rejected_line;
 mod sdk;
 mod sdk_hooks;
 pub mod structured;
 pub mod tool_rules;
 mod turn;
-mod upload;
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -432,7 +432,7 @@ impl Session {
     }
 
     /// The model's context of the finished turns, oldest first: the prior context a later
-    /// `--resume` rebuilds from the stored transcript (PROFILE §11, `store::context`) equals
+    /// `--resume` rebuilds from the stored transcript (PROFILE §11, `transcript::context`) equals
     /// it.
     pub fn history(&self) -> &[Message] {
         &self.context[..self.history_len]

@@ -14,7 +14,7 @@
 //! callback is known-late in the broker and changes nothing (WIRE-007).
 //!
 //! Must never: read a clock (deadlines are `now` + timeout, `now` given by the driver), decide
-//! what a combined answer does to the turn (`hook_points` does), or turn a failure into an
+//! what a combined answer does to the turn (`turn::hooks` does), or turn a failure into an
 //! allow.
 
 use std::collections::VecDeque;
@@ -249,7 +249,7 @@ pub(crate) fn post_tool_response(
         write_str(&mut b, t);
         b.len()
     };
-    super::turn::cut_to_fit(content, |t| (fixed + escaped(t)).saturating_sub(limit))
+    super::fit::cut_to_fit(content, |t| (fixed + escaped(t)).saturating_sub(limit))
 }
 
 /// `,"name":JSON` for validated compact JSON.

@@ -146,7 +146,7 @@ pub(crate) fn exhausted_error(error: &str) -> String {
 }
 
 /// The transcript's form of the corrective prompt: a plain `user` record (never written to
-/// stdout), which `store::context` rebuilds as the same user message.
+/// stdout), which `transcript::context` rebuilds as the same user message.
 pub(crate) fn corrective_record(
     text: &str,
     stamp: &mut super::records::Stamp,

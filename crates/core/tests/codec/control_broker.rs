@@ -565,7 +565,7 @@ fn scenario_20_duplicates_at_every_level_get_the_fixed_diagnostic() {
     // The strict reader resolves nothing from an ambiguous record ...
     assert!(b.is_pending("req_1"));
     // ... but PERM-049 fails closed: an answer the reader rejected, whose `request_id` the
-    // session recovered from the rejected line (`session::scan`), settles the waiter as
+    // session recovered from the rejected line (`session::rejected_line`), settles the waiter as
     // `Invalid`, which for `can_use_tool` is a denial, never an answer left open.
     let r = b
         .handle_rejected_response("req_1", &rejected[2])

@@ -1,8 +1,6 @@
-//! The codec suite (one test binary; tests/README.md): the sans-IO codec layers `frame`, `json`,
-//! `wire`, `encode`, `control` and the blocking/tokio `driver` pieces over them, the
-//! `agentx-wire` CLI (`check`, `canon`), the sample generator, the sans-IO source check, and the
-//! replay of every checked-in fuzz corpus (`fuzz_seeds_*`, `cargo test --test codec fuzz_seeds`).
-//! Each module is one former `tests/<name>.rs` binary; run one as `cargo test --test codec <name>`.
+//! The codec suite of `agentx-core` (tests/README.md): the control broker with the permission
+//! race, the sans-IO source check of the core, and the replay of the core's fuzz corpora
+//! (`fuzz_seeds_*`). Run one module as `cargo test -p agentx-core --test codec <name>`.
 
 use agentx_test_support::conformance as common;
 

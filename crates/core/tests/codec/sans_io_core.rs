@@ -16,7 +16,7 @@ const CORE: &[(&str, &[&str])] = &[
             "session",
             "model",
             "attach",
-            "provider",
+            "registry",
             "tools",
             "transcript",
         ],

@@ -1,7 +1,7 @@
 //! PROFILE §14 startup rules where the registry is read: plain `http://` only to loopback
 //! hosts, and an unset `api_key_env` — both name the JSON path, never the value.
 
-use agentx_core::provider::parse_auth_json;
+use agentx_core::registry::parse_auth_json;
 
 fn load(provider: &str) -> Result<(), String> {
     let doc = format!(r#"{{"version":2,"providers":[{provider}]}}"#);

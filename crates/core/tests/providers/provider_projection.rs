@@ -7,15 +7,15 @@
 use std::borrow::Cow;
 use std::ffi::OsString;
 
-use agentx_core::provider::{
+use agentx_core::registry::{
     discovery, parse_auth_json, Catalog, ErrorKind, Format, ProviderBinding, ProviderType,
     Registry, Selection,
 };
 use agentx_wire::encode::{ApiKeySource, FrameEncoder};
 use agentx_wire::json;
 use agentx_wire::wire::grammar::Uuid;
-use agentx_wire::wire::init::InitEvent;
 use agentx_wire::wire::initialize::{Account, InitializeResponse, ProviderDiscovery};
+use agentx_wire::wire::system_init::InitEvent;
 use agentx_wire::wire::{Path, WireValue};
 
 /// Distinctive sentinels in every private field of every provider type, both key forms.

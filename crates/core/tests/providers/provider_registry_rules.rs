@@ -5,7 +5,7 @@
 
 use std::ffi::OsString;
 
-use agentx_core::provider::{
+use agentx_core::registry::{
     parse_auth_json, ErrorKind, Registry, MAX_AUTH_JSON_LEN, MAX_DESCRIPTION_LEN,
     MAX_DISPLAY_NAME_LEN, MAX_EFFORTS, MAX_EFFORT_LEN, MAX_MODEL_LEN, MAX_PRIVATE_LEN,
     MAX_PROVIDERS,
@@ -41,7 +41,7 @@ fn openai(id: &str, extra: &str) -> String {
     format!(r#"{{"id":"{id}","type":"openai","model":"m-{id}"{extra}}}"#)
 }
 
-fn load(doc: &str) -> Result<Registry, agentx_core::provider::Error> {
+fn load(doc: &str) -> Result<Registry, agentx_core::registry::Error> {
     parse_auth_json(doc.as_bytes(), &env)
 }
 
@@ -697,7 +697,7 @@ fn env_resolution_reads_only_the_named_variable() {
     let reg = parse_auth_json(doc.as_bytes(), &lookup).expect("valid");
     assert_eq!(*asked.borrow(), ["AGENTX_TEST_KEY"]);
     match reg.providers()[0].route() {
-        agentx_core::provider::Route::OpenAi { key, .. } => {
+        agentx_core::registry::Route::OpenAi { key, .. } => {
             assert_eq!(key.key().expose(), b"SENTINEL-env-value")
         }
         other => panic!("unexpected route {other:?}"),

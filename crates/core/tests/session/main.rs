@@ -1,7 +1,7 @@
-//! The session suite (one test binary; tests/README.md): the sans-IO session core, the
-//! permission race and the upload lifecycle on virtual time (`tests/session_sim`), PROFILE §5's
-//! fixed strings and PROFILE §11's context rebuild as properties of the core. No process is
-//! spawned here. Run one module as `cargo test --test session <name>`.
+//! The session suite (tests/README.md): the sans-IO session core, the permission race and the
+//! upload lifecycle on virtual time (`session_sim`), PROFILE §5's fixed strings and PROFILE §11's
+//! context rebuild as properties of the core. No process is spawned here. Run one module as
+//! `cargo test -p agentx-core --test session <name>`.
 
 use agentx_test_support::conformance as common;
 mod session_sim;

@@ -1,7 +1,6 @@
-//! The store suite (one test binary; tests/README.md): the durable session store (PROFILE §11:
-//! durability, crashes, full disks, resume, session picking), attachment admission and media
-//! normalization on their corpora, the blob store and its reclamation, and two processes sharing
-//! one AgentX home. Run one module as `cargo test --test store <name>`.
+//! The store suite of `agentx-core` (tests/README.md): attachment admission and media
+//! normalization (PNG, JPEG, PDF, chunks) on their corpora. Run one module as
+//! `cargo test -p agentx-core --test store <name>`.
 
 use agentx_test_support::conformance as common;
 

@@ -5,7 +5,7 @@
 //! (`provider::ProviderBinding`): no key, endpoint, deployment or API version is stored.
 
 use super::{shown, StoreError};
-use agentx_core::provider::ProviderBinding;
+use agentx_core::registry::ProviderBinding;
 use agentx_wire::json::{self, write_str};
 
 /// What a stored session records about itself.

@@ -35,7 +35,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read as _, Seek as _, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
 
-use agentx_core::provider::ProviderBinding;
+use agentx_core::registry::ProviderBinding;
 use agentx_wire::wire::grammar::is_canonical_uuid;
 use agentx_wire::wire::responses::{cut, MAX_ECHO_BYTES};
 

@@ -10,7 +10,7 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use agentx_core::provider::ProviderBinding;
+use agentx_core::registry::ProviderBinding;
 use agentx_wire::wire::grammar::is_canonical_uuid;
 
 use super::{

@@ -1,7 +1,5 @@
-//! The store suite (one test binary; tests/README.md): the durable session store (PROFILE §11:
-//! durability, crashes, full disks, resume, session picking), attachment admission and media
-//! normalization on their corpora, the blob store and its reclamation, and two processes sharing
-//! one AgentX home. Run one module as `cargo test --test store <name>`.
+//! The store suite of `agentx-home` (tests/README.md): the session store on disk (resume, session
+//! picking). Run one module as `cargo test -p agentx-home --test store <name>`.
 
 mod store_pick;
 mod store_resume;

@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::PathBuf;
 
-use agentx_core::provider::{parse_auth_json, ProviderBinding, Selection};
+use agentx_core::registry::{parse_auth_json, ProviderBinding, Selection};
 use agentx_home::store::{exists, most_recent, SessionMeta, SessionStore, StoreError};
 
 const A: &str = "5b0c6f0e-3b1a-4c2d-9e8f-0123456789aa";

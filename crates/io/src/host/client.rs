@@ -16,28 +16,24 @@ use super::calls::{initialize_response, peer_initialize_response, Reply};
 use super::command::{
     capture_stderr, pipes, AgentCommand, StderrCapture, DEFAULT_STDERR_CAP, STDERR_GRACE,
 };
-use super::detached::{self, hand_over, write_by, Detached};
+use super::detached::{self, hand_over, write_by, Detached, Writer};
 use super::error::HostError;
-use super::inbound::{helper, Inbound};
+use super::inbound::Inbound;
 use super::pending;
 use super::permission::{decide, CanUseToolHandler};
-use super::stream::{answer, classify, text_record, AgentRequest, Output, Route};
+use super::stream::{
+    answer, classify, text_record, AgentRequest, ImportEvent, Output, RecordItem, Route,
+};
 use crate::{OutputFifo, PushError, RecordWriter};
 use agentx_wire::encode::{discard_foreign, EncoderFailure, FailureKind, RecordFault};
 use agentx_wire::frame::DEFAULT_MAX_LINE;
-use agentx_wire::wire::import::{ImportRejected, ImportResult};
-use agentx_wire::wire::init::AttachmentCapabilities;
 use agentx_wire::wire::initialize::InitializeResponse;
 use agentx_wire::wire::subtypes::{Initialize, Interrupt};
+use agentx_wire::wire::system_init::AttachmentCapabilities;
 use agentx_wire::wire::{
-    ControlRequest, ControlRequestBody, ControlResponse, InputRecord, OutputRecord,
-    PeerInitializeResponse, PeerProfile, RawJson, UserRecord,
+    ControlRequest, ControlRequestBody, ControlResponse, InputRecord, PeerInitializeResponse,
+    PeerProfile, RawJson, UserRecord,
 };
-
-/// One item of the record stream: a decoded record, or why a line could not be decoded.
-pub type RecordItem = Result<OutputRecord<'static>, HostError>;
-
-pub(crate) type ImportEvent = Result<ImportResult<'static>, ImportRejected<'static>>;
 
 /// How a [`Client`] behaves.
 #[derive(Clone)]
@@ -75,7 +71,7 @@ impl ClientOptions {
     /// (fail closed, WIRE-PERM-002).
     ///
     /// ```
-    /// use agentx_wire::host::{ClientOptions, PermissionAnswer, ToolPermissionRequest};
+    /// use agentx_io::host::{ClientOptions, PermissionAnswer, ToolPermissionRequest};
     /// let o = ClientOptions::default().can_use_tool(|_: &ToolPermissionRequest| Ok(PermissionAnswer::allow()));
     /// # let _ = o;
     /// ```
@@ -87,7 +83,7 @@ impl ClientOptions {
     /// The longest output line accepted (default 8 MiB, PROFILE §2a).
     ///
     /// ```
-    /// use agentx_wire::host::ClientOptions;
+    /// use agentx_io::host::ClientOptions;
     /// let o = ClientOptions::default().max_line(64 << 10);
     /// # let _ = o;
     /// ```
@@ -100,7 +96,7 @@ impl ClientOptions {
     /// is read and dropped, so a chatty agent never blocks on a full pipe.
     ///
     /// ```
-    /// use agentx_wire::host::ClientOptions;
+    /// use agentx_io::host::ClientOptions;
     /// let o = ClientOptions::default().stderr_cap(64 << 10);
     /// # let _ = o;
     /// ```
@@ -117,7 +113,7 @@ impl ClientOptions {
     /// [`Client::initialize_peer`] with it.
     ///
     /// ```
-    /// use agentx_wire::host::{ClientOptions, PeerProfile};
+    /// use agentx_io::host::{ClientOptions, PeerProfile};
     /// let o = ClientOptions::default().peer_profile(PeerProfile::Lenient);
     /// # let _ = o;
     /// ```
@@ -142,12 +138,12 @@ impl ExitReport {
     /// Exit status 0 (or attached pipes).
     ///
     /// ```
-    /// use agentx_wire::host::{Client, ClientOptions};
+    /// use agentx_io::host::{Client, ClientOptions};
     /// use std::time::Duration;
     /// let client = Client::attach(std::io::empty(), std::io::sink(), ClientOptions::default());
     /// let report = client.close(Duration::from_secs(1))?;
     /// assert!(report.success() && report.status.is_none());
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// ```
     pub fn success(&self) -> bool {
         self.status.is_none_or(|s| s.success())
@@ -174,6 +170,20 @@ pub(crate) struct Shared {
     /// `end_input` was called: the caller's sends and calls are refused from now on (the
     /// pipe itself closes once the writer thread's jobs are written).
     ending: AtomicBool,
+}
+
+impl Writer for Shared {
+    fn detached(&self) -> &Detached {
+        &self.detached
+    }
+
+    fn write(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
+        Shared::write(self, record)
+    }
+
+    fn close_input(&self) {
+        Shared::close_input(self)
+    }
 }
 
 /// The agent's stdin (the caller's writer for [`Client::attach`]). The FIFO's drain calls it
@@ -319,10 +329,10 @@ impl Client {
     /// Starts `command` with piped stdio and begins reading its output.
     ///
     /// ```no_run
-    /// use agentx_wire::host::{AgentCommand, Client, ClientOptions};
+    /// use agentx_io::host::{AgentCommand, Client, ClientOptions};
     /// let client = Client::spawn(&AgentCommand::stream_json("agentx"), ClientOptions::default())?;
     /// println!("agent pid {:?}", client.pid());
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// ```
     pub fn spawn(command: &AgentCommand, options: ClientOptions) -> Result<Client, HostError> {
         let mut child = command.spawn_blocking()?;
@@ -339,7 +349,7 @@ impl Client {
     /// it reads.
     ///
     /// ```
-    /// use agentx_wire::host::{Client, ClientOptions};
+    /// use agentx_io::host::{Client, ClientOptions};
     /// use agentx_wire::wire::OutputRecord;
     /// // An agent that wrote one record of a type this profile does not define, then ended.
     /// let output = std::io::Cursor::new(b"{\"type\":\"custom_event\",\"n\":1}\n".to_vec());
@@ -347,7 +357,7 @@ impl Client {
     /// let record = client.recv().expect("one record")?;
     /// assert!(matches!(record, OutputRecord::Unknown(_))); // kept, never a crash (WIRE-002)
     /// assert!(client.recv().is_none()); // the output ended
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// ```
     pub fn attach(
         output: impl Read + Send + 'static,
@@ -374,7 +384,7 @@ impl Client {
             ending: AtomicBool::new(false),
         });
         let helper_shared = Arc::clone(&shared);
-        thread::spawn(move || helper(&helper_shared));
+        thread::spawn(move || helper_shared.inbound.helper(&Routes(&helper_shared)));
         Client {
             shared,
             child: None,
@@ -385,7 +395,7 @@ impl Client {
     /// The child's process id, when spawned (`None` for [`attach`](Client::attach)).
     ///
     /// ```
-    /// use agentx_wire::host::{Client, ClientOptions};
+    /// use agentx_io::host::{Client, ClientOptions};
     /// let client = Client::attach(std::io::empty(), std::io::sink(), ClientOptions::default());
     /// assert_eq!(client.pid(), None);
     /// ```
@@ -397,14 +407,14 @@ impl Client {
     /// (checked against WIRE-024). Remembers `input_capabilities` for [`Client::upload`].
     ///
     /// ```no_run
-    /// use agentx_wire::host::{AgentCommand, Client, ClientOptions};
+    /// use agentx_io::host::{AgentCommand, Client, ClientOptions};
     /// use std::time::Duration;
     /// let client = Client::spawn(&AgentCommand::stream_json("agentx"), ClientOptions::default())?;
     /// let init = client.initialize(Duration::from_secs(10))?;
     /// for p in &init.providers {
     ///     println!("{} selected={:?}", p.id, p.selected);
     /// }
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// ```
     pub fn initialize(&self, timeout: Duration) -> Result<InitializeResponse<'static>, HostError> {
         let payload = self.control(ControlRequestBody::Initialize(Initialize), timeout)?;
@@ -422,7 +432,7 @@ impl Client {
     /// [`Client::initialize`] refuses it); it also reads agentx's.
     ///
     /// ```no_run
-    /// use agentx_wire::host::{AgentCommand, Client, ClientOptions, PeerProfile};
+    /// use agentx_io::host::{AgentCommand, Client, ClientOptions, PeerProfile};
     /// use std::time::Duration;
     /// let options = ClientOptions::default().peer_profile(PeerProfile::Lenient);
     /// let client = Client::spawn(&AgentCommand::stream_json("claude").arg("--verbose"), options)?;
@@ -430,7 +440,7 @@ impl Client {
     /// for m in &init.fields.models {
     ///     println!("{} -> {:?}", m.value, m.resolved_model);
     /// }
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// ```
     pub fn initialize_peer(
         &self,
@@ -444,12 +454,12 @@ impl Client {
     /// the record stream.
     ///
     /// ```no_run
-    /// use agentx_wire::host::{AgentCommand, Client, ClientOptions};
+    /// use agentx_io::host::{AgentCommand, Client, ClientOptions};
     /// use std::time::Duration;
     /// let client = Client::spawn(&AgentCommand::stream_json("agentx"), ClientOptions::default())?;
     /// client.send_text("!sleep 60000")?;
     /// client.interrupt(Duration::from_secs(5))?; // acknowledged; the cancelled result follows
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// ```
     pub fn interrupt(&self, timeout: Duration) -> Result<(), HostError> {
         self.control(ControlRequestBody::Interrupt(Interrupt), timeout)
@@ -461,7 +471,7 @@ impl Client {
     /// sent (WIRE-007); a late response is ignored.
     ///
     /// ```no_run
-    /// use agentx_wire::host::{AgentCommand, Client, ClientOptions};
+    /// use agentx_io::host::{AgentCommand, Client, ClientOptions};
     /// use agentx_wire::wire::subtypes::{ControlRequestBody, GetContextUsage};
     /// use std::time::Duration;
     /// let client = Client::spawn(&AgentCommand::stream_json("agentx"), ClientOptions::default())?;
@@ -470,7 +480,7 @@ impl Client {
     ///     Duration::from_secs(5),
     /// )?;
     /// println!("{:?}", usage.map(|raw| String::from_utf8_lossy(raw.as_bytes()).into_owned()));
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// ```
     pub fn control(
         &self,
@@ -520,10 +530,10 @@ impl Client {
     /// Sends a plain text user message (legacy string form, priority `next`).
     ///
     /// ```
-    /// use agentx_wire::host::{Client, ClientOptions};
+    /// use agentx_io::host::{Client, ClientOptions};
     /// let client = Client::attach(std::io::empty(), std::io::sink(), ClientOptions::default());
     /// client.send_text("hello")?;
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// ```
     pub fn send_text(&self, text: &str) -> Result<(), HostError> {
         self.send_user(text_record(text, self.shared.profile))
@@ -532,13 +542,13 @@ impl Client {
     /// Sends any user record (text, priority, attachments, uuid).
     ///
     /// ```
-    /// use agentx_wire::host::{Client, ClientOptions};
+    /// use agentx_io::host::{Client, ClientOptions};
     /// use agentx_wire::wire::{user::Priority, UserRecord};
     /// let client = Client::attach(std::io::empty(), std::io::sink(), ClientOptions::default());
     /// let mut record = UserRecord::text("now, please".to_owned());
     /// record.priority = Some(Priority::Now);
     /// client.send_user(record)?;
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// ```
     pub fn send_user(&self, record: UserRecord<'_>) -> Result<(), HostError> {
         self.shared.write_in_order(&InputRecord::User(record))
@@ -547,11 +557,11 @@ impl Client {
     /// Sends any input record as it is.
     ///
     /// ```
-    /// use agentx_wire::host::{Client, ClientOptions};
+    /// use agentx_io::host::{Client, ClientOptions};
     /// use agentx_wire::wire::InputRecord;
     /// let client = Client::attach(std::io::empty(), std::io::sink(), ClientOptions::default());
     /// client.send(&InputRecord::KeepAlive)?;
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// ```
     pub fn send(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
         self.shared.write_in_order(record)
@@ -570,27 +580,27 @@ impl Client {
     /// the wire.
     ///
     /// ```
-    /// use agentx_wire::host::{Client, ClientOptions};
+    /// use agentx_io::host::{Client, ClientOptions};
     /// let output = std::io::Cursor::new(b"not json\n{\"type\":\"keep_alive\"}\n".to_vec());
     /// let client = Client::attach(output, std::io::sink(), ClientOptions::default());
     /// assert!(client.recv().unwrap().is_err()); // the bad line, reported
     /// assert_eq!(client.recv().unwrap()?.record_type(), "keep_alive");
     /// assert!(client.recv().is_none());
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// ```
     pub fn recv(&self) -> Option<RecordItem> {
-        Inbound::recv(&self.shared)
+        self.shared.inbound.recv(&Routes(&self.shared))
     }
 
     /// Like [`recv`](Client::recv) with a deadline: `Ok(None)` once the output ended,
     /// [`HostError::Timeout`] (subtype `recv`) when nothing came in time.
     ///
     /// ```
-    /// use agentx_wire::host::{Client, ClientOptions};
+    /// use agentx_io::host::{Client, ClientOptions};
     /// use std::time::Duration;
     /// let client = Client::attach(std::io::empty(), std::io::sink(), ClientOptions::default());
     /// assert!(client.recv_timeout(Duration::from_secs(5))?.is_none());
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// ```
     pub fn recv_timeout(&self, timeout: Duration) -> Result<Option<RecordItem>, HostError> {
         self.shared.inbound.recv_until(Instant::now() + timeout)
@@ -599,7 +609,7 @@ impl Client {
     /// Ends the agent's input (it sees EOF) while the record stream stays readable.
     ///
     /// ```
-    /// use agentx_wire::host::{Client, ClientOptions, HostError};
+    /// use agentx_io::host::{Client, ClientOptions, HostError};
     /// let client = Client::attach(std::io::empty(), std::io::sink(), ClientOptions::default());
     /// client.end_input();
     /// assert!(matches!(client.send_text("late"), Err(HostError::InputClosed)));
@@ -614,12 +624,12 @@ impl Client {
     /// first to keep them.
     ///
     /// ```no_run
-    /// use agentx_wire::host::{AgentCommand, Client, ClientOptions};
+    /// use agentx_io::host::{AgentCommand, Client, ClientOptions};
     /// use std::time::Duration;
     /// let client = Client::spawn(&AgentCommand::stream_json("agentx"), ClientOptions::default())?;
     /// let report = client.close(Duration::from_secs(10))?;
     /// assert!(report.success(), "agentx exited with {:?}", report.status);
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// ```
     pub fn close(mut self, timeout: Duration) -> Result<ExitReport, HostError> {
         self.end_input();

@@ -40,7 +40,7 @@ impl std::fmt::Debug for AgentCommand {
     /// (`OPENAI_API_KEY`, an `ssh` command line).
     ///
     /// ```
-    /// use agentx_wire::host::AgentCommand;
+    /// use agentx_io::host::AgentCommand;
     /// let c = AgentCommand::new("agentx").arg("--key=sk-1").env("OPENAI_API_KEY", "sk-2");
     /// let shown = format!("{c:?}");
     /// assert!(shown.contains("OPENAI_API_KEY") && !shown.contains("sk-"));
@@ -59,7 +59,7 @@ impl AgentCommand {
     /// `program` with no arguments.
     ///
     /// ```
-    /// let cmd = agentx_wire::host::AgentCommand::new("agentx").arg("--replay-user-messages");
+    /// let cmd = agentx_io::host::AgentCommand::new("agentx").arg("--replay-user-messages");
     /// assert_eq!(cmd.args().len(), 1);
     /// ```
     pub fn new(program: impl AsRef<OsStr>) -> Self {
@@ -75,7 +75,7 @@ impl AgentCommand {
     /// --output-format stream-json`.
     ///
     /// ```
-    /// let cmd = agentx_wire::host::AgentCommand::stream_json("agentx");
+    /// let cmd = agentx_io::host::AgentCommand::stream_json("agentx");
     /// assert_eq!(cmd.args().len(), 4);
     /// ```
     pub fn stream_json(program: impl AsRef<OsStr>) -> Self {
@@ -89,7 +89,7 @@ impl AgentCommand {
     /// Appends one argument.
     ///
     /// ```
-    /// use agentx_wire::host::AgentCommand;
+    /// use agentx_io::host::AgentCommand;
     /// let c = AgentCommand::new("agentx").arg("--provider").arg("echo");
     /// assert_eq!(c.args().len(), 2);
     /// ```
@@ -101,7 +101,7 @@ impl AgentCommand {
     /// Sets an environment variable for the child.
     ///
     /// ```
-    /// use agentx_wire::host::AgentCommand;
+    /// use agentx_io::host::AgentCommand;
     /// let c = AgentCommand::stream_json("agentx").env("AGENTX_HOME", "/tmp/agentx-home");
     /// assert_eq!(c.to_command().get_envs().count(), 1);
     /// ```
@@ -114,7 +114,7 @@ impl AgentCommand {
     /// Removes an environment variable for the child.
     ///
     /// ```
-    /// use agentx_wire::host::AgentCommand;
+    /// use agentx_io::host::AgentCommand;
     /// let c = AgentCommand::stream_json("agentx").env_remove("OPENAI_API_KEY");
     /// let envs: Vec<_> = c.to_command().get_envs().map(|(k, v)| (k.to_owned(), v.is_none())).collect();
     /// assert_eq!(envs, [("OPENAI_API_KEY".into(), true)]);
@@ -127,7 +127,7 @@ impl AgentCommand {
     /// The child's working directory.
     ///
     /// ```
-    /// use agentx_wire::host::AgentCommand;
+    /// use agentx_io::host::AgentCommand;
     /// let c = AgentCommand::stream_json("agentx").current_dir("/tmp");
     /// assert_eq!(c.to_command().get_current_dir(), Some(std::path::Path::new("/tmp")));
     /// ```
@@ -139,7 +139,7 @@ impl AgentCommand {
     /// The arguments so far.
     ///
     /// ```
-    /// use agentx_wire::host::AgentCommand;
+    /// use agentx_io::host::AgentCommand;
     /// let c = AgentCommand::stream_json("agentx");
     /// assert_eq!(c.args(), ["--input-format", "stream-json", "--output-format", "stream-json"]);
     /// ```
@@ -150,7 +150,7 @@ impl AgentCommand {
     /// A `std::process::Command` with piped stdin, stdout and stderr.
     ///
     /// ```
-    /// use agentx_wire::host::AgentCommand;
+    /// use agentx_io::host::AgentCommand;
     /// let c = AgentCommand::new("agentx").arg("--version").to_command();
     /// assert_eq!(c.get_program(), "agentx");
     /// ```

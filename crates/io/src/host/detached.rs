@@ -23,7 +23,6 @@ use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread;
 use std::time::Instant;
 
-use super::client::Shared;
 use super::error::HostError;
 use agentx_wire::wire::InputRecord;
 
@@ -97,9 +96,20 @@ impl Detached {
     }
 }
 
+/// What the writer thread needs of its client: the detached-write state, the one write path
+/// (WIRE-003: every record through the client's output FIFO) and the end of input.
+pub(crate) trait Writer: Send + Sync + 'static {
+    /// The client's detached-write state.
+    fn detached(&self) -> &Detached;
+    /// Writes one record as the client writes every record.
+    fn write(&self, record: &InputRecord<'_>) -> Result<(), HostError>;
+    /// Closes the agent's input.
+    fn close_input(&self);
+}
+
 /// Hands `records` to the client's writer thread, behind every job handed over before.
-pub(crate) fn hand_over(
-    shared: &Arc<Shared>,
+pub(crate) fn hand_over<S: Writer>(
+    shared: &Arc<S>,
     records: Vec<InputRecord<'static>>,
 ) -> Result<Written, HostError> {
     queue(shared, records, false)
@@ -107,8 +117,8 @@ pub(crate) fn hand_over(
 
 /// Hands `records` over and waits for them until `deadline`: still being written then is
 /// [`HostError::Timeout`] for `subtype` (they are written later, in order).
-pub(crate) fn write_by(
-    shared: &Arc<Shared>,
+pub(crate) fn write_by<S: Writer>(
+    shared: &Arc<S>,
     records: Vec<InputRecord<'static>>,
     deadline: Instant,
     subtype: &'static str,
@@ -121,18 +131,18 @@ pub(crate) fn write_by(
 /// Ends the agent's input: now when no job is queued, else once every job handed over so
 /// far was written, so records a caller saw accepted (a call's cancel, an upload's abort)
 /// reach the agent before its EOF.
-pub(crate) fn end_input(shared: &Arc<Shared>) {
-    if !shared.detached.busy() || queue(shared, Vec::new(), true).is_err() {
+pub(crate) fn end_input<S: Writer>(shared: &Arc<S>) {
+    if !shared.detached().busy() || queue(shared, Vec::new(), true).is_err() {
         shared.close_input();
     }
 }
 
-fn queue(
-    shared: &Arc<Shared>,
+fn queue<S: Writer>(
+    shared: &Arc<S>,
     records: Vec<InputRecord<'static>>,
     end_input: bool,
 ) -> Result<Written, HostError> {
-    let detached = &shared.detached;
+    let detached = shared.detached();
     let (outcome, written) = mpsc::channel();
     detached.in_flight.fetch_add(1, Ordering::AcqRel);
     let job = Job {
@@ -166,7 +176,7 @@ fn queue(
 }
 
 /// Starts the writer thread; it ends when the client is gone and its queue is empty.
-fn start(shared: Weak<Shared>) -> std::io::Result<Sender<Job>> {
+fn start<S: Writer>(shared: Weak<S>) -> std::io::Result<Sender<Job>> {
     let (tx, rx) = mpsc::channel::<Job>();
     thread::Builder::new()
         .name("agentx-host-writer".into())
@@ -175,7 +185,7 @@ fn start(shared: Weak<Shared>) -> std::io::Result<Sender<Job>> {
                 let Some(shared) = shared.upgrade() else {
                     return;
                 };
-                let _settled = Settled(&shared.detached);
+                let _settled = Settled(shared.detached());
                 let outcome = job.records.iter().try_for_each(|r| shared.write(r));
                 if job.end_input {
                     shared.close_input();

@@ -177,7 +177,7 @@ impl DecodeError {
     /// The host reads on after either; this says what the agent side would have done.
     ///
     /// ```
-    /// use agentx_wire::host::{Client, ClientOptions, DecodeError, HostError};
+    /// use agentx_io::host::{Client, ClientOptions, DecodeError, HostError};
     /// let output = std::io::Cursor::new(b"{not json\n".to_vec());
     /// let client = Client::attach(output, std::io::sink(), ClientOptions::default());
     /// match client.recv() {
@@ -316,7 +316,7 @@ impl HostError {
     /// A timeout (the request was cancelled on the wire).
     ///
     /// ```
-    /// use agentx_wire::host::HostError;
+    /// use agentx_io::host::HostError;
     /// assert!(HostError::Timeout { subtype: "interrupt" }.is_timeout());
     /// ```
     pub fn is_timeout(&self) -> bool {
@@ -325,7 +325,7 @@ impl HostError {
     /// The stream closed with the request pending.
     ///
     /// ```
-    /// use agentx_wire::host::HostError;
+    /// use agentx_io::host::HostError;
     /// assert!(HostError::StreamClosed.is_stream_closed());
     /// ```
     pub fn is_stream_closed(&self) -> bool {
@@ -334,7 +334,7 @@ impl HostError {
     /// Spawning ran out of file descriptors ([`HostError::DescriptorLimit`]).
     ///
     /// ```
-    /// use agentx_wire::host::HostError;
+    /// use agentx_io::host::HostError;
     /// let e = HostError::DescriptorLimit { soft: 1024, hard: 1024, system: false, per_agent: 4 };
     /// assert!(e.is_descriptor_limit());
     /// assert!(e.to_string().contains("soft 1024, hard 1024; each running agent holds 4"));
@@ -393,7 +393,7 @@ mod tests {
         use std::mem::size_of;
         assert!(size_of::<HostError>() <= size_of::<agentx_wire::wire::OutputRecord<'static>>());
         assert_eq!(
-            size_of::<crate::host::client::RecordItem>(),
+            size_of::<crate::host::stream::RecordItem>(),
             size_of::<agentx_wire::wire::OutputRecord<'static>>()
         );
     }

@@ -26,12 +26,11 @@
 
 use std::collections::VecDeque;
 use std::io::Read;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::client::{RecordItem, Routes, Shared};
 use super::error::HostError;
-use super::stream::Output;
+use super::stream::{Output, RecordItem, Route};
 use agentx_wire::encode::{contained, discard_foreign};
 
 /// How long the output may wait for a `recv` before the helper reads it, at first: the
@@ -198,8 +197,8 @@ impl Inbound {
     }
 
     /// The next item, reading on this thread whenever nobody else reads.
-    pub(crate) fn recv(shared: &Arc<Shared>) -> Option<RecordItem> {
-        let me = &shared.inbound;
+    pub(crate) fn recv(&self, route: &impl Route) -> Option<RecordItem> {
+        let me = self;
         // Dropped after `inbox` (declared before it): its drop takes the lock.
         let _in_recv = InRecv::enter(me);
         let mut inbox = lock(&me.inbox);
@@ -216,7 +215,7 @@ impl Inbound {
             }
             inbox.reading = true;
             drop(inbox);
-            read_once(shared);
+            me.read_once(route);
             inbox = lock(&me.inbox);
         }
     }
@@ -240,98 +239,99 @@ impl Inbound {
     }
 }
 
-/// The helper thread: reads while someone waits (a [`Demand`], draining) or nobody attends the
-/// output (no `recv` for a whole check period), and nobody else reads; ends with the output.
-pub(crate) fn helper(shared: &Arc<Shared>) {
-    let me = &shared.inbound;
-    let mut inbox = lock(&me.inbox);
-    // `recvs` when the helper's last deadline wait began.
-    let mut seen = inbox.recvs;
-    // No `recv` has been under way since a whole deadline wait: the helper reads.
-    let mut unattended = false;
-    // The helper's next deadline wait.
-    let mut period = UNATTENDED;
-    loop {
-        if inbox.ended {
-            return;
-        }
-        if inbox.in_recv > 0 || inbox.recvs != seen {
-            unattended = false;
-        }
-        let needed = inbox.wanted > 0 || inbox.draining || unattended;
-        if needed && !inbox.reading {
-            inbox.reading = true;
-            drop(inbox);
-            read_once(shared);
-            inbox = lock(&me.inbox);
-            continue;
-        }
-        if needed {
-            // Someone else reads: wait for the role (its release wakes the sleepers).
-            inbox = sleep(inbox, &me.changed, None);
-            continue;
-        }
-        seen = inbox.recvs;
-        let timed_out;
-        (inbox, timed_out) = wait(inbox, &me.wanted, Some(Instant::now() + period));
-        if !timed_out {
-            continue;
-        }
-        if inbox.recvs != seen {
-            period = (period * 2).min(UNATTENDED_MAX);
-            continue;
-        }
-        period = UNATTENDED;
-        if inbox.in_recv == 0 {
-            unattended = true;
-        } else {
-            // One `recv` lasted the whole wait (it waits for the agent): park until it
-            // returns rather than waking every period meanwhile.
-            inbox.helper_parked = true;
-            while inbox.helper_parked && !inbox.ended && inbox.wanted == 0 && !inbox.draining {
-                inbox = wait(inbox, &me.wanted, None).0;
+impl Inbound {
+    /// The helper thread: reads while someone waits (a [`Demand`], draining) or nobody attends the
+    /// output (no `recv` for a whole check period), and nobody else reads; ends with the output.
+    pub(crate) fn helper(&self, route: &impl Route) {
+        let me = self;
+        let mut inbox = lock(&me.inbox);
+        // `recvs` when the helper's last deadline wait began.
+        let mut seen = inbox.recvs;
+        // No `recv` has been under way since a whole deadline wait: the helper reads.
+        let mut unattended = false;
+        // The helper's next deadline wait.
+        let mut period = UNATTENDED;
+        loop {
+            if inbox.ended {
+                return;
             }
-            inbox.helper_parked = false;
+            if inbox.in_recv > 0 || inbox.recvs != seen {
+                unattended = false;
+            }
+            let needed = inbox.wanted > 0 || inbox.draining || unattended;
+            if needed && !inbox.reading {
+                inbox.reading = true;
+                drop(inbox);
+                me.read_once(route);
+                inbox = lock(&me.inbox);
+                continue;
+            }
+            if needed {
+                // Someone else reads: wait for the role (its release wakes the sleepers).
+                inbox = sleep(inbox, &me.changed, None);
+                continue;
+            }
+            seen = inbox.recvs;
+            let timed_out;
+            (inbox, timed_out) = wait(inbox, &me.wanted, Some(Instant::now() + period));
+            if !timed_out {
+                continue;
+            }
+            if inbox.recvs != seen {
+                period = (period * 2).min(UNATTENDED_MAX);
+                continue;
+            }
+            period = UNATTENDED;
+            if inbox.in_recv == 0 {
+                unattended = true;
+            } else {
+                // One `recv` lasted the whole wait (it waits for the agent): park until it
+                // returns rather than waking every period meanwhile.
+                inbox.helper_parked = true;
+                while inbox.helper_parked && !inbox.ended && inbox.wanted == 0 && !inbox.draining {
+                    inbox = wait(inbox, &me.wanted, None).0;
+                }
+                inbox.helper_parked = false;
+            }
         }
     }
-}
 
-/// One read by the holder of the reading role: decoded, routed, queued; at the end of the
-/// output (or a failed read) the pipe is let go before the stream ends.
-fn read_once(shared: &Arc<Shared>) {
-    let me = &shared.inbound;
-    let _release = Release(me);
-    let mut reading = lock(&me.reading);
-    let Reading { source, side } = &mut *reading;
-    let route = Routes(shared);
-    let mut hand_over = |items: Vec<RecordItem>| {
-        let mut inbox = lock(&me.inbox);
-        if inbox.queue.is_empty() {
-            // The batch's own buffer becomes the queue: no copy of the records.
-            inbox.queue = VecDeque::from(items);
-        } else {
-            inbox.queue.extend(items);
+    /// One read by the holder of the reading role: decoded, routed, queued; at the end of the
+    /// output (or a failed read) the pipe is let go before the stream ends.
+    fn read_once(&self, route: &impl Route) {
+        let me = self;
+        let _release = Release(me);
+        let mut reading = lock(&me.reading);
+        let Reading { source, side } = &mut *reading;
+        let mut hand_over = |items: Vec<RecordItem>| {
+            let mut inbox = lock(&me.inbox);
+            if inbox.queue.is_empty() {
+                // The batch's own buffer becomes the queue: no copy of the records.
+                inbox.queue = VecDeque::from(items);
+            } else {
+                inbox.queue.extend(items);
+            }
+            Inbox::wake(inbox, &me.changed);
+        };
+        let Some(reader) = source.as_mut() else {
+            return;
+        };
+        // WIRE-015 for the caller's reader too: a panic ends the output like an error, and an
+        // error is kept only as its kind (the value is dropped unformatted).
+        let read = contained(|| reader.read(side.buffer()));
+        let ended = side.took(read, route, &mut hand_over);
+        if ended {
+            // The pipe is closed before the stream ends: whoever saw `recv` return `None` finds
+            // the agent's stdout no longer held by this client.
+            if let Some(r) = source.take() {
+                discard_foreign(r);
+            }
+            side.finish(route, &mut hand_over);
+            let mut inbox = lock(&me.inbox);
+            inbox.ended = true;
+            drop(inbox);
+            me.changed.notify_all();
+            me.wanted.notify_all();
         }
-        Inbox::wake(inbox, &me.changed);
-    };
-    let Some(reader) = source.as_mut() else {
-        return;
-    };
-    // WIRE-015 for the caller's reader too: a panic ends the output like an error, and an
-    // error is kept only as its kind (the value is dropped unformatted).
-    let read = contained(|| reader.read(side.buffer()));
-    let ended = side.took(read, &route, &mut hand_over);
-    if ended {
-        // The pipe is closed before the stream ends: whoever saw `recv` return `None` finds
-        // the agent's stdout no longer held by this client.
-        if let Some(r) = source.take() {
-            discard_foreign(r);
-        }
-        side.finish(&route, &mut hand_over);
-        let mut inbox = lock(&me.inbox);
-        inbox.ended = true;
-        drop(inbox);
-        me.changed.notify_all();
-        me.wanted.notify_all();
     }
 }

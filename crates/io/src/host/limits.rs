@@ -36,7 +36,7 @@ pub struct DescriptorLimit {
 /// The current `RLIMIT_NOFILE` of this process.
 ///
 /// ```
-/// let l = agentx_wire::host::descriptor_limit();
+/// let l = agentx_io::host::descriptor_limit();
 /// assert!(l.soft <= l.hard);
 /// ```
 pub fn descriptor_limit() -> DescriptorLimit {
@@ -53,8 +53,8 @@ pub fn descriptor_limit() -> DescriptorLimit {
 /// clients' `spawn` also does it by itself the first time a spawn runs out of descriptors.
 ///
 /// ```
-/// let before = agentx_wire::host::descriptor_limit();
-/// let after = agentx_wire::host::raise_descriptor_limit();
+/// let before = agentx_io::host::descriptor_limit();
+/// let after = agentx_io::host::raise_descriptor_limit();
 /// assert!(after.soft >= before.soft && after.hard == before.hard);
 /// ```
 pub fn raise_descriptor_limit() -> DescriptorLimit {

@@ -14,10 +14,10 @@
 //! callback (each permission request runs on its own thread).
 //!
 //! ```no_run
-//! use agentx_wire::host::{AgentCommand, Client, ClientOptions, PermissionAnswer};
+//! use agentx_io::host::{AgentCommand, Client, ClientOptions, PermissionAnswer};
 //! use std::time::Duration;
 //!
-//! let options = ClientOptions::default().can_use_tool(|req: &agentx_wire::host::ToolPermissionRequest| {
+//! let options = ClientOptions::default().can_use_tool(|req: &agentx_io::host::ToolPermissionRequest| {
 //!     Ok(if req.tool_name == "Read" { PermissionAnswer::allow() } else { PermissionAnswer::deny("not here") })
 //! });
 //! let client = Client::spawn(&AgentCommand::stream_json("agentx"), options)?;
@@ -30,7 +30,7 @@
 //! }
 //! let exit = client.close(Duration::from_secs(10))?;
 //! assert!(exit.success());
-//! # Ok::<(), agentx_wire::host::HostError>(())
+//! # Ok::<(), agentx_io::host::HostError>(())
 //! ```
 
 mod calls;
@@ -38,6 +38,7 @@ mod client;
 mod command;
 mod detached;
 mod error;
+mod import;
 mod inbound;
 mod limits;
 #[cfg(feature = "tokio")]
@@ -48,12 +49,12 @@ mod query;
 mod stream;
 #[cfg(feature = "tokio")]
 mod tokio_client;
-mod upload;
 
 pub use agentx_wire::wire::PeerProfile;
 pub use client::{Client, ClientOptions, ExitReport};
 pub use command::AgentCommand;
 pub use error::{DecodeError, HostError, ResponseFault, UploadStatus, INPUT_FAILURE_TEXT};
+pub use import::UploadSource;
 pub use limits::{
     descriptor_limit, raise_descriptor_limit, DescriptorLimit, DESCRIPTORS_PER_AGENT,
     DESCRIPTORS_PER_ASYNC_AGENT,
@@ -62,4 +63,3 @@ pub use permission::{CallbackError, CanUseToolHandler, PermissionAnswer, ToolPer
 pub use query::{query, Query};
 #[cfg(feature = "tokio")]
 pub use tokio_client::{AnswerFuture, AsyncCanUseTool, AsyncClient, AsyncClientOptions};
-pub use upload::UploadSource;

@@ -35,7 +35,7 @@ use ::tokio::sync::Notify;
 
 use super::error::HostError;
 use agentx_wire::encode::{
-    classify_io, contained, discard_foreign, EncoderFailure, FrameEncoder, OutputFault,
+    classify_io, contained, discard_foreign, EncoderFailure, FrameEncoder, OutputFault, Panicked,
 };
 use agentx_wire::wire::InputRecord;
 
@@ -106,7 +106,7 @@ fn poll_contained<T>(f: impl FnOnce() -> Poll<io::Result<T>>) -> Polled<T> {
             discard_foreign(e);
             Polled::Failed(fault)
         }
-        Err(()) => Polled::Failed(OutputFault::Panicked),
+        Err(Panicked) => Polled::Failed(OutputFault::Panicked),
     }
 }
 

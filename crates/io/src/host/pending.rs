@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::calls::{Calls, ReplySlot};
-use super::client::ImportEvent;
+use super::stream::ImportEvent;
 use agentx_wire::wire::PeerProfile;
 
 /// Where an upload's acknowledgements go (a channel end, blocking or async).

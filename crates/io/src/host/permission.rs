@@ -60,7 +60,7 @@ impl PermissionAnswer {
     /// Allow with the original input.
     ///
     /// ```
-    /// use agentx_wire::host::PermissionAnswer;
+    /// use agentx_io::host::PermissionAnswer;
     /// assert_eq!(PermissionAnswer::allow(), PermissionAnswer::Allow { updated_input: None });
     /// ```
     pub fn allow() -> Self {
@@ -72,7 +72,7 @@ impl PermissionAnswer {
     /// Deny with `message`, without interrupting the turn.
     ///
     /// ```
-    /// use agentx_wire::host::PermissionAnswer;
+    /// use agentx_io::host::PermissionAnswer;
     /// assert!(matches!(PermissionAnswer::deny("no"), PermissionAnswer::Deny { interrupt: false, .. }));
     /// ```
     pub fn deny(message: impl Into<String>) -> Self {

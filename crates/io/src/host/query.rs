@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
-use super::client::{Client, ClientOptions, ExitReport, RecordItem};
+use super::client::{Client, ClientOptions, ExitReport};
 use super::command::AgentCommand;
 use super::error::HostError;
+use super::stream::RecordItem;
 use agentx_wire::wire::OutputRecord;
 
 /// The records of one prompt: an iterator that ends after the turn's `result` record.
@@ -19,11 +20,11 @@ pub struct Query {
 /// Starts `command`, sends `prompt` as a user message and returns its records.
 ///
 /// ```no_run
-/// use agentx_wire::host::{query, AgentCommand, ClientOptions};
+/// use agentx_io::host::{query, AgentCommand, ClientOptions};
 /// for record in query(&AgentCommand::stream_json("agentx"), "hello", ClientOptions::default())? {
 ///     println!("{}", record?.record_type());
 /// }
-/// # Ok::<(), agentx_wire::host::HostError>(())
+/// # Ok::<(), agentx_io::host::HostError>(())
 /// ```
 pub fn query(
     command: &AgentCommand,
@@ -42,11 +43,11 @@ impl Query {
     /// The client, for interrupts or other controls while the turn runs.
     ///
     /// ```no_run
-    /// use agentx_wire::host::{query, AgentCommand, ClientOptions};
+    /// use agentx_io::host::{query, AgentCommand, ClientOptions};
     /// use std::time::Duration;
     /// let q = query(&AgentCommand::stream_json("agentx"), "!sleep 60000", ClientOptions::default())?;
     /// q.client().interrupt(Duration::from_secs(5))?;
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// ```
     pub fn client(&self) -> &Client {
         &self.client
@@ -55,13 +56,13 @@ impl Query {
     /// Ends input and waits for the agent to exit.
     ///
     /// ```no_run
-    /// use agentx_wire::host::{query, AgentCommand, ClientOptions};
+    /// use agentx_io::host::{query, AgentCommand, ClientOptions};
     /// use std::time::Duration;
     /// let mut q = query(&AgentCommand::stream_json("agentx"), "hello", ClientOptions::default())?;
     /// let records: Vec<_> = q.by_ref().collect::<Result<_, _>>()?;
     /// assert_eq!(records.last().map(|r| r.record_type()), Some("result"));
     /// assert!(q.finish(Duration::from_secs(10))?.success());
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// ```
     pub fn finish(self, timeout: Duration) -> Result<ExitReport, HostError> {
         self.client.close(timeout)

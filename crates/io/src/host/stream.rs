@@ -11,17 +11,24 @@
 //! unsupported-control error (PROFILE §5). Never reads, writes, spawns or blocks: each
 //! client's loop does the read and owns the channel.
 
-use super::client::{ImportEvent, RecordItem};
 use super::error::HostError;
 use super::permission::{decision, PermissionAnswer, ToolPermissionRequest};
 use crate::Deframer;
+use agentx_wire::encode::Panicked;
 use agentx_wire::frame::Reader;
 use agentx_wire::json::Parser;
 use agentx_wire::wire::grammar::NonEmpty;
+use agentx_wire::wire::import::{ImportRejected, ImportResult};
 use agentx_wire::wire::{
     ControlOutcome, ControlRequest, ControlRequestBody, ControlResponse, InputRecord, OutputRecord,
     PeerProfile, UserContent, UserMessage, UserRecord,
 };
+
+/// One item of the record stream: a decoded record, or why a line could not be decoded.
+pub type RecordItem = Result<OutputRecord<'static>, HostError>;
+
+/// What an upload's waiter is told: the agent's import result or its rejection.
+pub(crate) type ImportEvent = Result<ImportResult<'static>, ImportRejected<'static>>;
 
 /// Bytes asked of one read (a pipe hands at most its capacity, 64 KiB by default).
 const READ_SIZE: usize = 256 << 10;
@@ -92,14 +99,14 @@ impl Output {
         self.hand_over(hand_over);
     }
 
-    /// One read's outcome, as both clients' loops get it (`Err(())`: the caller's reader
+    /// One read's outcome, as both clients' loops get it (`Err(Panicked)`: the caller's reader
     /// panicked, contained, WIRE-015): its bytes decoded and routed, a retry after
     /// `Interrupted`, or the failure queued as the stream's last item. `true` when the output
     /// ended (end of input or a failure): the caller lets the reader go, then calls
     /// [`Output::finish`].
     pub(crate) fn took(
         &mut self,
-        read: Result<std::io::Result<usize>, ()>,
+        read: Result<std::io::Result<usize>, Panicked>,
         route: &impl Route,
         hand_over: &mut impl FnMut(Vec<RecordItem>),
     ) -> bool {
@@ -114,7 +121,7 @@ impl Output {
                 self.failed(e);
                 true
             }
-            Err(()) => {
+            Err(Panicked) => {
                 self.failed(std::io::ErrorKind::Other.into());
                 true
             }

@@ -2,7 +2,7 @@
 //! tokio — a reader task, a writer task fed in order, correlated calls whose abandonment
 //! (timeout, or the caller dropping the future) sends `control_cancel_request` (WIRE-007), and
 //! sync or async `can_use_tool` callbacks whose errors and panics deny (WIRE-PERM-002); its
-//! `upload` lives with the blocking one in `super::upload`.
+//! `upload` lives with the blocking one in `super::import`.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -16,7 +16,7 @@ use ::tokio::process::Child;
 use ::tokio::sync::{mpsc, oneshot};
 
 use super::calls::{initialize_response, peer_initialize_response, Reply};
-use super::client::{ExitReport, ImportEvent, RecordItem};
+use super::client::ExitReport;
 use super::command::{
     capture_stderr_async, pipes, AgentCommand, AsyncStderrCapture, DEFAULT_STDERR_CAP, STDERR_GRACE,
 };
@@ -27,11 +27,12 @@ use super::permission::{
     CallbackError, PermissionAnswer, ToolPermissionRequest, CALLBACK_FAILED, NO_CALLBACK,
 };
 use super::stream::{answer, classify, text_record, AgentRequest, Output, Route};
-use agentx_wire::encode::contained;
+use super::stream::{ImportEvent, RecordItem};
+use agentx_wire::encode::{contained, Panicked};
 use agentx_wire::frame::DEFAULT_MAX_LINE;
-use agentx_wire::wire::init::AttachmentCapabilities;
 use agentx_wire::wire::initialize::InitializeResponse;
 use agentx_wire::wire::subtypes::{Initialize, Interrupt};
+use agentx_wire::wire::system_init::AttachmentCapabilities;
 use agentx_wire::wire::{
     ControlRequest, ControlRequestBody, ControlResponse, InputRecord, PeerInitializeResponse,
     PeerProfile, RawJson, UserRecord,
@@ -78,7 +79,7 @@ impl AsyncClientOptions {
     /// Installs an async `can_use_tool` callback (without one, every request is denied).
     ///
     /// ```
-    /// use agentx_wire::host::{AsyncClientOptions, PermissionAnswer, ToolPermissionRequest};
+    /// use agentx_io::host::{AsyncClientOptions, PermissionAnswer, ToolPermissionRequest};
     /// let o = AsyncClientOptions::default()
     ///     .can_use_tool(|_r: ToolPermissionRequest| async { Ok(PermissionAnswer::allow()) });
     /// # let _ = o;
@@ -91,7 +92,7 @@ impl AsyncClientOptions {
     /// The longest output line accepted (default 8 MiB, PROFILE §2a).
     ///
     /// ```
-    /// use agentx_wire::host::AsyncClientOptions;
+    /// use agentx_io::host::AsyncClientOptions;
     /// let o = AsyncClientOptions::default().max_line(64 << 10);
     /// # let _ = o;
     /// ```
@@ -104,7 +105,7 @@ impl AsyncClientOptions {
     /// is read and dropped, so a chatty agent never blocks on a full pipe.
     ///
     /// ```
-    /// use agentx_wire::host::AsyncClientOptions;
+    /// use agentx_io::host::AsyncClientOptions;
     /// let o = AsyncClientOptions::default().stderr_cap(64 << 10);
     /// # let _ = o;
     /// ```
@@ -117,7 +118,7 @@ impl AsyncClientOptions {
     /// [`PeerProfile::Strict`]); as [`ClientOptions::peer_profile`](super::ClientOptions::peer_profile).
     ///
     /// ```
-    /// use agentx_wire::host::{AsyncClientOptions, PeerProfile};
+    /// use agentx_io::host::{AsyncClientOptions, PeerProfile};
     /// let o = AsyncClientOptions::default().peer_profile(PeerProfile::Lenient);
     /// # let _ = o;
     /// ```
@@ -219,11 +220,11 @@ impl AsyncClient {
     /// Starts `command` with piped stdio (killed when the client is dropped).
     ///
     /// ```no_run
-    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
+    /// use agentx_io::host::{AgentCommand, AsyncClient, AsyncClientOptions};
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let client = AsyncClient::spawn(&AgentCommand::stream_json("agentx"), AsyncClientOptions::default()).await?;
     /// client.send_text("hello")?;
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// # }).unwrap();
     /// ```
     pub async fn spawn(
@@ -243,13 +244,13 @@ impl AsyncClient {
     /// Drives an agent over existing async pipes. Must be called inside a tokio runtime.
     ///
     /// ```
-    /// use agentx_wire::host::{AsyncClient, AsyncClientOptions};
+    /// use agentx_io::host::{AsyncClient, AsyncClientOptions};
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let output: &'static [u8] = b"{\"type\":\"keep_alive\"}\n";
     /// let client = AsyncClient::attach(output, tokio::io::sink(), AsyncClientOptions::default());
     /// assert_eq!(client.recv().await.unwrap()?.record_type(), "keep_alive");
     /// assert!(client.recv().await.is_none());
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// # }).unwrap();
     /// ```
     pub fn attach(
@@ -287,11 +288,11 @@ impl AsyncClient {
     /// The child's process id, when spawned and still running (as [`Client::pid`](super::Client::pid)).
     ///
     /// ```no_run
-    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
+    /// use agentx_io::host::{AgentCommand, AsyncClient, AsyncClientOptions};
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let client = AsyncClient::spawn(&AgentCommand::stream_json("agentx"), AsyncClientOptions::default()).await?;
     /// println!("agentx is process {:?}", client.pid());
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// # }).unwrap();
     /// ```
     pub fn pid(&self) -> Option<u32> {
@@ -302,13 +303,13 @@ impl AsyncClient {
     /// for [`AsyncClient::upload`].
     ///
     /// ```no_run
-    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
+    /// use agentx_io::host::{AgentCommand, AsyncClient, AsyncClientOptions};
     /// use std::time::Duration;
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let client = AsyncClient::spawn(&AgentCommand::stream_json("agentx"), AsyncClientOptions::default()).await?;
     /// let init = client.initialize(Duration::from_secs(10)).await?;
     /// println!("{} providers", init.providers.len());
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// # }).unwrap();
     /// ```
     pub async fn initialize(
@@ -330,14 +331,14 @@ impl AsyncClient {
     /// [`Client::initialize_peer`](super::Client::initialize_peer).
     ///
     /// ```no_run
-    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions, PeerProfile};
+    /// use agentx_io::host::{AgentCommand, AsyncClient, AsyncClientOptions, PeerProfile};
     /// use std::time::Duration;
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let options = AsyncClientOptions::default().peer_profile(PeerProfile::Lenient);
     /// let client = AsyncClient::spawn(&AgentCommand::stream_json("claude").arg("--verbose"), options).await?;
     /// let init = client.initialize_peer(Duration::from_secs(30)).await?;
     /// println!("{:?}", init.fields.account.and_then(|a| a.token_source));
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// # }).unwrap();
     /// ```
     pub async fn initialize_peer(
@@ -353,13 +354,13 @@ impl AsyncClient {
     /// `interrupt` (WIRE-010): acknowledged at once; the turn's result follows in the stream.
     ///
     /// ```no_run
-    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
+    /// use agentx_io::host::{AgentCommand, AsyncClient, AsyncClientOptions};
     /// use std::time::Duration;
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let client = AsyncClient::spawn(&AgentCommand::stream_json("agentx"), AsyncClientOptions::default()).await?;
     /// client.send_text("!sleep 60000")?;
     /// client.interrupt(Duration::from_secs(5)).await?;
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// # }).unwrap();
     /// ```
     pub async fn interrupt(&self, timeout: Duration) -> Result<(), HostError> {
@@ -372,7 +373,7 @@ impl AsyncClient {
     /// future, it is cancelled on the wire (WIRE-007).
     ///
     /// ```no_run
-    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
+    /// use agentx_io::host::{AgentCommand, AsyncClient, AsyncClientOptions};
     /// use agentx_wire::wire::subtypes::{ControlRequestBody, McpStatus};
     /// use std::time::Duration;
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -381,7 +382,7 @@ impl AsyncClient {
     ///     .control(ControlRequestBody::McpStatus(McpStatus), Duration::from_secs(5))
     ///     .await?;
     /// println!("{}", status.is_some());
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// # }).unwrap();
     /// ```
     pub async fn control(
@@ -417,11 +418,11 @@ impl AsyncClient {
     /// Sends a plain text user message.
     ///
     /// ```
-    /// use agentx_wire::host::{AsyncClient, AsyncClientOptions};
+    /// use agentx_io::host::{AsyncClient, AsyncClientOptions};
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let client = AsyncClient::attach(tokio::io::empty(), tokio::io::sink(), AsyncClientOptions::default());
     /// client.send_text("hello")?;
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// # }).unwrap();
     /// ```
     pub fn send_text(&self, text: &str) -> Result<(), HostError> {
@@ -431,14 +432,14 @@ impl AsyncClient {
     /// Sends any user record.
     ///
     /// ```
-    /// use agentx_wire::host::{AsyncClient, AsyncClientOptions};
+    /// use agentx_io::host::{AsyncClient, AsyncClientOptions};
     /// use agentx_wire::wire::{user::Priority, UserRecord};
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let client = AsyncClient::attach(tokio::io::empty(), tokio::io::sink(), AsyncClientOptions::default());
     /// let mut record = UserRecord::text("later is fine".to_owned());
     /// record.priority = Some(Priority::Later);
     /// client.send_user(record)?;
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// # }).unwrap();
     /// ```
     pub fn send_user(&self, record: UserRecord<'_>) -> Result<(), HostError> {
@@ -455,13 +456,13 @@ impl AsyncClient {
     /// most [`AsyncClientOptions::max_line`] bytes on the wire).
     ///
     /// ```
-    /// use agentx_wire::host::{AsyncClient, AsyncClientOptions};
+    /// use agentx_io::host::{AsyncClient, AsyncClientOptions};
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let output: &'static [u8] = b"{\"type\":\"keep_alive\"\n{\"type\":\"keep_alive\"}\n";
     /// let client = AsyncClient::attach(output, tokio::io::sink(), AsyncClientOptions::default());
     /// assert!(client.recv().await.unwrap().is_err());
     /// assert_eq!(client.recv().await.unwrap()?.record_type(), "keep_alive");
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// # }).unwrap();
     /// ```
     pub async fn recv(&self) -> Option<RecordItem> {
@@ -483,12 +484,12 @@ impl AsyncClient {
     /// Ends the agent's input (EOF) after every queued frame was written.
     ///
     /// ```
-    /// use agentx_wire::host::{AsyncClient, AsyncClientOptions, HostError};
+    /// use agentx_io::host::{AsyncClient, AsyncClientOptions, HostError};
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let client = AsyncClient::attach(tokio::io::empty(), tokio::io::sink(), AsyncClientOptions::default());
     /// client.end_input();
     /// assert!(matches!(client.send_text("late"), Err(HostError::InputClosed)));
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// # }).unwrap();
     /// ```
     pub fn end_input(&self) {
@@ -498,13 +499,13 @@ impl AsyncClient {
     /// Ends input, waits up to `timeout` for the agent to exit (then kills it).
     ///
     /// ```no_run
-    /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions};
+    /// use agentx_io::host::{AgentCommand, AsyncClient, AsyncClientOptions};
     /// use std::time::Duration;
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let client = AsyncClient::spawn(&AgentCommand::stream_json("agentx"), AsyncClientOptions::default()).await?;
     /// let report = client.close(Duration::from_secs(10)).await?;
     /// assert!(report.success());
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// # }).unwrap();
     /// ```
     pub async fn close(mut self, timeout: Duration) -> Result<ExitReport, HostError> {
@@ -555,7 +556,7 @@ async fn read_loop(
             match contained(|| Pin::new(&mut output).poll_read(cx, &mut buf)) {
                 Ok(Poll::Pending) => Poll::Pending,
                 Ok(Poll::Ready(r)) => Poll::Ready(Ok(r.map(|()| buf.filled().len()))),
-                Err(()) => Poll::Ready(Err(())),
+                Err(Panicked) => Poll::Ready(Err(Panicked)),
             }
         })
         .await;

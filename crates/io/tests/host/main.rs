@@ -1,7 +1,6 @@
-//! The host suite (one test binary; tests/README.md): the host client, blocking and async, against
-//! scripted peers over pipes, the real `agentx`, and the recorded Claude CLI stream. The fleet test
-//! (`tests/host_fleet.rs`) stays its own binary: it lowers this process's RLIMIT_NOFILE and counts
-//! its open descriptors. Run one module as `cargo test --test host <name>`.
+//! The host suite of `agentx-io` (tests/README.md): the host client, blocking and async, against
+//! scripted peers over pipes, its limits, and the recorded Claude CLI stream. Run one module as
+//! `cargo test -p agentx-io --test host <name>`.
 
 mod host_async_pipes;
 mod host_batch_order;

@@ -11,7 +11,7 @@ use std::time::Duration;
 use agentx_core::model::{
     Block, Message, ModelEvent as E, ModelRequest, StopReason, ToolSpec, Usage,
 };
-use agentx_core::provider::{credential_union, parse_auth_json, Provider};
+use agentx_core::registry::{credential_union, parse_auth_json, Provider};
 use agentx_openai::{Client, Endpoint, Report};
 use agentx_wire::encode::{FailureKind, FrameEncoder};
 use agentx_wire::wire::output::AssistantError;

@@ -1,8 +1,6 @@
-//! The codec suite (one test binary; tests/README.md): the sans-IO codec layers `frame`, `json`,
-//! `wire`, `encode`, `control` and the blocking/tokio `driver` pieces over them, the
-//! `agentx-wire` CLI (`check`, `canon`), the sample generator, the sans-IO source check, and the
-//! replay of every checked-in fuzz corpus (`fuzz_seeds_*`, `cargo test --test codec fuzz_seeds`).
-//! Each module is one former `tests/<name>.rs` binary; run one as `cargo test --test codec <name>`.
+//! The codec suite of `agentx-wire-cli` (tests/README.md): the `agentx-wire` tool (`check`,
+//! `canon`) as a process, and the tokio codec over its pipes. Run one module as
+//! `cargo test -p agentx-wire-cli --test codec <name>`.
 
 mod cli_check;
 mod encode_canon;

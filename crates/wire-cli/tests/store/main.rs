@@ -1,6 +1,4 @@
-//! The store suite (one test binary; tests/README.md): the durable session store (PROFILE §11:
-//! durability, crashes, full disks, resume, session picking), attachment admission and media
-//! normalization on their corpora, the blob store and its reclamation, and two processes sharing
-//! one AgentX home. Run one module as `cargo test --test store <name>`.
+//! The store suite of `agentx-wire-cli` (tests/README.md): `agentx-wire attach` into the blob
+//! store under AgentX home. Run one module as `cargo test -p agentx-wire-cli --test store <name>`.
 
 mod attach_store;

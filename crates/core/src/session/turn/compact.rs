@@ -28,7 +28,7 @@ impl Session {
     /// turns (head: that turn's prompt, tail: its last assistant record; both written before
     /// this turn, so the head comes before the tail, PROFILE §11 "Compaction at any turn"),
     /// anchored at the boundary itself. The live context becomes what resume rebuilds from the
-    /// transcript (`store::context`): everything before the boundary (this turn's prompt and
+    /// transcript (`transcript::context`): everything before the boundary (this turn's prompt and
     /// records so far included) collapses into one summary message, the segment follows it.
     pub(super) fn compact(&mut self, t: &mut Turn) {
         let pre_tokens: u64 = self.context[..self.history_len]

@@ -221,7 +221,7 @@ impl Session {
         // The turn's last assistant message, for the exchange a later compaction keeps, and
         // the tool results right after it (a turn that ended after its tools: interrupted, a
         // §15 limit, a follow-up call with no blocks), so the kept segment never holds a
-        // `tool_use` without its `tool_result` (PROFILE §11; `store::context` extends the
+        // `tool_use` without its `tool_result` (PROFILE §11; `transcript::context` extends the
         // stored segment's tail the same way).
         let tail_at = t
             .messages

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::model::{Message, ModelRequest, Usage, UserBlock};
-use agentx_wire::wire::init::{InitEvent, InputCapabilities};
 use agentx_wire::wire::system::SessionState;
+use agentx_wire::wire::system_init::{InitEvent, InputCapabilities};
 use agentx_wire::wire::user::{ContentBlock, UserContent, UserMessage};
 use agentx_wire::wire::{OutputRecord, SystemEvent, UserRecord};
 
@@ -165,10 +165,12 @@ impl Session {
             mcp_servers: self
                 .mcp
                 .statuses()
-                .map(|(name, status)| agentx_wire::wire::init::McpServerStatus {
-                    name: Cow::Owned(name.to_string()),
-                    status: Cow::Borrowed(status),
-                })
+                .map(
+                    |(name, status)| agentx_wire::wire::system_init::McpServerStatus {
+                        name: Cow::Owned(name.to_string()),
+                        status: Cow::Borrowed(status),
+                    },
+                )
                 .collect(),
             model: Cow::Owned(p.model.clone()),
             provider: Some(Cow::Owned(p.provider.clone())),

@@ -12,12 +12,13 @@ use crate::model::NetworkDecision;
 use agentx_wire::json::{write_str, write_u64};
 use agentx_wire::wire::RawJson;
 
+use super::hooks;
 use super::{canonical_object, Turn, UseState};
 use crate::session::policy::{self, Verdict};
 use crate::session::prompts::{Asked, Settlement};
 use crate::session::records::Denial;
 use crate::session::sdk_hooks::Combined;
-use crate::session::{hook_points, Action, HookOutcome, Session, ToolOutcome};
+use crate::session::{Action, HookOutcome, Session, ToolOutcome};
 
 impl Session {
     /// PROFILE §10 for each tool use of the finished message, in block order.
@@ -72,7 +73,7 @@ impl Session {
             UseState::Invalid(e) => Verdict::Invalid(e.clone()),
             _ => return,
         };
-        let verdict = hook_points::pre_verdict(pre.permission, verdict);
+        let verdict = hooks::pre_verdict(pre.permission, verdict);
         match verdict {
             Verdict::Allow => self.run_tool(t, i, None, now),
             Verdict::Deny(message) => self.deny_use(t, i, message),

@@ -10,14 +10,15 @@
 //! decode (WIRE-023, so Claude-CLI captures without them are rejected); `apiKeySource` is the
 //! closed pair of WIRE-016 when present; other members Claude-CLI captures omit (`skills`,
 //! ...) are optional on decode and written when present — the agent always sets them. Never projects the registry (that is
-//! `provider`).
+//! `agentx_core::registry`).
 
 use crate::json::Object;
 
 use super::api_key_source::ApiKeySource;
-use super::decode::{wire_struct, Closed, Path, Text};
+use super::decode::{Closed, Path, Text};
 use super::error::Error;
 use super::grammar::Uuid;
+use super::table::wire_struct;
 
 wire_struct! {
     /// An MCP server name/status pair.

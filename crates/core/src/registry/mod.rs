@@ -1,4 +1,4 @@
-//! The `provider` layer: the strict `auth.json` registry, its credential union, the safe
+//! The provider registry: the strict `auth.json` registry, its credential union, the safe
 //! public catalog, prelaunch discovery, the process-frozen selection and the resume binding
 //! (PROFILE §3; WIRE-016, WIRE-023 to WIRE-026).
 //!
@@ -20,7 +20,7 @@
 //! partial or redacted catalog.
 //!
 //! ```
-//! use agentx_wire::provider::{discovery, parse_auth_json, Format, Selection};
+//! use agentx_core::registry::{discovery, parse_auth_json, Format, Selection};
 //!
 //! let auth = br#"{"version":2,"providers":[
 //!   {"id":"a","type":"openai","model":"m1","api_key":"sk-secret"},
@@ -40,7 +40,7 @@ mod error;
 mod home;
 mod model_choice;
 mod parse;
-mod registry;
+mod providers;
 mod selection;
 mod transport;
 
@@ -55,7 +55,7 @@ pub use parse::{
     MAX_DISPLAY_NAME_LEN, MAX_EFFORTS, MAX_EFFORT_LEN, MAX_ENV_NAME_LEN, MAX_ID_LEN, MAX_MODEL_LEN,
     MAX_PRIVATE_LEN, MAX_PROVIDERS,
 };
-pub use registry::{
+pub use providers::{
     ApiKey, Provider, ProviderType, Reasoning, Registry, RegistrySource, Route, Secret,
     BUILT_IN_DESCRIPTION,
 };

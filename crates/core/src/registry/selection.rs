@@ -13,14 +13,14 @@
 use std::borrow::Cow;
 
 use agentx_wire::encode::CredentialSet;
-use agentx_wire::wire::init::{InitEvent, ReasoningCapabilities};
 use agentx_wire::wire::initialize::{InitializeResponse, ModelDescriptor, ProviderDescriptor};
+use agentx_wire::wire::system_init::{InitEvent, ReasoningCapabilities};
 use agentx_wire::wire::{ApiKeySource, Provenance};
 
 use super::binding::ProviderBinding;
 use super::catalog::{model_descriptor, reasoning_capabilities, Catalog};
 use super::error::Error;
-use super::registry::{Provider, ProviderType, Registry, RegistrySource};
+use super::providers::{Provider, ProviderType, Registry, RegistrySource};
 
 /// The WIRE-023 selected-provider members of every model-backed `system/init`, plus
 /// `apiKeySource` (WIRE-016).

@@ -15,13 +15,13 @@
 use std::borrow::Cow;
 
 use agentx_wire::encode::CredentialSet;
-use agentx_wire::wire::init::ReasoningCapabilities;
 use agentx_wire::wire::initialize::{ModelDescriptor, ProviderDescriptor, ProviderDiscovery};
+use agentx_wire::wire::system_init::ReasoningCapabilities;
 use agentx_wire::wire::WireValue;
 
 use super::credentials::{check_collisions, credential_union};
 use super::error::{Error, ErrorKind};
-use super::registry::{Provider, Reasoning, Registry};
+use super::providers::{Provider, Reasoning, Registry};
 
 /// The discovery document's version (WIRE-026); unrelated to `auth.json`'s version 2.
 pub const DISCOVERY_VERSION: u64 = 1;
@@ -34,23 +34,6 @@ pub enum Format {
     Text,
     /// The public catalog as one JSON document (WIRE-024).
     Json,
-}
-
-/// `displayName`: `display_name` when given, else `"<id> (<model>)"` (PROFILE §3).
-pub(crate) fn display_name(p: &Provider) -> String {
-    match &p.display_name {
-        Some(d) => d.clone(),
-        None => format!("{} ({})", p.id, p.model),
-    }
-}
-
-/// `description`: the given one, else the type's default (PROFILE §3). The built-in `local`
-/// provider carries its own description.
-pub(crate) fn description(p: &Provider) -> &str {
-    match &p.description {
-        Some(d) => d,
-        None => p.provider_type().default_description(),
-    }
 }
 
 /// The WIRE-023 reasoning declaration of a provider.
@@ -68,8 +51,8 @@ fn descriptor(p: &Provider, default: bool, selected: bool) -> ProviderDescriptor
         id: Cow::Owned(p.id.clone()),
         provider_type: Cow::Borrowed(p.provider_type().as_str()),
         model: Cow::Owned(p.model.clone()),
-        display_name: Cow::Owned(display_name(p)),
-        description: Cow::Owned(description(p).to_string()),
+        display_name: Cow::Owned(p.shown_name()),
+        description: Cow::Owned(p.shown_description().to_string()),
         default,
         selected,
         // Flat fields copied from the nested declaration: they cannot disagree (WIRE-024).
@@ -88,7 +71,7 @@ pub(crate) fn model_descriptor(p: &Provider) -> ModelDescriptor<'static> {
     ModelDescriptor {
         value: Cow::Owned(p.model.clone()),
         display_name: Cow::Owned(p.model.clone()),
-        description: Cow::Owned(description(p).to_string()),
+        description: Cow::Owned(p.shown_description().to_string()),
         provider: Some(Cow::Owned(p.id.clone())),
         provider_type: Some(Cow::Borrowed(p.provider_type().as_str())),
         supports_effort: Some(reasoning.supported),

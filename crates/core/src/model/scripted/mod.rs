@@ -614,5 +614,4 @@ fn word_pieces(text: &str) -> impl Iterator<Item = &str> {
 }
 
 #[cfg(test)]
-#[path = "scripted_tests.rs"]
 mod tests;

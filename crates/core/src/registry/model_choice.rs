@@ -10,7 +10,7 @@
 use std::fmt;
 
 use super::error::Error;
-use super::registry::Registry;
+use super::providers::Registry;
 use super::selection::Selection;
 
 /// Why `--model` / `--effort` cannot be honoured. `Display` is the complete stderr line.
@@ -149,7 +149,7 @@ impl Selection {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::parse_auth_json;
+    use crate::registry::parse_auth_json;
 
     fn registry(json: &str) -> Registry {
         parse_auth_json(json.as_bytes(), &|_| None).unwrap()

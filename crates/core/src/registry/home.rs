@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use super::error::{Error, ErrorKind};
 use super::parse::{parse_auth_json, EnvLookup};
-use super::registry::Registry;
+use super::providers::Registry;
 
 /// The registry file's name inside the AgentX home.
 pub const AUTH_JSON: &str = "auth.json";

@@ -1,6 +1,6 @@
 //! The prelaunch discovery command line (WIRE-026, PROFILE §2):
 //! `agentx --list-providers [--output-format text|json] [--]`. Its grammar lives with the rest
-//! of the `agentx` command line in `cli::agentx_args`.
+//! of the `agentx` command line in `agentx::args::agentx_args`.
 //!
 //! Owns: the pure discovery step from a loaded registry to the exact validated stdout bytes.
 //!
@@ -8,7 +8,7 @@
 
 use super::catalog::{Catalog, Format};
 use super::error::Error;
-use super::registry::Registry;
+use super::providers::Registry;
 
 /// The whole discovery step over a loaded registry: the complete catalog (credential union,
 /// collision rule) and the exact final bytes, validated before the caller writes any of them.

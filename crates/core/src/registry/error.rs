@@ -1,4 +1,4 @@
-//! The `provider` layer's one error type.
+//! The provider registry's one error type.
 //!
 //! Owns: every diagnostic of the registry, the catalog, selection and the resume binding, as
 //! a JSON path plus a fixed rule (PROFILE §3: "Diagnostics name the JSON path and the rule
@@ -246,7 +246,7 @@ pub enum ErrorKind {
     BindingRecord,
 }
 
-/// The `provider` layer's error: a kind plus, depending on it, a path and a rule, the names of
+/// The registry's error: a kind plus, depending on it, a path and a rule, the names of
 /// two colliding fields, the available ids, or the differing binding component.
 pub struct Error {
     repr: Box<Repr>,
@@ -426,7 +426,7 @@ impl fmt::Display for Error {
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Display holds only static texts, indices, field names and public ids.
-        f.debug_struct("provider::Error")
+        f.debug_struct("registry::Error")
             .field("kind", &self.kind())
             .field("message", &format_args!("{self}"))
             .finish()

@@ -15,7 +15,7 @@ use agentx_wire::encode::{escaped_spelling, CredentialSet};
 use agentx_wire::json;
 
 use super::error::{Error, ErrorKind};
-use super::registry::Registry;
+use super::providers::Registry;
 
 /// The credential union of `registry` as the encoder's validator.
 pub fn credential_union(registry: &Registry) -> Result<CredentialSet, Error> {
@@ -38,11 +38,8 @@ pub(crate) fn public_strings(registry: &Registry, i: usize) -> Vec<(String, Stri
         p.provider_type().as_str().to_string(),
     ));
     out.push((field("model"), p.model.clone()));
-    out.push((field("displayName"), super::catalog::display_name(p)));
-    out.push((
-        field("description"),
-        super::catalog::description(p).to_string(),
-    ));
+    out.push((field("displayName"), p.shown_name()));
+    out.push((field("description"), p.shown_description().to_string()));
     for (j, e) in p.reasoning.efforts.iter().enumerate() {
         out.push((field(&format!("reasoning.efforts[{j}]")), e.clone()));
     }

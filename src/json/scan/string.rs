@@ -10,9 +10,8 @@
 //! first such byte to its closing quote in the same walk: the parser makes no separate UTF-8
 //! pass (non-ASCII bytes are only legal inside strings). This module never decodes.
 
-use super::error::{Error, ErrorKind, Malformed};
-use super::escape::hex4;
-use super::scan::{is_utf8_short, Kernel, StringMasks, Window};
+use super::{is_utf8_short, Kernel, StringMasks, Window};
+use crate::json::error::{Error, ErrorKind, Malformed};
 
 /// Validates a string body starting at `b[i]` (just after the opening quote). Returns the
 /// offset of the closing quote and whether the body has escapes.
@@ -173,6 +172,23 @@ fn escape_error(b: &[u8], at: usize, len: usize) -> Error {
     } else {
         Error::malformed(Malformed::InvalidEscape, at)
     }
+}
+
+/// Four hex digits (either case) at `s[at..at + 4]`.
+#[inline]
+pub(crate) fn hex4(s: &[u8], at: usize) -> Option<u32> {
+    let digits = s.get(at..at.checked_add(4)?)?;
+    let mut v = 0u32;
+    for &d in digits {
+        let x = match d {
+            b'0'..=b'9' => d - b'0',
+            b'a'..=b'f' => d - b'a' + 10,
+            b'A'..=b'F' => d - b'A' + 10,
+            _ => return None,
+        };
+        v = (v << 4) | u32::from(x);
+    }
+    Some(v)
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use agentx_wire::json::{self, write_str};
 
 use super::error::{Error, ErrorKind};
 use super::parse::id_grammar;
-use super::registry::{Provider, ProviderType, Route, Secret};
+use super::providers::{Provider, ProviderType, Route, Secret};
 
 const DOMAIN: &[u8] = b"agentx-wire/provider-route-binding/v1\0";
 

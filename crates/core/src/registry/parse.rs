@@ -23,7 +23,7 @@ use std::ffi::OsString;
 use agentx_wire::json::{self, Object, Value};
 
 use super::error::{At, Error, Rule};
-use super::registry::{
+use super::providers::{
     ApiKey, Provider, ProviderType, Reasoning, Registry, RegistrySource, Route, Secret,
 };
 use super::transport::Transport;

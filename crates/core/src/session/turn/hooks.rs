@@ -22,13 +22,13 @@ use crate::model::Message;
 use agentx_wire::wire::grammar::Uuid;
 use agentx_wire::wire::sdk_hooks::HookEvent;
 
-use super::output::Pushed;
-use super::policy::Verdict;
-use super::sdk_hooks::{
+use super::{Turn, UseState};
+use crate::session::output::Pushed;
+use crate::session::policy::Verdict;
+use crate::session::sdk_hooks::{
     member_raw, member_str, post_tool_response, Combined, PrePermission, Target,
 };
-use super::turn::{Turn, UseState};
-use super::Session;
+use crate::session::Session;
 
 /// The hook state of one turn.
 #[derive(Debug, Default)]
@@ -123,11 +123,11 @@ impl Session {
         }
         let limit = self.config.max_record_len;
         let (out, stamp) = (&mut self.out, &mut self.stamp);
-        let text = super::turn::cut_to_fit(&text, |t| {
-            out.encoded_len(&super::structured::corrective_record(t, stamp))
+        let text = crate::session::fit::cut_to_fit(&text, |t| {
+            out.encoded_len(&crate::session::structured::corrective_record(t, stamp))
                 .saturating_sub(limit)
         });
-        let rec = super::structured::corrective_record(&text, &mut self.stamp);
+        let rec = crate::session::structured::corrective_record(&text, &mut self.stamp);
         if let Some(line) = self.out.encode_prompt(&rec, false) {
             self.out.keep(line);
         }
@@ -251,7 +251,7 @@ impl Session {
             } else {
                 reason
             };
-            let fields = super::input::input_error_fields(
+            let fields = crate::session::input::input_error_fields(
                 &format!("blocked by UserPromptSubmit hook: {reason}"),
                 t.prompt_record
                     .clone()
@@ -272,7 +272,7 @@ impl Session {
         let stored = match t.prompt_kept.take() {
             Some((mut rec, at)) if !c.contexts.is_empty() && !credential => {
                 with_contexts(&mut rec, &c.contexts);
-                let message = super::turn::prompt_of(&rec);
+                let message = super::prompt_of(&rec);
                 match self
                     .out
                     .encode_prompt(&agentx_wire::wire::OutputRecord::User(*rec), false)

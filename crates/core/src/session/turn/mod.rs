@@ -33,11 +33,11 @@
 
 mod compact;
 mod end;
+pub(crate) mod hooks;
 mod start;
 pub(crate) use start::prompt_of;
 mod stream;
 mod terminal;
-pub(crate) use terminal::cut_to_fit;
 mod tools;
 
 use std::time::Instant;
@@ -193,8 +193,8 @@ pub(crate) struct Turn {
     last_assistant: Option<String>,
     /// A compaction ran in this turn (its prompt is summarized: it is no exchange to keep).
     compacted: bool,
-    /// PROFILE §16 hooks of this turn (`hook_points`).
-    pub(crate) hooks: super::hook_points::TurnHooks,
+    /// PROFILE §16 hooks of this turn (`turn::hooks`).
+    pub(crate) hooks: hooks::TurnHooks,
     /// The text blocks of the turn's latest model request, joined with `\n`: the final text
     /// that PROFILE §16's structured output checks.
     answer: String,

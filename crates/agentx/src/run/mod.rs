@@ -16,12 +16,13 @@
 //! `text`/`json`, the result projected from them); decide a protocol question itself.
 
 pub mod blobs;
+pub mod driver_loop;
 pub mod event;
+mod identity;
 pub mod inbox;
 pub mod model;
 pub mod oneshot;
 pub mod persist;
-pub mod run;
 mod sdk_options;
 pub mod startup;
 mod startup_error;
@@ -71,5 +72,5 @@ fn run(args: &SessionArgs, sdk: Option<&SdkArgs>) -> i32 {
         };
     let inbox = inbox::Inbox::stdin();
     let mut sink = stdout::StdoutSink::new(inbox.read_ahead());
-    run::run_loop(startup, inbox, &mut sink, attachments, false)
+    driver_loop::run_loop(startup, inbox, &mut sink, attachments, false)
 }

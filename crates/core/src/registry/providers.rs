@@ -251,6 +251,24 @@ pub struct Provider {
 }
 
 impl Provider {
+    /// `displayName` as the catalog shows it: the given one, else `"<id> (<model>)"`
+    /// (PROFILE §3).
+    pub(crate) fn shown_name(&self) -> String {
+        match &self.display_name {
+            Some(d) => d.clone(),
+            None => format!("{} ({})", self.id, self.model),
+        }
+    }
+
+    /// `description` as the catalog shows it: the given one, else the type's default (PROFILE
+    /// §3). The built-in `local` provider carries its own description.
+    pub(crate) fn shown_description(&self) -> &str {
+        match &self.description {
+            Some(d) => d,
+            None => self.provider_type().default_description(),
+        }
+    }
+
     /// The stable registry id.
     pub fn id(&self) -> &str {
         &self.id

@@ -15,14 +15,15 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest as _, Sha256};
 
-use super::client::{Client, ImportEvent};
+use super::client::Client;
 use super::detached::{hand_over, write_by};
 use super::error::{HostError, ResponseFault, UploadStatus};
+use super::stream::ImportEvent;
 use agentx_wire::wire::grammar::{AttachmentId, Sha256Hex, UploadId, Uuid};
 use agentx_wire::wire::import::{
     ImportBegin, ImportChunk, ImportOperation, ImportStatus, ReasonCode,
 };
-use agentx_wire::wire::init::AttachmentCapabilities;
+use agentx_wire::wire::system_init::AttachmentCapabilities;
 use agentx_wire::wire::{AttachmentRef, InputRecord};
 
 /// What to upload.
@@ -176,7 +177,7 @@ impl Client {
     /// aborted on the wire.
     ///
     /// ```no_run
-    /// use agentx_wire::host::{AgentCommand, Client, ClientOptions, UploadSource};
+    /// use agentx_io::host::{AgentCommand, Client, ClientOptions, UploadSource};
     /// use std::time::Duration;
     /// let t = Duration::from_secs(30);
     /// let client = Client::spawn(&AgentCommand::stream_json("agentx"), ClientOptions::default())?;
@@ -185,7 +186,7 @@ impl Client {
     /// let png = std::path::Path::new("screen.png");
     /// let manifest = client.upload(UploadSource::Path(png), "screen.png", "image/png", prompt, t)?;
     /// println!("{} {}", manifest.attachment_id, manifest.sha256);
-    /// # Ok::<(), agentx_wire::host::HostError>(())
+    /// # Ok::<(), agentx_io::host::HostError>(())
     /// ```
     pub fn upload(
         &self,
@@ -279,8 +280,8 @@ mod tokio_upload {
     use ::tokio::sync::mpsc;
 
     use super::{accepted, committed, ended, Plan, UploadSource};
-    use crate::host::client::ImportEvent;
     use crate::host::error::HostError;
+    use crate::host::stream::ImportEvent;
     use crate::host::tokio_client::{AsyncClient, Shared};
     use agentx_wire::wire::AttachmentRef;
 
@@ -327,8 +328,8 @@ mod tokio_upload {
         /// wire. A file is read on the blocking pool.
         ///
         /// ```no_run
-        /// # async fn run() -> Result<(), agentx_wire::host::HostError> {
-        /// use agentx_wire::host::{AgentCommand, AsyncClient, AsyncClientOptions, UploadSource};
+        /// # async fn run() -> Result<(), agentx_io::host::HostError> {
+        /// use agentx_io::host::{AgentCommand, AsyncClient, AsyncClientOptions, UploadSource};
         /// use std::time::Duration;
         /// let t = Duration::from_secs(30);
         /// let cmd = AgentCommand::stream_json("agentx");
