@@ -22,7 +22,7 @@ use agentx_wire::wire::{ControlRequestBody, InputRecord};
 use criterion::measurement::Measurement;
 use criterion::{Criterion, SamplingMode, Throughput};
 
-mod cpu_time;
+use agentx_test_support::cpu_time;
 
 /// The driver side of one session: frames go through the encoder into the outbox.
 struct Out {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The long crash campaign of the session store (PROFILE §11, issue 19 "What done means"):
-# tests/store/store_crash.rs (the `store` test binary) with AGENTX_CRASH_KILLS SIGKILLs (default
+# The long crash campaign of the session store (PROFILE §11):
+# crates/agentx/tests/store/store_crash.rs (the agentx crate's `store` test binary) with AGENTX_CRASH_KILLS SIGKILLs (default
 # here 1,000) at random points of one session (after idle, mid-stream, mid-tool, during the
 # store's append and fsync, mid-upload, after an upload's commit, after a prompt), each followed
 # by a resume that must rebuild exactly what the host saw (the test's assertions; the first
@@ -19,13 +19,13 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 # The test binary is run directly, so the campaign does not hold cargo's build-directory lock.
-BIN="$(cargo test --no-run --test store --message-format=json 2>/dev/null |
+BIN="$(cargo test -p agentx --no-run --test store --message-format=json 2>/dev/null |
     sed -n 's/.*"executable":"\([^"]*deps.store-[0-9a-f]*\)".*/\1/p' | tail -1)"
 [ -x "$BIN" ] || { echo "build failed"; exit 2; }
 # The test finds the agentx binary through CARGO_BIN_EXE_agentx at build time: no env needed.
 CMD=("$BIN" store_crash::profile_11_sigkill_anywhere_then_resume --exact --nocapture)
 echo "command: AGENTX_CRASH_KILLS=$KILLS AGENTX_CRASH_SEED=$SEED ${CMD[*]}"
-echo "         (built by: cargo test --no-run --test store)"
+echo "         (built by: cargo test -p agentx --no-run --test store)"
 echo "start:   $(date -u +%FT%TZ); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 T0=$(date +%s)
 LOG="$(mktemp)"

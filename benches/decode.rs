@@ -1,5 +1,5 @@
 //! Decode with duplicate detection, per line: ours against serde_json, simd-json and sonic-rs on
-//! the same bytes in one run (issue 2, item 8).
+//! the same bytes in one run.
 //!
 //! Inputs (group per input, `Throughput::Bytes` = the bytes of the lines, LFs excluded):
 //! - `decode/realistic`: 8 MiB of `sample::realistic_stream(1, ..)`, parsed line by line
@@ -31,7 +31,7 @@ use std::path::PathBuf;
 use criterion::measurement::Measurement;
 use criterion::{Criterion, SamplingMode, Throughput};
 
-mod cpu_time;
+use agentx_test_support::cpu_time;
 #[path = "decode_workload.rs"]
 mod decode_workload;
 
@@ -40,7 +40,7 @@ use decode_workload::{Input, Scratch, CONTENDERS};
 fn conformance_dir() -> PathBuf {
     std::env::var_os("AGENTX_CONFORMANCE_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance"))
+        .unwrap_or_else(|| agentx_test_support::workspace_root().join("../shared/conformance"))
 }
 
 fn inputs() -> Vec<Input> {

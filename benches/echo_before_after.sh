@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Echo-turn latency of two `agentx` builds with one bench binary, under the same load (issue 19
-# "Throughput does not regress"): `benches/agentx.rs`'s latency part (1,000 echo turns in one
+# Echo-turn latency of two `agentx` builds with one bench binary, under the same load: `benches/agentx.rs`'s latency part (1,000 echo turns in one
 # session after 20 warm-up turns, home on disk under TMPDIR, default /tmp) run ROUNDS times
 # per binary, alternating A, B, A, B, ... (AGENTX_BENCH_BIN picks the binary).
 #
@@ -15,7 +14,7 @@ AFTER="$2"
 ROUNDS="${ROUNDS:-5}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-BENCH="$(cargo bench --no-run --bench agentx --message-format=json 2>/dev/null |
+BENCH="$(cargo bench -p agentx --no-run --bench agentx --message-format=json 2>/dev/null |
     sed -n 's/.*"executable":"\([^"]*deps\/agentx-[^"]*\)".*/\1/p' | tail -1)"
 [ -x "$BENCH" ] || { echo "bench build failed"; exit 2; }
 echo "bench: $BENCH; before: $BEFORE; after: $AFTER; rounds: $ROUNDS; TMPDIR=${TMPDIR:-/tmp}"

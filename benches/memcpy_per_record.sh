@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Bytes copied per output record (issue 22 item 3), counted by an LD_PRELOAD shim
+# Bytes copied per output record, counted by an LD_PRELOAD shim
 # (benches/memcpy/count.c: the bytes a process copies with memcpy/memmove).
 #
-# 1. In-process, exact per record: `benches/output_copies.rs` (a session's model events in,
+# 1. In-process, exact per record: `crates/agentx/benches/output_copies.rs` (a session's model events in,
 #    agentx's StdoutSink and write(2) out) for this tree and, with BEFORE=<commit>, for that
 #    commit's source (extracted under target/, the same bench file added) built in its own
 #    target directory (target/before-target).
@@ -27,15 +27,16 @@ for tree in ${BEFORE:+before} ${SKIP_INPROCESS:-after}; do
         dir="$ROOT/target/before-src"
         rm -rf "$dir" && mkdir -p "$dir"
         git -C "$ROOT" archive "$BEFORE" | tar -x -C "$dir"
-        cp "$ROOT/benches/output_copies.rs" "$dir/benches/"
-        printf '\n[[bench]]\nname = "output_copies"\nharness = false\nrequired-features = ["cli"]\n' \
-            >>"$dir/Cargo.toml"
+        # BEFORE must be a workspace revision (crates/agentx); the bench is copied in unchanged.
+        cp "$ROOT/crates/agentx/benches/output_copies.rs" "$dir/crates/agentx/benches/"
+        grep -q 'name = "output_copies"' "$dir/crates/agentx/Cargo.toml" ||
+            printf '\n[[bench]]\nname = "output_copies"\nharness = false\n' >>"$dir/crates/agentx/Cargo.toml"
     fi
     # The BEFORE tree gets its own target directory: in the shared one cargo gave both trees'
     # artifacts the same names, so one overwrote the other's library and bench.
     target="$ROOT/target"
     [ "$tree" = before ] && target="$ROOT/target/before-target"
-    bench="$(cd "$dir" && CARGO_TARGET_DIR="$target" nice cargo bench --no-run --profile "${PROFILE:-bench}" \
+    bench="$(cd "$dir" && CARGO_TARGET_DIR="$target" nice cargo bench -p agentx --no-run --profile "${PROFILE:-bench}" \
         --bench output_copies --message-format=json 2>/dev/null |
         sed -n 's/.*"executable":"\([^"]*output_copies-[^"]*\)".*/\1/p' | tail -1)"
     [ "$tree" = before ] && echo "before ($BEFORE):" || echo "after (this tree, $(git -C "$ROOT" rev-parse --short HEAD)):"

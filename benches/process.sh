@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole-process comparison (issue 14, "What done means"): `agentx-wire check --level json` on a
+# Whole-process comparison: `agentx-wire check --level json` on a
 # 64 MiB realistic stream against `peer_check` (1 MiB chunks, memchr line split, sonic-rs parse
 # per line; examples/peer_check.rs), the peer built twice: by default and with
 # `-C target-cpu=native` (sonic-rs has no run-time CPU detection, so only the native build uses

@@ -26,7 +26,7 @@ use std::borrow::Cow;
 use std::hint::black_box;
 
 use agentx_wire::json::Parser;
-use agentx_wire::wire::init::InputCapabilities;
+use agentx_wire::wire::system_init::InputCapabilities;
 use agentx_wire::wire::{OutputRecord, WireValue};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde::de::IgnoredAny;

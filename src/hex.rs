@@ -5,12 +5,11 @@
 //! [`lower`] returns.
 
 /// The lowercase hex digits, by value.
-pub(crate) const LOWER: &[u8; 16] = b"0123456789abcdef";
+pub const LOWER: &[u8; 16] = b"0123456789abcdef";
 
 /// `bytes` in lowercase hex, two digits a byte, most significant nibble first (the canonical
 /// form of WIRE-017's `sha256` and of a route fingerprint).
-#[cfg(any(feature = "attach", feature = "provider"))]
-pub(crate) fn lower(bytes: &[u8]) -> String {
+pub fn lower(bytes: &[u8]) -> String {
     let mut s = String::with_capacity(bytes.len() * 2);
     for &b in bytes {
         s.push(char::from(LOWER[usize::from(b >> 4)]));
@@ -21,8 +20,7 @@ pub(crate) fn lower(bytes: &[u8]) -> String {
 
 /// The 32 bytes spelled by exactly 64 lowercase hex digits (the canonical form WIRE-018
 /// declares for `sha256`, and a route fingerprint's); `None` for any other text.
-#[cfg(any(feature = "attach", feature = "provider"))]
-pub(crate) fn parse32(s: &str) -> Option<[u8; 32]> {
+pub fn parse32(s: &str) -> Option<[u8; 32]> {
     let b = s.as_bytes();
     if b.len() != 64 {
         return None;
@@ -40,8 +38,7 @@ pub(crate) fn parse32(s: &str) -> Option<[u8; 32]> {
 }
 
 /// `value`'s low `out.len()` hex digits, lowercase, most significant first.
-#[cfg(feature = "agent")]
-pub(crate) fn spell(out: &mut [u8], mut value: u64) {
+pub fn spell(out: &mut [u8], mut value: u64) {
     for digit in out.iter_mut().rev() {
         *digit = LOWER[(value & 0xf) as usize];
         value >>= 4;
@@ -50,7 +47,6 @@ pub(crate) fn spell(out: &mut [u8], mut value: u64) {
 
 #[cfg(test)]
 mod tests {
-    #[cfg(any(feature = "attach", feature = "provider"))]
     #[test]
     fn lower_spells_every_byte() {
         let all: Vec<u8> = (0..=255).collect();
@@ -58,7 +54,6 @@ mod tests {
         assert_eq!(super::lower(&all), expected);
     }
 
-    #[cfg(any(feature = "attach", feature = "provider"))]
     #[test]
     fn parse32_reads_only_the_canonical_form() {
         let bytes: [u8; 32] = std::array::from_fn(|i| (i * 37) as u8);
@@ -70,7 +65,6 @@ mod tests {
         assert_eq!(super::parse32(&format!("g{}", &text[1..])), None);
     }
 
-    #[cfg(feature = "agent")]
     #[test]
     fn spell_keeps_the_low_digits() {
         let mut out = [0u8; 5];

@@ -1,4 +1,4 @@
-//! Issue 2, "Memory": decoding a line allocates nothing per string without escapes. A counting
+//! Decoding a line allocates nothing per string without escapes. A counting
 //! global allocator watches a warmed-up parser.
 
 use std::alloc::{GlobalAlloc, Layout, System};

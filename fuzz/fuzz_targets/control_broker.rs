@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| agentx_wire::fuzzing::control::broker(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| agentx_core::fuzzing::control::broker(data));

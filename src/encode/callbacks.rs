@@ -40,20 +40,24 @@ where
     }
 }
 
-/// Runs `f`, turning a panic into `Err(())`. The payload is disposed of with [`discard`].
-pub(crate) fn contained<T>(f: impl FnOnce() -> T) -> Result<T, ()> {
+/// A callback panicked; its payload was dropped unformatted (WIRE-015).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Panicked;
+
+/// Runs `f`, turning a panic into `Err(Panicked)`. The payload is disposed of with [`discard`].
+pub fn contained<T>(f: impl FnOnce() -> T) -> Result<T, Panicked> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(v) => Ok(v),
         Err(payload) => {
             discard_payload(payload);
-            Err(())
+            Err(Panicked)
         }
     }
 }
 
 /// Drops a foreign value (an error a callback returned) without ever formatting it. If its
 /// `Drop` panics, that panic is caught and its payload leaked.
-pub(crate) fn discard<T>(value: T) {
+pub fn discard<T>(value: T) {
     if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(value))) {
         std::mem::forget(payload);
     }

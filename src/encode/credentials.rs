@@ -24,7 +24,7 @@ use aho_corasick::{packed, AhoCorasick, MatchKind};
 use super::error::CredentialError;
 use memchr::memchr;
 
-use super::scan::{canonically_escaped, normalize_into, walk_escaped_strings, Walk};
+use super::frame_walk::{canonically_escaped, normalize_into, walk_escaped_strings, Walk};
 
 /// Most credentials in one set.
 pub const MAX_CREDENTIALS: usize = 1024;

@@ -20,7 +20,6 @@ pub struct EncoderFailure {
 
 /// The classification of a latched failure. Closed: a host matches on it for its exit policy.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-#[non_exhaustive]
 pub enum FailureKind {
     /// The credential set matched the final frame, or the frame validator rejected it or panicked
     /// (WIRE-013). Display: the PROFILE §5 text.
@@ -73,23 +72,25 @@ pub const OUTPUT_FAILURE_TEXT: &str = "agentx: output failed: the record writer 
 pub const RECORD_FAILURE_TEXT: &str = "agentx: output refused: record could not be encoded";
 
 impl EncoderFailure {
+    /// The latched failure of a record the validator refused (WIRE-013).
     #[cold]
-    pub(crate) fn validation() -> Self {
+    pub fn validation() -> Self {
         EncoderFailure {
             kind: FailureKind::Validation,
         }
     }
 
+    /// The latched failure of a writer (a driver's sink) that failed with `fault`.
     #[cold]
-    #[cfg_attr(not(feature = "driver"), allow(dead_code))] // used by the driver layer only
-    pub(crate) fn output(fault: OutputFault) -> Self {
+    pub fn output(fault: OutputFault) -> Self {
         EncoderFailure {
             kind: FailureKind::Output(fault),
         }
     }
 
+    /// The failure of a record that could not be marshaled (`fault`).
     #[cold]
-    pub(crate) fn record(fault: RecordFault) -> Self {
+    pub fn record(fault: RecordFault) -> Self {
         EncoderFailure {
             kind: FailureKind::Record(fault),
         }
@@ -131,8 +132,7 @@ impl std::error::Error for EncoderFailure {}
 /// Classifies a writer's `io::Error` by its kind only (WIRE-015). `io::Error::kind()` reads
 /// the stored kind and never calls into a wrapped custom error, so this is safe to run on an
 /// error whose `Display`, `Debug` or `source` would panic.
-#[cfg_attr(not(feature = "driver"), allow(dead_code))] // used by the driver layer only
-pub(crate) fn classify_io(kind: io::ErrorKind) -> OutputFault {
+pub fn classify_io(kind: io::ErrorKind) -> OutputFault {
     match kind {
         io::ErrorKind::BrokenPipe => OutputFault::BrokenPipe,
         io::ErrorKind::ConnectionReset

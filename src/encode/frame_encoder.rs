@@ -31,7 +31,7 @@ use std::fmt;
 
 use crate::wire::Encode;
 
-use super::callbacks::{contained, discard, FrameValidator};
+use super::callbacks::{contained, discard, FrameValidator, Panicked};
 use super::credentials::CredentialSet;
 use super::delta::{CredentialCompleted, DeltaGuard};
 use super::error::{EncoderFailure, Error, FailureKind, RecordFault};
@@ -42,9 +42,9 @@ use super::line::{finish_frame, LineFault};
 pub const DEFAULT_MAX_RECORD_LEN: usize = 8_388_608;
 
 /// A buffer grown past this by an unusually large record is shrunk back afterwards.
-pub(crate) const SHRINK_ABOVE: usize = 1 << 20;
+pub const SHRINK_ABOVE: usize = 1 << 20;
 /// What a shrunk buffer keeps.
-pub(crate) const KEEP_CAPACITY: usize = 64 << 10;
+pub const KEEP_CAPACITY: usize = 64 << 10;
 
 /// The sans-IO validating frame encoder. See the module docs.
 pub struct FrameEncoder {
@@ -319,7 +319,7 @@ impl FrameEncoder {
         let (credentials, frame, scratch) = (&self.credentials, &self.buf, &mut self.scratch);
         match contained(|| credentials.matches(frame, scratch)) {
             Ok(false) => {}
-            Ok(true) | Err(()) => return Err(EncoderFailure::validation()),
+            Ok(true) | Err(Panicked) => return Err(EncoderFailure::validation()),
         }
         if let Some(validator) = self.validator.as_mut() {
             // The validator's own copy: it cannot change what is written.
@@ -332,7 +332,7 @@ impl FrameEncoder {
                     discard(e);
                     return Err(EncoderFailure::validation());
                 }
-                Err(()) => return Err(EncoderFailure::validation()),
+                Err(Panicked) => return Err(EncoderFailure::validation()),
             }
         }
         Ok(())

@@ -47,7 +47,7 @@ pub(crate) fn find_separator(buf: &[u8], from: usize) -> Option<usize> {
     static PREFIX: OnceLock<memmem::Finder<'static>> = OnceLock::new();
     let finder = PREFIX.get_or_init(|| memmem::Finder::new(b"\xE2\x80"));
     // `find` in a loop rather than `find_iter`: the iterator copies the finder's searcher
-    // (256 bytes) for every record (issue 22: bytes copied per output frame).
+    // (256 bytes) for every record.
     let mut at = from;
     while let Some(i) = finder.find(buf.get(at..)?) {
         if matches!(buf.get(at + i + 2), Some(0xA8 | 0xA9)) {

@@ -9,7 +9,7 @@
 //! `apiKeySource` vocabulary (WIRE-016).
 //!
 //! Must never: lock, write, spawn or own a thread or a socket (writing frames is the job of
-//! `control::Outbox` and the drivers in `driver`); hand out part of a record; call a callback
+//! `control::Outbox` and the drivers of `agentx-io`); hand out part of a record; call a callback
 //! after a failure latched; format, `Debug` or `Display` a credential or anything a callback
 //! returned.
 //!
@@ -30,23 +30,20 @@ mod credentials;
 mod delta;
 mod error;
 mod frame_encoder;
+mod frame_walk;
 mod line;
-mod scan;
 
 /// Moved to `wire` (records carry it); kept here for compatibility.
 pub use crate::wire::{ApiKeySource, Provenance};
-#[cfg(feature = "driver")]
-pub(crate) use callbacks::contained;
-pub(crate) use callbacks::discard as discard_foreign;
+pub use callbacks::discard as discard_foreign;
+pub use callbacks::{contained, Panicked};
 pub use callbacks::{FrameValidator, ValidatorError};
 pub use credentials::{escaped_spelling, CredentialSet, MAX_CREDENTIALS, MAX_CREDENTIAL_LEN};
 pub use delta::{CredentialCompleted, DeltaGuard};
-#[cfg(feature = "driver")]
-pub(crate) use error::classify_io;
+pub use error::classify_io;
 pub use error::{
     CredentialError, EncoderFailure, Error, FailureKind, OutputFault, RecordFault,
     OUTPUT_FAILURE_TEXT, RECORD_FAILURE_TEXT, VALIDATION_FAILURE_TEXT,
 };
 pub use frame_encoder::{FrameEncoder, DEFAULT_MAX_RECORD_LEN};
-#[cfg(feature = "driver")]
-pub(crate) use frame_encoder::{KEEP_CAPACITY, SHRINK_ABOVE};
+pub use frame_encoder::{KEEP_CAPACITY, SHRINK_ABOVE};

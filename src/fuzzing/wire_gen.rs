@@ -10,7 +10,6 @@ use crate::wire::api::ApiPayload;
 use crate::wire::control::ControlOutcome;
 use crate::wire::grammar::{AttachmentId, NonEmpty, Sha256Hex, UploadId, Uuid};
 use crate::wire::import::{ImportBegin, ImportChunk, ReasonCode};
-use crate::wire::init::{InitEvent, InputCapabilities, McpServerStatus, ReasoningCapabilities};
 use crate::wire::lifecycle::{
     AuthStatus, PromptSuggestion, RateLimitEvent, RateLimitInfo, StreamlinedText,
     StreamlinedToolUseSummary, ToolProgress, ToolUseSummary,
@@ -24,6 +23,9 @@ use crate::wire::subtypes::{
     Elicitation, McpToggle, RewindFiles, SetMaxThinkingTokens, SetModel, UnknownControl,
 };
 use crate::wire::system::{SessionState, SessionStateChanged, TaskNotification, TaskStatus};
+use crate::wire::system_init::{
+    InitEvent, InputCapabilities, McpServerStatus, ReasoningCapabilities,
+};
 use crate::wire::*;
 
 /// A deterministic generator driven by fuzz bytes (zeros once they run out).

@@ -6,7 +6,7 @@
 //! decoding of one escape (the eight short escapes, `\uXXXX` with a surrogate pair joined into
 //! one scalar, a lone or unpaired surrogate rejected, PROFILE §2a). Everything that writes or
 //! reads escapes goes through here: the writer (`write`), the one-pass canonical copy
-//! (`canonical`), decoded values (`unescape`), the credential scanner (`encode::scan`) and the
+//! (`canonical`), decoded values (`unescape`), the credential scanner (`encode::frame_walk`) and the
 //! escaped spellings of `encode::CredentialSet`. Copies of these rules that had to agree are
 //! how the LF-credential leak got in (b299dcc); "canonical" is therefore *defined* here as
 //! "the decoded character re-spelled by the table gives the same bytes" (
@@ -16,6 +16,7 @@
 //! a string ends (that is the parser's and the scanner's job).
 
 use super::scan;
+use super::scan::string::hex4;
 
 use crate::hex::LOWER as HEX;
 
@@ -154,23 +155,6 @@ pub(crate) fn write_body(out: &mut Vec<u8>, s: &[u8]) {
 #[inline]
 pub(crate) fn is_canonical_short(letter: u8) -> bool {
     SHORT[usize::from(letter)]
-}
-
-/// Four hex digits (either case) at `s[at..at + 4]`.
-#[inline]
-pub(crate) fn hex4(s: &[u8], at: usize) -> Option<u32> {
-    let digits = s.get(at..at.checked_add(4)?)?;
-    let mut v = 0u32;
-    for &d in digits {
-        let x = match d {
-            b'0'..=b'9' => d - b'0',
-            b'a'..=b'f' => d - b'a' + 10,
-            b'A'..=b'F' => d - b'A' + 10,
-            _ => return None,
-        };
-        v = (v << 4) | u32::from(x);
-    }
-    Some(v)
 }
 
 /// Decodes the escape whose backslash is `s[at]`, strictly: the character and the escape's

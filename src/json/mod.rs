@@ -29,7 +29,6 @@ pub(crate) mod escape;
 mod members;
 mod parse;
 mod scan;
-mod string;
 mod tape;
 mod unescape;
 mod write;

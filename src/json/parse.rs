@@ -14,8 +14,8 @@
 
 use super::error::{Error, ErrorKind, Malformed};
 use super::members::{self, Name, NameFilter};
+use super::scan::string::string_body;
 use super::scan::{self, skip_ws, Backend, Checked, Kernel, Window, WithKernel};
-use super::string::string_body;
 use super::tape::{Document, Node, Tag, Value};
 
 /// Parser limits (STYLE #7: every limit explicit and configurable).
@@ -193,7 +193,7 @@ impl Parser {
     /// Inlined into the caller, which then builds the root in its own registers: returned from
     /// a call, the root was written as 8-byte words and read back by callers that move it as
     /// 16-byte loads, a failed store forward on every document (≈ 40 % of the time of parsing
-    /// `{}` in a loop that keeps each root, perf, session 19).
+    /// `{}` in a loop that keeps each root, perf).
     #[inline]
     pub fn parse<'p, 'a>(&'p mut self, input: &'a [u8]) -> Result<Value<'p, 'a>, Error> {
         let accepted = self.run(input)?;

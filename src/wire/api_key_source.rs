@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use super::decode::wire_enum;
+use super::table::wire_enum;
 
 /// Where the API key in use came from.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]

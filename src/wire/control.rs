@@ -16,6 +16,7 @@ use crate::json::{Object, Value};
 use super::decode::{req, take, Closed, IntoOwned, Obj, Path, WireValue};
 use super::error::Error;
 use super::grammar::NonEmpty;
+use super::permission::{CanUseTool, PermissionDecision};
 use super::raw::RawJson;
 use super::subtypes::ControlRequestBody;
 
@@ -325,5 +326,54 @@ impl<'a> ControlCancelRequest<'a> {
         ControlCancelRequest {
             request_id: self.request_id.into_owned(),
         }
+    }
+}
+
+impl PermissionDecision<'_> {
+    /// Validates the outcome of a `can_use_tool` request: PERM-052 (a success with an absent
+    /// or `null` decision is an error), PERM-040..048, PERM-046 (`toolUseID` must match).
+    /// An `Err` — like an error response — must be settled as a denial (PERM-049); this
+    /// function never turns anything into an allow.
+    pub fn from_outcome<'r>(
+        outcome: &'r ControlOutcome<'_>,
+        request: &CanUseTool<'_>,
+    ) -> Result<PermissionDecision<'r>, Error> {
+        let at = Path::ROOT;
+        let resp_at = at.key("response");
+        let raw = match outcome {
+            ControlOutcome::Error { .. } => {
+                return Err(Error::invalid(
+                    &at.key("subtype"),
+                    "a success response",
+                    "PERM-049",
+                ))
+            }
+            ControlOutcome::Success { response: None } => {
+                return Err(Error::missing(&resp_at, "PERM-052"))
+            }
+            ControlOutcome::Success {
+                response: Some(raw),
+            } => raw,
+        };
+        let doc = raw.document().map_err(Error::json)?;
+        let root = doc.root();
+        if root.is_null() {
+            return Err(Error::missing(&resp_at, "PERM-052"));
+        }
+        let decision = PermissionDecision::decode(root, &resp_at)?;
+        let given = match &decision {
+            PermissionDecision::Allow { tool_use_id, .. }
+            | PermissionDecision::Deny { tool_use_id, .. } => tool_use_id,
+        };
+        if let Some(id) = given {
+            if id.as_ref() != request.tool_use_id.as_str() {
+                return Err(Error::invalid(
+                    &resp_at.key("toolUseID"),
+                    "the request's tool_use_id",
+                    "PERM-046",
+                ));
+            }
+        }
+        Ok(decision)
     }
 }

@@ -1,7 +1,6 @@
 //! The decoding and encoding machinery every record shares.
 //!
-//! Owns: the JSON path used in diagnostics ([`Path`], rendered only when an error is built),
-//! the one-pass member walk that matches an object's members against a record's declared
+//! Owns: the one-pass member walk that matches an object's members against a record's declared
 //! names and rejects unknown ones where the record is closed ([`take`], WIRE-021), the
 //! [`WireValue`] trait (decode one member value exactly, encode it canonically), the object
 //! writer that fixes member order ([`Obj`]) and the owned-form conversion ([`IntoOwned`]); the
@@ -13,78 +12,10 @@ use std::borrow::Cow;
 use crate::json::{self, Object, Str, Value};
 
 use super::error::Error;
+pub use super::path::Path;
 
 /// Decoded text: borrowed from the line unless escapes forced a copy.
 pub type Text<'a> = Cow<'a, str>;
-
-/// A JSON path segment chain, built on the stack while decoding.
-#[derive(Clone, Copy)]
-pub struct Path<'p> {
-    parent: Option<&'p Path<'p>>,
-    seg: Seg,
-}
-
-#[derive(Clone, Copy)]
-enum Seg {
-    Root,
-    Key(&'static str),
-    Index(usize),
-}
-
-impl<'p> Path<'p> {
-    /// The document root (`$`).
-    pub const ROOT: Path<'static> = Path {
-        parent: None,
-        seg: Seg::Root,
-    };
-
-    /// This path followed by the member `key`.
-    #[inline]
-    pub fn key(&'p self, key: &'static str) -> Path<'p> {
-        Path {
-            parent: Some(self),
-            seg: Seg::Key(key),
-        }
-    }
-
-    /// This path followed by array index `i`.
-    #[inline]
-    pub fn index(&'p self, i: usize) -> Path<'p> {
-        Path {
-            parent: Some(self),
-            seg: Seg::Index(i),
-        }
-    }
-
-    /// `message.content[1].sha256`; empty for the root.
-    #[cold]
-    pub fn render(&self) -> String {
-        let mut segs = Vec::new();
-        let mut p = Some(self);
-        while let Some(cur) = p {
-            segs.push(cur.seg);
-            p = cur.parent;
-        }
-        let mut out = String::new();
-        for seg in segs.iter().rev() {
-            match *seg {
-                Seg::Root => {}
-                Seg::Key(k) => {
-                    if !out.is_empty() {
-                        out.push('.');
-                    }
-                    out.push_str(k);
-                }
-                Seg::Index(i) => {
-                    out.push('[');
-                    out.push_str(&i.to_string());
-                    out.push(']');
-                }
-            }
-        }
-        out
-    }
-}
 
 /// Decoded-name equality without allocating; the common unescaped case is an inlined byte
 /// compare (member names are short: a `memcmp` call costs more than the loop).
@@ -455,7 +386,3 @@ impl<T: IntoOwned> IntoOwned for Box<T> {
         Box::new((*self).into_owned())
     }
 }
-
-pub(crate) use super::table::{owned_as_is, wire_enum, wire_struct};
-
-owned_as_is!(bool, u64, i64, f64);

@@ -13,7 +13,7 @@ use std::fmt;
 
 use crate::json;
 
-use super::decode::Path;
+use super::path::Path;
 
 /// What went wrong, without formatting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,8 +78,9 @@ impl Error {
         }))
     }
 
+    /// The record-level error of a line that is not one valid JSON document (WIRE-001).
     #[cold]
-    pub(crate) fn json(e: json::Error) -> Error {
+    pub fn json(e: json::Error) -> Error {
         let mut err = Error::new(ErrorKind::Json(e.kind()), &Path::ROOT, "", "PROFILE §2a");
         // Malformed JSON is fatal (WIRE-001); an ambiguous (duplicate-member) record is
         // rejected alone (WIRE-014, PROFILE §5's separate diagnostic).

@@ -195,8 +195,7 @@ impl<'a> Uuid<'a> {
     /// The version-4 UUID (RFC 4122 variant) whose 122 free bits are taken from `hi` and `lo`,
     /// spelled in lowercase hex straight into the inline form: canonical by construction, so
     /// nothing is checked, allocated or formatted (agentx mints one for every record it writes).
-    #[cfg(feature = "agent")]
-    pub(crate) fn v4_from_bits(hi: u64, lo: u64) -> Uuid<'static> {
+    pub fn v4_from_bits(hi: u64, lo: u64) -> Uuid<'static> {
         let mut text = *b"00000000-0000-4000-8000-000000000000";
         for (at, digits, value) in [
             (0, 8, hi >> 32),

@@ -12,9 +12,10 @@
 use crate::json::{Object, Value};
 
 use super::attachment_ref::AttachmentRef;
-use super::decode::{req, take, wire_enum, Closed, IntoOwned, Obj, Path, Text, WireValue};
+use super::decode::{req, take, Closed, IntoOwned, Obj, Path, Text, WireValue};
 use super::error::Error;
 use super::grammar::{AttachmentId, Sha256Hex, UploadId, Uuid};
+use super::table::wire_enum;
 
 const RULE: &str = "WIRE-018";
 
@@ -489,3 +490,11 @@ impl<'a> ImportRejected<'a> {
         }
     }
 }
+
+impl std::fmt::Display for ReasonCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::error::Error for ReasonCode {}

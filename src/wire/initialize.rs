@@ -6,15 +6,16 @@
 //! exactly one descriptor of an initialize catalog is `selected` (none of a discovery
 //! document). The descriptor has no member that could carry an endpoint, deployment, key or
 //! path; credential validation of the final bytes is the encoder's (WIRE-013). Never builds
-//! a catalog from a registry (`provider` does).
+//! a catalog from a registry (`agentx_core::registry` does).
 
 use crate::json::{Object, Value};
 
 use super::api_key_source::ApiKeySource;
-use super::decode::{wire_struct, Closed, Path, Text, WireValue};
+use super::decode::{Closed, Path, Text, WireValue};
 use super::error::Error;
-use super::init::{InputCapabilities, ReasoningCapabilities};
 use super::raw::RawJson;
+use super::system_init::{InputCapabilities, ReasoningCapabilities};
+use super::table::wire_struct;
 
 wire_struct! {
     /// One public provider descriptor (WIRE-024), closed. Canonical order as declared.

@@ -7,8 +7,9 @@
 //! with `uuid` and `session_id`; member names follow the published SDK stream where the
 //! protocol names only the meaning. Never does I/O.
 
-use super::decode::{wire_struct, Closed, Text};
+use super::decode::{Closed, Text};
 use super::grammar::Uuid;
+use super::table::wire_struct;
 
 macro_rules! lifecycle_event {
     ($(#[$m:meta])* $name:ident { $($body:tt)* }) => {

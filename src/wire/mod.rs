@@ -41,6 +41,7 @@
 pub mod api;
 mod api_key_source;
 pub mod attachment_ref;
+pub mod check;
 pub mod control;
 pub(crate) mod decode;
 mod encoding;
@@ -48,11 +49,11 @@ pub mod env;
 mod error;
 pub mod grammar;
 pub mod import;
-pub mod init;
 pub mod initialize;
 pub mod lifecycle;
 mod manifest;
 pub mod output;
+pub mod path;
 pub mod peer;
 pub mod permission;
 mod privacy;
@@ -64,6 +65,7 @@ pub mod sdk_hooks;
 pub mod sdk_input;
 pub mod subtypes;
 pub mod system;
+pub mod system_init;
 mod table;
 pub mod user;
 

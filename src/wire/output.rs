@@ -16,10 +16,11 @@
 use crate::json::{Object, Value};
 
 use super::api::{ApiMessage, ApiPayload, StreamPayload, TurnUsage};
-use super::decode::{wire_enum, wire_struct, Closed, IntoOwned, Path, Text, WireValue};
+use super::decode::{Closed, IntoOwned, Path, Text, WireValue};
 use super::error::Error;
 use super::grammar::Uuid;
 use super::raw::RawJson;
+use super::table::{wire_enum, wire_struct};
 
 wire_enum! {
     /// The closed assistant error categories.

@@ -27,11 +27,12 @@
 use crate::json::{self, Object, Parser, Value};
 
 use super::control::{ControlRequest, ControlResponse};
-use super::decode::{member, name_is, wire_struct, Closed, IntoOwned, Path, Text, WireValue};
+use super::decode::{member, name_is, Closed, IntoOwned, Path, Text, WireValue};
 use super::error::Error;
 use super::raw::{RawJson, RawObject};
 use super::record::{OutputRecord, UnknownRecord};
 use super::subtypes::ControlRequestBody;
+use super::table::wire_struct;
 
 /// How closely the agent's output is held to this profile's closed tables.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

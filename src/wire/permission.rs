@@ -10,14 +10,11 @@
 
 use crate::json::{Object, Value};
 
-use super::control::ControlOutcome;
-use super::decode::{
-    name_is, object, opt, take, wire_enum, wire_struct, Closed, IntoOwned, Obj, Path, Text,
-    WireValue,
-};
+use super::decode::{name_is, object, opt, take, Closed, IntoOwned, Obj, Path, Text, WireValue};
 use super::error::Error;
 use super::grammar::NonEmpty;
 use super::raw::RawObject;
+use super::table::{wire_enum, wire_struct};
 
 wire_enum! {
     /// A rule's behaviour in a permission update (PERM-023).
@@ -379,53 +376,6 @@ impl<'a> PermissionDecision<'a> {
             });
         }
         Err(Error::invalid(&b_at, "\"allow\" or \"deny\"", "PERM-041"))
-    }
-
-    /// Validates the outcome of a `can_use_tool` request: PERM-052 (a success with an absent
-    /// or `null` decision is an error), PERM-040..048, PERM-046 (`toolUseID` must match).
-    /// An `Err` — like an error response — must be settled as a denial (PERM-049); this
-    /// function never turns anything into an allow.
-    pub fn from_outcome<'r>(
-        outcome: &'r ControlOutcome<'_>,
-        request: &CanUseTool<'_>,
-    ) -> Result<PermissionDecision<'r>, Error> {
-        let at = Path::ROOT;
-        let resp_at = at.key("response");
-        let raw = match outcome {
-            ControlOutcome::Error { .. } => {
-                return Err(Error::invalid(
-                    &at.key("subtype"),
-                    "a success response",
-                    "PERM-049",
-                ))
-            }
-            ControlOutcome::Success { response: None } => {
-                return Err(Error::missing(&resp_at, "PERM-052"))
-            }
-            ControlOutcome::Success {
-                response: Some(raw),
-            } => raw,
-        };
-        let doc = raw.document().map_err(Error::json)?;
-        let root = doc.root();
-        if root.is_null() {
-            return Err(Error::missing(&resp_at, "PERM-052"));
-        }
-        let decision = PermissionDecision::decode(root, &resp_at)?;
-        let given = match &decision {
-            PermissionDecision::Allow { tool_use_id, .. }
-            | PermissionDecision::Deny { tool_use_id, .. } => tool_use_id,
-        };
-        if let Some(id) = given {
-            if id.as_ref() != request.tool_use_id.as_str() {
-                return Err(Error::invalid(
-                    &resp_at.key("toolUseID"),
-                    "the request's tool_use_id",
-                    "PERM-046",
-                ));
-            }
-        }
-        Ok(decision)
     }
 
     /// Whether the decision is an allow.

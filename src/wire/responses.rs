@@ -10,11 +10,12 @@
 
 use crate::json::Value;
 
-use super::decode::{wire_enum, wire_struct, Closed, IntoOwned, Path, Text, WireValue};
+use super::decode::{Closed, IntoOwned, Path, Text, WireValue};
 use super::error::Error;
-use super::init::{McpServerStatus, PluginDescriptor};
 use super::initialize::SlashCommand;
 use super::raw::{RawJson, RawObject};
+use super::system_init::{McpServerStatus, PluginDescriptor};
+use super::table::{wire_enum, wire_struct};
 
 /// PROFILE §5: a diagnostic echoes at most this many bytes of any input value.
 pub const MAX_ECHO_BYTES: usize = 64;

@@ -12,10 +12,11 @@
 
 use crate::json::{Object, Value};
 
-use super::decode::{object, take, wire_struct, Closed, IntoOwned, Obj, Path, Text, WireValue};
+use super::decode::{object, take, Closed, IntoOwned, Obj, Path, Text, WireValue};
 use super::error::Error;
 use super::permission::CanUseTool;
 use super::raw::{RawJson, RawObject};
+use super::table::wire_struct;
 
 const RULE: &str = "control operations";
 
@@ -54,7 +55,7 @@ macro_rules! empty_payloads {
             fn encode_payload(&self, _w: &mut Obj<'_>) {}
         }
 
-        super::decode::owned_as_is!($ty);
+        super::table::owned_as_is!($ty);
     )*};
 }
 
@@ -144,7 +145,7 @@ impl<'a> Payload<'a> for SetMaxThinkingTokens {
     }
 }
 
-super::decode::owned_as_is!(SetMaxThinkingTokens);
+super::table::owned_as_is!(SetMaxThinkingTokens);
 
 wire_struct! {
     /// `rewind_files`: user message ID, optional dry run.

@@ -10,11 +10,12 @@
 
 use crate::json::{Object, Value};
 
-use super::decode::{wire_enum, wire_struct, Closed, IntoOwned, Obj, Path, Text};
+use super::decode::{Closed, IntoOwned, Obj, Path, Text};
 use super::error::Error;
 use super::grammar::Uuid;
-use super::init::InitEvent;
 use super::raw::{RawJson, RawObject};
+use super::system_init::InitEvent;
+use super::table::{wire_enum, wire_struct};
 
 wire_struct! {
     /// Preserved-segment IDs for resume relinking (WIRE-005).

@@ -15,6 +15,8 @@ macro_rules! owned_as_is {
 }
 pub(crate) use owned_as_is;
 
+owned_as_is!(bool, u64, i64, f64);
+
 /// Declares a record or payload object once and generates its struct, its member decoder
 /// (`decode_members`, over an already-typed object), its member encoder (`encode_members`,
 /// in declaration order, which is the documented canonical order), a [`WireValue`] impl
@@ -36,7 +38,7 @@ macro_rules! wire_struct {
         $(#[$m])*
         #[derive(Clone, Debug, PartialEq)]
         pub struct $name<$lt> {
-            $( $(#[$fm])* #[doc = concat!("\n\nOn the wire: `", $key, "` (", $crate::wire::decode::wire_struct!(@mode $mode), ").")] pub $field: $ty, )*
+            $( $(#[$fm])* #[doc = concat!("\n\nOn the wire: `", $key, "` (", $crate::wire::table::wire_struct!(@mode $mode), ").")] pub $field: $ty, )*
         }
 
         impl<$lt> $name<$lt> {
@@ -55,7 +57,7 @@ macro_rules! wire_struct {
                 Ok($name {
                     $( $field: {
                         let s = it.next().flatten();
-                        $crate::wire::decode::wire_struct!(@decode $mode, s, &at.key($key), $rule)?
+                        $crate::wire::table::wire_struct!(@decode $mode, s, &at.key($key), $rule)?
                     }, )*
                 })
             }
@@ -63,7 +65,7 @@ macro_rules! wire_struct {
             /// Encodes the members in declaration order.
             #[allow(unused_variables)]
             pub(crate) fn encode_members(&self, w: &mut $crate::wire::decode::Obj<'_>) {
-                $( $crate::wire::decode::wire_struct!(@encode $mode, w, self.$field, concat!("\"", $key, "\":")); )*
+                $( $crate::wire::table::wire_struct!(@encode $mode, w, self.$field, concat!("\"", $key, "\":")); )*
             }
 
             /// The owned form, for a record that must outlive its line.
@@ -106,7 +108,7 @@ macro_rules! wire_struct {
         $(#[$m])*
         #[derive(Clone, Debug, PartialEq)]
         pub struct $name {
-            $( $(#[$fm])* #[doc = concat!("\n\nOn the wire: `", $key, "` (", $crate::wire::decode::wire_struct!(@mode $mode), ").")] pub $field: $ty, )*
+            $( $(#[$fm])* #[doc = concat!("\n\nOn the wire: `", $key, "` (", $crate::wire::table::wire_struct!(@mode $mode), ").")] pub $field: $ty, )*
         }
 
         impl $name {
@@ -125,7 +127,7 @@ macro_rules! wire_struct {
                 Ok($name {
                     $( $field: {
                         let s = it.next().flatten();
-                        $crate::wire::decode::wire_struct!(@decode $mode, s, &at.key($key), $rule)?
+                        $crate::wire::table::wire_struct!(@decode $mode, s, &at.key($key), $rule)?
                     }, )*
                 })
             }
@@ -133,11 +135,11 @@ macro_rules! wire_struct {
             /// Encodes the members in declaration order.
             #[allow(unused_variables)]
             pub(crate) fn encode_members(&self, w: &mut $crate::wire::decode::Obj<'_>) {
-                $( $crate::wire::decode::wire_struct!(@encode $mode, w, self.$field, concat!("\"", $key, "\":")); )*
+                $( $crate::wire::table::wire_struct!(@encode $mode, w, self.$field, concat!("\"", $key, "\":")); )*
             }
         }
 
-        $crate::wire::decode::owned_as_is!($name);
+        $crate::wire::table::owned_as_is!($name);
 
         impl<'a> $crate::wire::decode::WireValue<'a> for $name {
             fn decode(
@@ -221,7 +223,7 @@ macro_rules! wire_enum {
             }
         }
 
-        $crate::wire::decode::owned_as_is!($name);
+        $crate::wire::table::owned_as_is!($name);
     };
 }
 pub(crate) use wire_enum;

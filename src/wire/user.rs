@@ -16,12 +16,13 @@ use crate::json::{Object, Value};
 use super::api::{ApiPayload, ToolResultBlock};
 use super::attachment_ref::{AttachmentRef, BLOCK_TYPE};
 use super::decode::{
-    name_is, nul, object, opt, req, take, wire_enum, Closed, IntoOwned, Obj, Path, Text, WireValue,
+    name_is, nul, object, opt, req, take, Closed, IntoOwned, Obj, Path, Text, WireValue,
 };
 use super::error::Error;
 use super::grammar::Uuid;
 use super::manifest::decode_manifest;
 use super::raw::RawJson;
+use super::table::wire_enum;
 use super::Direction;
 
 const RULE: &str = "WIRE-017";

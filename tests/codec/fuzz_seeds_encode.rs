@@ -2,13 +2,11 @@
 //! point the fuzzer calls, then a deterministic pseudo-random sweep biased towards JSON
 //! punctuation and escapes (a smoke run of the same property, not a fuzzer).
 
-use std::path::Path;
-
 use agentx_wire::fuzzing::encode::credential_frame;
 
 #[test]
 fn encode_credentials_seeds() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/encode_credentials");
+    let dir = agentx_test_support::workspace_root().join("corpus/encode_credentials");
     let mut seeds = 0;
     for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
         let path = entry.unwrap().path();

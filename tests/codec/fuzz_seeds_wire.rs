@@ -4,7 +4,6 @@
 use crate::common;
 
 use common::replay_seeds;
-use std::path::Path;
 
 #[test]
 fn wire_decode_seeds() {
@@ -21,7 +20,7 @@ fn wire_round_trip_seeds() {
 #[test]
 fn decode_seeds_that_are_records_decode() {
     // Seeds other than the deliberately broken ones decode in at least one direction.
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/wire_decode");
+    let dir = agentx_test_support::workspace_root().join("corpus/wire_decode");
     let broken = ["duplicate_escaped", "not_an_object", "truncated"];
     let mut checked = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {

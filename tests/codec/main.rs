@@ -1,37 +1,22 @@
-//! The codec suite (one test binary; tests/README.md): the sans-IO codec layers `frame`, `json`,
-//! `wire`, `encode`, `control` and the blocking/tokio `driver` pieces over them, the
-//! `agentx-wire` CLI (`check`, `canon`), the sample generator, the sans-IO source check, and the
-//! replay of every checked-in fuzz corpus (`fuzz_seeds_*`, `cargo test --test codec fuzz_seeds`).
-//! Each module is one former `tests/<name>.rs` binary; run one as `cargo test --test codec <name>`.
+//! The codec suite of `agentx-wire` (tests/README.md): `frame`, `json`, `wire`, `encode`,
+//! `control`, the sample generator, and the replay of the codec's fuzz corpora (`fuzz_seeds_*`).
+//! Run one module as `cargo test --test codec <name>`.
 
-#[path = "../common/mod.rs"]
-mod common;
+use agentx_test_support::conformance as common;
 
-mod cli_check;
-mod control_broker;
-mod encode_canon;
-mod encode_containment;
 mod encode_deltas;
-mod encode_scenarios;
-mod fifo_order;
 mod frame_limits;
 mod frame_reader;
 mod frame_split;
-mod fuzz_seeds_attach;
 mod fuzz_seeds_encode;
 mod fuzz_seeds_frame;
 mod fuzz_seeds_json;
-mod fuzz_seeds_provider;
-mod fuzz_seeds_session;
-mod fuzz_seeds_upload;
 mod fuzz_seeds_wire;
 mod json_conformance;
 mod json_parse;
 mod json_write;
 mod sample_seeds;
 mod sample_stream;
-mod sans_io_core;
-mod tokio_codec_pipes;
 mod wire_audit;
 mod wire_conformance;
 mod wire_control;

@@ -4,8 +4,6 @@
 //! (`tests/codec/fuzz_seeds_json.rs`) runs the same files through the fuzz entry points; this one pins
 //! the expected outcome of each.
 
-use std::path::Path;
-
 use agentx_wire::json::Parser;
 
 /// The kinds a rejected seed may report, from its name.
@@ -26,7 +24,7 @@ fn expected_kinds(name: &str) -> &'static [&'static str] {
 
 #[test]
 fn json_decode_seeds_have_their_named_verdicts() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/json_decode");
+    let dir = agentx_test_support::workspace_root().join("corpus/json_decode");
     let mut parser = Parser::new();
     let (mut accepted, mut rejected) = (0, 0);
     let mut entries: Vec<_> = std::fs::read_dir(&dir)

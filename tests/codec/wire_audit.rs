@@ -1,4 +1,4 @@
-//! The audit's decode fixes (issue 9, item 8), each stated as the rule it enforces:
+//! The audit's decode fixes, each stated as the rule it enforces:
 //! WIRE-016 (closed `apiKeySource`), WIRE-023 (the selected-provider members of `system/init`),
 //! the success result's `modelUsage` and `permission_denials`, WIRE-024 (one effective
 //! default, a one-element `models` naming the selected provider), WIRE-022 (no inline media
@@ -418,7 +418,7 @@ const PROTOCOL_INPUT_CAPABILITIES: &str = r#"{
 
 #[test]
 fn wire_023_input_capabilities_equal_the_protocols_literal_text() {
-    use agentx_wire::wire::init::InputCapabilities;
+    use agentx_wire::wire::system_init::InputCapabilities;
     use agentx_wire::wire::WireValue;
     let literal: serde_json::Value = serde_json::from_str(PROTOCOL_INPUT_CAPABILITIES).unwrap();
     let literal = &literal["input_capabilities"];

@@ -4,8 +4,8 @@
 //! with its provider catalog (WIRE-024) and the discovery document (WIRE-026).
 
 use agentx_wire::json::{self, Parser};
-use agentx_wire::wire::init::{InputCapabilities, ReasoningCapabilities};
 use agentx_wire::wire::initialize::{InitializeResponse, ProviderDiscovery};
+use agentx_wire::wire::system_init::{InputCapabilities, ReasoningCapabilities};
 use agentx_wire::wire::{
     Error, ErrorKind, ImportStatus, OutputRecord, ResultSubtype, SystemEvent, SystemSubtype,
     WireValue,

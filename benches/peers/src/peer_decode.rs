@@ -89,7 +89,7 @@ fn conformance_dir() -> PathBuf {
     std::env::var_os("AGENTX_CONFORMANCE_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance")
+            agentx_test_support::workspace_root().join("../../../shared/conformance")
         })
 }
 

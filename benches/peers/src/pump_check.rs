@@ -1,5 +1,5 @@
 //! The loop of `agentx-wire check --level json` (`driver::Pump` + `json::Parser`, object check)
-//! with the read size as an argument: how `cli::check`'s 64 KiB chunk was chosen (issue 14).
+//! with the read size as an argument: how `agentx-wire check`'s 64 KiB chunk was chosen.
 //!
 //! Usage: `pump_check FILE CHUNK_BYTES [zero]`. With `zero` every read buffer is memset before
 //! the read, which is what `Pump` did before issue 14. Prints the number of valid records.
@@ -8,7 +8,7 @@
 use std::io::{self, Read};
 use std::process::ExitCode;
 
-use agentx_wire::driver::Pump;
+use agentx_io::Pump;
 use agentx_wire::frame::Reader;
 use agentx_wire::json::Parser;
 

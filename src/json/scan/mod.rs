@@ -18,6 +18,7 @@
 //! This module never decides what a special byte *means*: the string walk does.
 
 pub(crate) mod scalar;
+pub(crate) mod string;
 mod utf8;
 #[cfg(target_arch = "x86_64")]
 mod x86;
@@ -46,7 +47,7 @@ pub(crate) struct StringMasks {
     pub(crate) high: u64,
 }
 
-/// One backend's string walk (`super::string::walk` compiled for its CPU features).
+/// One backend's string walk (`string::walk` compiled for its CPU features).
 pub(crate) trait Kernel: Copy {
     /// The string walk's fast path, inlined into the grammar: the offset of the closing quote
     /// when the string body at `b[i..]` ends with no `\`, control or non-ASCII byte before it
@@ -60,7 +61,7 @@ pub(crate) trait Kernel: Copy {
         find_special_short(b, i).filter(|&at| b.get(at) == Some(&b'"'))
     }
 
-    /// See `super::string::walk`.
+    /// See `string::walk`.
     fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error>;
 
     /// Whether `s`, the tail of a string body in the parse's [`Window`] from its first
@@ -133,7 +134,7 @@ pub(crate) fn gap_from_bits(
     let want = (1u64 << (*predicted & 63)) - 1;
     // A mask test, not `(!space).trailing_zeros() == predicted`: with the bit scan LLVM took the
     // offset from it on the equal branch, which put the vector check back on the walk's serial
-    // chain (twitter.json −18 %, citm_catalog.json −31 %; benches/README, session 18).
+    // chain (twitter.json −18 %, citm_catalog.json −31 %; benches/README).
     if space & (want << 1 | 1) == want {
         return i + (*predicted & 63) as usize;
     }
@@ -346,12 +347,12 @@ pub(crate) struct ScalarKernel;
 impl Kernel for ScalarKernel {
     #[inline]
     fn string_blocks(self, b: &[u8], start: usize) -> Result<(usize, bool), Error> {
-        super::string::walk(
+        string::walk(
             b,
             start,
             scalar::string_masks,
             scalar::simple_escapes,
-            super::string::utf8_portable,
+            string::utf8_portable,
         )
     }
 }

@@ -10,11 +10,11 @@
 
 use core::arch::x86_64::*;
 
+use super::string;
 use super::{
     Backend, Checked, Kernel, ScalarKernel, StringMasks, Window, WithKernel, SIMPLE_ESCAPES,
 };
 use crate::json::error::Error;
-use crate::json::string;
 
 #[inline]
 pub(super) fn has_avx2() -> bool {
@@ -43,7 +43,7 @@ pub(super) fn is_available(backend: Backend) -> bool {
 /// Inlined into its caller, so each backend's function receives the caller's `work` as the
 /// caller wrote it. Out of line (it held the SSE2 and scalar grammars), it copied `work` into
 /// its own frame with a 16-byte load of two 8-byte stores the caller had just made: a failed
-/// store forward on every document, ≈ 20 % of the time of parsing `{}` (perf, session 19).
+/// store forward on every document, ≈ 20 % of the time of parsing `{}` (perf).
 #[inline(always)]
 pub(super) fn dispatch<W: WithKernel>(backend: Checked, work: W) -> W::Out {
     match backend.backend() {

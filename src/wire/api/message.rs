@@ -7,10 +7,11 @@ use std::borrow::Cow;
 
 use crate::json::Value;
 use crate::wire::decode::{
-    name_is, object, opt, req, take, wire_struct, Closed, IntoOwned, Obj, Path, Text, WireValue,
+    name_is, object, opt, req, take, Closed, IntoOwned, Obj, Path, Text, WireValue,
 };
 use crate::wire::error::Error;
 use crate::wire::raw::{RawJson, RawObject};
+use crate::wire::table::wire_struct;
 
 use super::{parse_as, tag, CLOSED, RULE};
 

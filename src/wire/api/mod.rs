@@ -19,9 +19,10 @@ use std::fmt;
 
 use crate::json::{Object, Value};
 
-use super::decode::{member, object, wire_struct, Closed, IntoOwned, Path, WireValue};
+use super::decode::{member, object, Closed, IntoOwned, Path, WireValue};
 use super::error::Error;
 use super::raw::RawJson;
+use super::table::wire_struct;
 
 mod message;
 mod stream;

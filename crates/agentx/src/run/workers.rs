@@ -1,0 +1,158 @@
+//! Tool and hook processes of one session: each [`Action::RunTool`](agentx_core::session::Action)
+//! and `StartHook` runs on a thread of its own and reports through the loop's channel; a kill
+//! switch per tool-use ID ends it on `CancelTool` / `KillHook` (the whole process group).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use crate::hook::{run_hook, HookDecision, PermissionHook};
+use crate::tools::process::KillSwitch;
+use crate::tools::{bash, file, ToolCall, ToolOutput};
+use agentx_core::session::{HookOutcome, ToolOutcome};
+
+use super::event::Event;
+use super::event::EventSender;
+
+/// Tool and hook processes, each on a thread of its own, reporting to the loop as events.
+pub struct Workers {
+    tx: EventSender,
+    cwd: PathBuf,
+    hook: Option<PermissionHook>,
+    env: Vec<(String, Option<String>)>,
+    tools: HashMap<String, KillSwitch>,
+    hooks: HashMap<String, KillSwitch>,
+}
+
+impl Workers {
+    /// Workers reporting on `tx`, running tools in `cwd`.
+    pub fn new(tx: EventSender, cwd: PathBuf, hook: Option<PermissionHook>) -> Workers {
+        Workers {
+            tx,
+            cwd,
+            hook,
+            env: Vec::new(),
+            tools: HashMap::new(),
+            hooks: HashMap::new(),
+        }
+    }
+
+    /// `update_environment_variables`: applies to later tool and hook processes.
+    pub fn update_env(&mut self, variables: Vec<(String, Option<String>)>) {
+        for (name, value) in variables {
+            self.env.retain(|(n, _)| *n != name);
+            self.env.push((name, value));
+        }
+    }
+
+    /// Starts a tool call; its result comes back as `Event::ToolDone`.
+    pub fn run_tool(&mut self, tool_use_id: String, name: &str, input_json: &str) {
+        let call = match ToolCall::parse(name, input_json) {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = self.tx.send(Event::ToolDone(
+                    tool_use_id,
+                    ToolOutcome::error(e.to_string()),
+                ));
+                return;
+            }
+        };
+        let kill = KillSwitch::new();
+        self.tools.retain(|_, k| !k.is_finished());
+        self.tools.insert(tool_use_id.clone(), kill.clone());
+        let (tx, cwd, env) = (self.tx.clone(), self.cwd.clone(), self.env.clone());
+        let spawned = std::thread::Builder::new()
+            .name("agentx-tool".into())
+            .spawn(move || {
+                let out: ToolOutput = match &call {
+                    ToolCall::Read {
+                        file_path,
+                        offset,
+                        limit,
+                    } => file::read(&cwd, file_path, *offset, *limit),
+                    ToolCall::Write { file_path, content } => file::write(&cwd, file_path, content),
+                    ToolCall::Bash {
+                        command,
+                        timeout_ms,
+                    } => bash::run(&cwd, command, *timeout_ms, &env, &kill),
+                };
+                kill.finish();
+                let _ = tx.send(Event::ToolDone(
+                    tool_use_id,
+                    ToolOutcome {
+                        content: out.content,
+                        is_error: out.is_error,
+                    },
+                ));
+            });
+        if spawned.is_err() {
+            let _ = self.tx.send(Event::Diagnostic(
+                "agentx: cannot start a tool thread".into(),
+            ));
+        }
+    }
+
+    /// Kills a running tool (its process group).
+    pub fn cancel_tool(&mut self, tool_use_id: &str) {
+        if let Some(k) = self.tools.remove(tool_use_id) {
+            k.kill();
+        }
+    }
+
+    /// Starts the permission hook for a tool use; its answer comes back as `Event::HookDone`.
+    pub fn start_hook(
+        &mut self,
+        tool_use_id: String,
+        session_id: String,
+        tool_name: String,
+        input_json: String,
+    ) {
+        let Some(hook) = self.hook.clone() else {
+            // Not configured: the session should not ask; fail closed if it does.
+            let _ = self
+                .tx
+                .send(Event::HookDone(tool_use_id, HookOutcome::Failed));
+            return;
+        };
+        let kill = KillSwitch::new();
+        self.hooks.retain(|_, k| !k.is_finished());
+        self.hooks.insert(tool_use_id.clone(), kill.clone());
+        let (tx, env) = (self.tx.clone(), self.env.clone());
+        let _ = std::thread::Builder::new()
+            .name("agentx-hook".into())
+            .spawn(move || {
+                let d = run_hook(
+                    &hook,
+                    &session_id,
+                    &tool_name,
+                    &tool_use_id,
+                    &input_json,
+                    &env,
+                    &kill,
+                );
+                kill.finish();
+                let outcome = match d {
+                    HookDecision::Allow { updated_input } => HookOutcome::Allow { updated_input },
+                    HookDecision::Deny { message } => HookOutcome::Deny {
+                        message: Some(message),
+                    },
+                    HookDecision::Pass => HookOutcome::Pass,
+                    HookDecision::Failed => HookOutcome::Failed,
+                };
+                let _ = tx.send(Event::HookDone(tool_use_id, outcome));
+            });
+    }
+
+    /// Kills a running hook.
+    pub fn kill_hook(&mut self, tool_use_id: &str) {
+        if let Some(k) = self.hooks.remove(tool_use_id) {
+            k.kill();
+        }
+    }
+
+    /// Kills every running tool and hook (process exit).
+    pub fn kill_all(&mut self) {
+        for (_, k) in self.tools.drain().chain(self.hooks.drain()) {
+            k.kill();
+        }
+    }
+}

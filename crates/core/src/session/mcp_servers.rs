@@ -1,0 +1,464 @@
+//! The host's in-process MCP servers in the session (PROFILE §16): which servers there are
+//! (`--mcp-config`, initialize `mcpServers`/`sdkMcpServers`), their tools (a TypeScript
+//! manifest, or listed with `mcp_message` control requests on the session's one broker:
+//! `initialize`, `notifications/initialized`, `tools/list` with its pages, one server's steps
+//! one at a time, the servers side by side), their status (`pending` while listed, then
+//! `connected` or `failed`) for system/init `mcp_servers` and `mcp_status`, and the tools they
+//! add to the model's list (`mcp__<server>__<tool>`, after the built-in ones).
+//!
+//! No turn starts while a server is listed (`Session::mcp_listing`), so system/init and the
+//! first model request see the tools. A step that fails (an error answer, a malformed one, a
+//! timeout: `McpConfig::list_timeout`, the stream closed) makes the server `failed` with one
+//! WARN line that never quotes the host's text; a timed-out request is cancelled with
+//! `control_cancel_request` (WIRE-007: its late answer is known-late).
+//!
+//! Must never: read a clock (deadlines are `now` + timeout), offer a tool of a server that is
+//! not `connected`, or let one server's answer change another's tools. Calls: `mcp_calls`.
+
+use std::time::{Duration, Instant};
+
+use crate::model::ToolSpec;
+use agentx_wire::control::{Outcome, Payload, Resolved, Started};
+use agentx_wire::wire::subtypes::McpMessage;
+use agentx_wire::wire::{ControlRequestBody, RawJson, Text};
+
+use super::mcp::{self, ListedTool};
+use super::Session;
+
+/// PROFILE §16's MCP settings of a session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McpConfig {
+    /// The SDK servers of `--mcp-config`, in order.
+    pub servers: Vec<String>,
+    /// How long one listing request (`initialize`, `notifications/initialized`, a
+    /// `tools/list` page) may wait for its answer.
+    pub list_timeout: Duration,
+    /// How long one `tools/call` may wait for its answer.
+    pub call_timeout: Duration,
+}
+
+/// [`McpConfig::list_timeout`]'s default.
+pub const DEFAULT_LIST_TIMEOUT: Duration = Duration::from_secs(60);
+/// [`McpConfig::call_timeout`]'s default.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
+
+impl Default for McpConfig {
+    fn default() -> McpConfig {
+        McpConfig {
+            servers: Vec::new(),
+            list_timeout: DEFAULT_LIST_TIMEOUT,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+        }
+    }
+}
+
+/// A server's status (system/init `mcp_servers`, `mcp_status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Status {
+    Pending,
+    Connected,
+    Failed,
+}
+
+impl Status {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Connected => "connected",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+/// The listing request a server waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StepKind {
+    Initialize,
+    Initialized,
+    List,
+}
+
+#[derive(Debug)]
+struct Step {
+    kind: StepKind,
+    request_id: Box<str>,
+    rpc_id: Option<u64>,
+    deadline: Option<Instant>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Server {
+    pub(crate) name: String,
+    pub(crate) status: Status,
+    pub(crate) tools: Vec<ListedTool>,
+    step: Option<Step>,
+    pages: u32,
+    /// Its listing was started.
+    begun: bool,
+    /// Its tools joined the model's list.
+    offered: bool,
+}
+
+/// The servers, their listing and the calls in flight.
+#[derive(Debug, Default)]
+pub(crate) struct McpServers {
+    pub(crate) servers: Vec<Server>,
+    pub(crate) calls: Vec<super::mcp_calls::Call>,
+    /// The outcomes of calls settled while their turn was borrowed (applied after the step).
+    pub(crate) ready: std::collections::VecDeque<(String, super::ToolOutcome)>,
+    next_rpc: u64,
+    /// The listing started (at initialize, or before the first turn).
+    started: bool,
+}
+
+impl McpServers {
+    /// Adds a server (a name given twice is one server); `tools` from a manifest make it
+    /// `connected` without listing.
+    pub(crate) fn add(&mut self, name: &str, tools: Option<Vec<ListedTool>>) {
+        if self.servers.iter().any(|s| s.name == name) {
+            return;
+        }
+        let status = match tools {
+            Some(_) => Status::Connected,
+            None => Status::Pending,
+        };
+        self.servers.push(Server {
+            name: name.to_string(),
+            status,
+            tools: tools.unwrap_or_default(),
+            step: None,
+            pages: 0,
+            begun: false,
+            offered: false,
+        });
+    }
+
+    pub(crate) fn rpc_id(&mut self) -> u64 {
+        let id = self.next_rpc;
+        self.next_rpc += 1;
+        id
+    }
+
+    /// The earliest listing or call deadline.
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        let steps = self
+            .servers
+            .iter()
+            .filter_map(|s| s.step.as_ref()?.deadline);
+        let calls = self.calls.iter().filter_map(|c| c.deadline);
+        steps.chain(calls).min()
+    }
+
+    /// `[{"name","status"}…]` in configuration order.
+    pub(crate) fn statuses(&self) -> impl Iterator<Item = (&str, &'static str)> {
+        self.servers
+            .iter()
+            .map(|s| (s.name.as_str(), s.status.as_str()))
+    }
+
+    /// The server and its own name for the tool the model calls `full_name`.
+    pub(crate) fn tool(&self, full_name: &str) -> Option<(&str, &str)> {
+        self.servers.iter().filter(|s| s.offered).find_map(|s| {
+            s.tools
+                .iter()
+                .find(|t| mcp::tool_name(&s.name, &t.name) == full_name)
+                .map(|t| (s.name.as_str(), t.name.as_str()))
+        })
+    }
+
+    /// Listing requests still pending, by request ID.
+    pub(crate) fn pending_steps(&self) -> Vec<Box<str>> {
+        self.servers
+            .iter()
+            .filter_map(|s| s.step.as_ref().map(|st| st.request_id.clone()))
+            .collect()
+    }
+}
+
+/// What a listing answer was.
+enum Answer {
+    Result(String),
+    Failed(&'static str),
+}
+
+fn answer_of(outcome: &Outcome, rpc_id: Option<u64>) -> Answer {
+    match outcome {
+        Outcome::Success(Payload::Json(raw)) => {
+            match mcp::response_result(raw.as_bytes(), rpc_id) {
+                Ok(result) => Answer::Result(result),
+                Err(_) => {
+                    Answer::Failed("it answered a JSON-RPC error or a malformed mcp_response")
+                }
+            }
+        }
+        Outcome::Success(_) => Answer::Failed("it answered without an mcp_response"),
+        Outcome::Error { .. } => Answer::Failed("the host answered an error"),
+        Outcome::Invalid(_) => Answer::Failed("an invalid control_response"),
+        Outcome::Aborted => Answer::Failed("timed out"),
+        Outcome::StreamClosed | Outcome::Shutdown => Answer::Failed("control stream closed"),
+    }
+}
+
+impl Session {
+    /// PROFILE §16: the servers of `--mcp-config` and of an accepted initialize, each listed
+    /// unless a manifest gave its tools.
+    pub(crate) fn mcp_add(&mut self, name: &str, tools: Option<Vec<ListedTool>>) {
+        self.mcp.add(name, tools);
+    }
+
+    /// True while a server is listed: no turn starts (its system/init and first request
+    /// must see the tools).
+    pub(crate) fn mcp_listing(&self) -> bool {
+        self.mcp.started && self.mcp.servers.iter().any(|s| s.status == Status::Pending)
+    }
+
+    /// Starts listing every server that needs it and was not listed yet (a server an
+    /// initialize adds after the listing began is listed too); registers the tools at once
+    /// when none needs listing.
+    pub(crate) fn mcp_begin(&mut self, now: Instant) {
+        self.mcp.started = true;
+        for i in 0..self.mcp.servers.len() {
+            let s = &mut self.mcp.servers[i];
+            if s.status == Status::Pending && !std::mem::replace(&mut s.begun, true) {
+                let id = self.mcp.rpc_id();
+                let message = mcp::initialize_message(id, &self.config.version);
+                self.mcp_send(i, StepKind::Initialize, message, Some(id), now);
+            }
+        }
+        self.mcp_maybe_registered();
+    }
+
+    /// Sends one listing request of server `i`; an immediate outcome is applied at once.
+    fn mcp_send(
+        &mut self,
+        i: usize,
+        kind: StepKind,
+        message: Vec<u8>,
+        rpc_id: Option<u64>,
+        now: Instant,
+    ) {
+        let name = self.mcp.servers[i].name.clone();
+        let Ok(message) = RawJson::parse_owned(message) else {
+            return self.mcp_fail(i, "a request could not be built");
+        };
+        let body = ControlRequestBody::McpMessage(McpMessage {
+            server_name: Text::Owned(name),
+            message,
+        });
+        let deadline = now.checked_add(self.config.mcp.list_timeout);
+        match self.mcp_request(body, now) {
+            Ok(Started::Pending { id }) => {
+                self.mcp.servers[i].step = Some(Step {
+                    kind,
+                    request_id: id,
+                    rpc_id,
+                    deadline,
+                });
+            }
+            Ok(Started::Resolved(r)) => self.mcp_step_done(i, kind, rpc_id, &r.outcome, now),
+            Err(agentx_wire::control::RequestError::StreamClosed) => {
+                self.mcp_fail(i, "control stream closed")
+            }
+            Err(_) => self.mcp_fail(i, "the request could not be written"),
+        }
+    }
+
+    /// One `mcp_message` request on the session's broker and output FIFO.
+    pub(crate) fn mcp_request(
+        &mut self,
+        body: ControlRequestBody<'static>,
+        now: Instant,
+    ) -> Result<Started, agentx_wire::control::RequestError> {
+        self.with_race(|_, broker, emit| broker.request(body, now, emit))
+    }
+
+    /// A broker resolution: `true` when it was a listing request's or a call's.
+    pub(crate) fn mcp_resolved(&mut self, r: &Resolved, now: Instant) -> bool {
+        let found = self
+            .mcp
+            .servers
+            .iter()
+            .position(|s| s.step.as_ref().is_some_and(|st| st.request_id == r.id));
+        let Some(i) = found else {
+            return self.mcp_call_resolved(r, now);
+        };
+        if let Some(st) = self.mcp.servers[i].step.take() {
+            self.mcp_step_done(i, st.kind, st.rpc_id, &r.outcome, now);
+        }
+        true
+    }
+
+    /// The answer of server `i`'s step: the next step, or the server's end.
+    fn mcp_step_done(
+        &mut self,
+        i: usize,
+        kind: StepKind,
+        rpc_id: Option<u64>,
+        outcome: &Outcome,
+        now: Instant,
+    ) {
+        let result = match answer_of(outcome, rpc_id) {
+            Answer::Result(r) => r,
+            Answer::Failed(why) => return self.mcp_fail(i, why),
+        };
+        match kind {
+            StepKind::Initialize => {
+                let has_tools = agentx_wire::json::parse(result.as_bytes())
+                    .map(|d| mcp::offers_tools(d.root()))
+                    .unwrap_or(true);
+                if !has_tools {
+                    self.mcp.servers[i].status = Status::Connected;
+                    self.mcp_maybe_registered();
+                    return;
+                }
+                // The MCP handshake: the server reads requests only after this notification.
+                self.mcp_send(
+                    i,
+                    StepKind::Initialized,
+                    mcp::initialized_message(),
+                    None,
+                    now,
+                );
+            }
+            StepKind::Initialized => self.mcp_list_page(i, None, now),
+            StepKind::List => {
+                let (tools, cursor) = match mcp::tools_of(&result) {
+                    Ok(page) => page,
+                    Err(_) => return self.mcp_fail(i, "its tools/list result is malformed"),
+                };
+                let s = &mut self.mcp.servers[i];
+                for t in tools {
+                    if s.tools.iter().any(|k| k.name == t.name) {
+                        continue;
+                    }
+                    if s.tools.len() == mcp::MAX_TOOLS_PER_SERVER {
+                        let name = mcp::quoted(&s.name);
+                        self.out.diagnostic(format!(
+                            "agentx: WARN MCP server {name} lists more than {} tools; the rest \
+                             are not offered",
+                            mcp::MAX_TOOLS_PER_SERVER
+                        ));
+                        break;
+                    }
+                    s.tools.push(t);
+                }
+                match cursor {
+                    Some(c) if self.mcp.servers[i].pages < mcp::MAX_LIST_PAGES => {
+                        self.mcp_list_page(i, Some(&c), now)
+                    }
+                    _ => {
+                        self.mcp.servers[i].status = Status::Connected;
+                        self.mcp_maybe_registered();
+                    }
+                }
+            }
+        }
+    }
+
+    fn mcp_list_page(&mut self, i: usize, cursor: Option<&str>, now: Instant) {
+        self.mcp.servers[i].pages += 1;
+        let id = self.mcp.rpc_id();
+        let message = mcp::tools_list_message(id, cursor);
+        self.mcp_send(i, StepKind::List, message, Some(id), now);
+    }
+
+    /// Server `i` failed: no tools, one WARN line (never the host's own text).
+    fn mcp_fail(&mut self, i: usize, why: &str) {
+        let s = &mut self.mcp.servers[i];
+        s.status = Status::Failed;
+        s.tools.clear();
+        s.step = None;
+        let name = mcp::quoted(&s.name);
+        self.out
+            .diagnostic(format!("agentx: WARN MCP server {name} failed: {why}"));
+        self.mcp_maybe_registered();
+    }
+
+    /// Once no server is pending: the tools of every connected server not offered yet join
+    /// the model's list, after the built-in ones (and the servers offered before), less those
+    /// `--disallowedTools` names plainly (PROFILE §15).
+    fn mcp_maybe_registered(&mut self) {
+        if !self.mcp.started || self.mcp.servers.iter().any(|s| s.status == Status::Pending) {
+            return;
+        }
+        let mut added: Vec<ToolSpec> = Vec::new();
+        for s in self
+            .mcp
+            .servers
+            .iter_mut()
+            .filter(|s| s.status == Status::Connected && !s.offered)
+        {
+            s.offered = true;
+            for t in &s.tools {
+                let name = mcp::tool_name(&s.name, &t.name);
+                let disallowed = self
+                    .config
+                    .tool_rules
+                    .disallowed
+                    .iter()
+                    .any(|r| r.is_name() && r.tool == name);
+                let taken = added
+                    .iter()
+                    .chain(&self.config.tools)
+                    .any(|a| a.name == name);
+                if disallowed || taken {
+                    continue;
+                }
+                added.push(ToolSpec {
+                    name,
+                    description: t.description.clone(),
+                    input_schema: t.input_schema.clone(),
+                });
+            }
+        }
+        self.config.tools.extend(added);
+    }
+
+    /// Timer: every listing request whose deadline passed is cancelled
+    /// (`control_cancel_request`, WIRE-007) and its server fails; calls likewise
+    /// (`mcp_calls`).
+    pub(crate) fn mcp_timeout(&mut self, now: Instant) {
+        loop {
+            let due = self.mcp.servers.iter().position(|s| {
+                s.step
+                    .as_ref()
+                    .and_then(|st| st.deadline)
+                    .is_some_and(|d| d <= now)
+            });
+            let Some(i) = due else { break };
+            let Some(st) = self.mcp.servers[i].step.take() else {
+                continue;
+            };
+            let failure = self.abort_ids(&[&st.request_id], now);
+            self.mcp_fail(i, "timed out");
+            if let Some(f) = failure {
+                self.output_failed(f, now);
+            }
+        }
+        self.mcp_calls_timeout(now);
+    }
+
+    /// Aborts pending requests (one `control_cancel_request` each, in order).
+    pub(crate) fn abort_ids(
+        &mut self,
+        ids: &[&str],
+        now: Instant,
+    ) -> Option<agentx_wire::control::EmissionFailure> {
+        self.with_race(|_, broker, emit| broker.abort_many(ids, now, emit, None).failure)
+    }
+
+    pub(crate) fn output_failed(&mut self, f: agentx_wire::control::EmissionFailure, now: Instant) {
+        if !self.out.failed() {
+            self.fatal(format!("agentx: output failed: {}", f.message()), now);
+        }
+    }
+
+    /// A fatal stop: listing and calls are dropped silently (the broker was shut down).
+    pub(crate) fn mcp_shutdown(&mut self) {
+        for s in &mut self.mcp.servers {
+            s.step = None;
+        }
+        self.mcp.calls.clear();
+        self.mcp.ready.clear();
+    }
+}

@@ -1,0 +1,65 @@
+//! The host side: a client that spawns (or attaches to) an agent speaking the protocol and
+//! drives it, as the official SDKs' `query()` and client objects do, on our codec.
+//!
+//! Owns: the child process (any command that speaks the protocol; `agentx` by default), the
+//! read loop that decodes every output record once into an owned value, correlation of the
+//! host's own control requests (`initialize`, `interrupt` and the rest, WIRE-006..009) with
+//! timeouts and `control_cancel_request` on abandonment (WIRE-007), the `can_use_tool`
+//! callback whose errors and panics deny (WIRE-PERM-002), the upload protocol
+//! (WIRE-018..019) from the host's end, and a one-call [`query`].
+//!
+//! Must never: hold protocol rules the codec already owns (records are decoded and encoded by
+//! `wire`; lines are framed by `frame`), swallow a record (an undecodable line is surfaced as
+//! an error item, an unknown type as `OutputRecord::Unknown`), or block the read loop on a
+//! callback (each permission request runs on its own thread).
+//!
+//! ```no_run
+//! use agentx_io::host::{AgentCommand, Client, ClientOptions, PermissionAnswer};
+//! use std::time::Duration;
+//!
+//! let options = ClientOptions::default().can_use_tool(|req: &agentx_io::host::ToolPermissionRequest| {
+//!     Ok(if req.tool_name == "Read" { PermissionAnswer::allow() } else { PermissionAnswer::deny("not here") })
+//! });
+//! let client = Client::spawn(&AgentCommand::stream_json("agentx"), options)?;
+//! let init = client.initialize(Duration::from_secs(10))?;
+//! println!("{} providers", init.providers.len());
+//! client.send_text("hello")?;
+//! while let Some(record) = client.recv() {
+//!     let record = record?;
+//!     if record.record_type() == "result" { break; }
+//! }
+//! let exit = client.close(Duration::from_secs(10))?;
+//! assert!(exit.success());
+//! # Ok::<(), agentx_io::host::HostError>(())
+//! ```
+
+mod calls;
+mod client;
+mod command;
+mod detached;
+mod error;
+mod import;
+mod inbound;
+mod limits;
+#[cfg(feature = "tokio")]
+mod outgoing;
+mod pending;
+mod permission;
+mod query;
+mod stream;
+#[cfg(feature = "tokio")]
+mod tokio_client;
+
+pub use agentx_wire::wire::PeerProfile;
+pub use client::{Client, ClientOptions, ExitReport};
+pub use command::AgentCommand;
+pub use error::{DecodeError, HostError, ResponseFault, UploadStatus, INPUT_FAILURE_TEXT};
+pub use import::UploadSource;
+pub use limits::{
+    descriptor_limit, raise_descriptor_limit, DescriptorLimit, DESCRIPTORS_PER_AGENT,
+    DESCRIPTORS_PER_ASYNC_AGENT,
+};
+pub use permission::{CallbackError, CanUseToolHandler, PermissionAnswer, ToolPermissionRequest};
+pub use query::{query, Query};
+#[cfg(feature = "tokio")]
+pub use tokio_client::{AnswerFuture, AsyncCanUseTool, AsyncClient, AsyncClientOptions};

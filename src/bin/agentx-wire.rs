@@ -1,6 +1,0 @@
-//! `agentx-wire`: the codec's own tool (PROFILE §2). All logic lives in `agentx_wire::cli`.
-
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    std::process::exit(agentx_wire::cli::run(&args));
-}
