@@ -17,6 +17,7 @@ use agentx_core::attach::limits::MAX_DISPLAY_NAME_BYTES;
 use agentx_core::attach::{admit_file, Limits, ReasonCode};
 use agentx_core::session::Attachments;
 use agentx_io::RecordWriter;
+use agentx_wire::encode::VALIDATION_FAILURE_TEXT;
 use agentx_wire::json;
 use agentx_wire::wire::{AttachmentRef, ImportOperation, OutputRecord};
 
@@ -57,6 +58,10 @@ pub fn run_one_shot(args: &OneShotArgs) -> i32 {
     } else {
         Some(Box::new(CliAttachments { refs }))
     };
+    // WIRE-013 for the text path too (PROFILE §13): its exact bytes, the result text and the
+    // `\n`, pass the credential check before the one write. The result record passed it as
+    // a frame, but the text's own line ending can complete a credential the frame did not hold.
+    let credentials = startup.selection.credentials().clone();
     let mut sink = OneShotSink {
         format: args.output_format,
         out: io::stdout(),
@@ -79,6 +84,10 @@ pub fn run_one_shot(args: &OneShotArgs) -> i32 {
         OneShotFormat::Text => {
             let mut text = result_text(&result).into_bytes();
             text.push(b'\n');
+            if credentials.matches(&text, &mut Vec::new()) {
+                eprintln!("{VALIDATION_FAILURE_TEXT}");
+                return 1;
+            }
             write_out(&text)
         }
     };

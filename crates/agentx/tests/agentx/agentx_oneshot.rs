@@ -159,3 +159,41 @@ fn rejected_attachment_prints_nothing_on_stdout() {
     // only with a run that starts.
     assert_eq!(err, "agentx: attachment rejected: mime_unsupported\n");
 }
+
+/// PROFILE §13 and WIRE-013 with a provider key that ends in `\n` (`tail\n`): the text path's
+/// own line ending would complete it after `!say xtail`, so `text` refuses (status 1, nothing
+/// on stdout, the §5 line); `json` and `stream-json` print records that never hold those bytes.
+#[test]
+fn a_key_completed_by_the_text_line_ending_is_refused_in_every_format() {
+    let home = TempDir::new("p-key-lf");
+    std::fs::write(
+        home.path().join("auth.json"),
+        r#"{"version":2,"providers":[{"id":"local","type":"scripted","model":"agentx-echo","default":true},{"id":"oa","type":"openai","model":"gpt-x","api_key":"tail\n"}]}"#,
+    )
+    .unwrap();
+    let (status, out, err) = run_in_home(home.path(), &["-p", "!say xtail"]);
+    assert_eq!(status, Some(1), "{err}");
+    assert!(out.is_empty(), "{}", String::from_utf8_lossy(&out));
+    assert_eq!(
+        err.lines().last(),
+        Some("agentx: output refused: record failed credential validation"),
+        "{err}"
+    );
+    for format in ["json", "stream-json"] {
+        let (status, out, err) = run_in_home(
+            home.path(),
+            &["-p", "!say xtail", "--output-format", format],
+        );
+        assert_eq!(status, Some(0), "{format}: {err}");
+        assert!(!out.is_empty(), "{format}");
+        assert!(
+            !out.windows(5).any(|w| w == b"tail\n"),
+            "{format}: {}",
+            String::from_utf8_lossy(&out)
+        );
+    }
+    // The same prompt without the key's line ending in reach: printed as usual.
+    let (status, out, _) = run_in_home(home.path(), &["-p", "!say xtail and more"]);
+    assert_eq!(status, Some(0));
+    assert_eq!(out, b"xtail and more\n");
+}
