@@ -1,7 +1,6 @@
 //! Per-line decode, ours and the peers, in CPU time of this thread: the same inputs and the
 //! same contenders as `benches/decode.rs`, in a binary small enough to build twice, once by
-//! default and once with `RUSTFLAGS="-C target-cpu=native"` (issue 14: "the peers built
-//! native"). sonic-rs has no run-time CPU detection (CRATE-FACTS), so only a native build
+//! default and once with `RUSTFLAGS="-C target-cpu=native"`. sonic-rs has no run-time CPU detection (CRATE-FACTS), so only a native build
 //! shows its AVX2 speed; our parser dispatches at run time, so its default build is what ships.
 //!
 //! Usage: `peer_decode [--rounds N] [--min-ms MS] [INPUT...]` with INPUT among `realistic`,

@@ -1,8 +1,8 @@
-//! The loop of `agentx-wire check --level json` (`driver::Pump` + `json::Parser`, object check)
+//! The loop of `agentx-wire check --level json` (`agentx_io::Pump` + `json::Parser`, object check)
 //! with the read size as an argument: how `agentx-wire check`'s 64 KiB chunk was chosen.
 //!
 //! Usage: `pump_check FILE CHUNK_BYTES [zero]`. With `zero` every read buffer is memset before
-//! the read, which is what `Pump` did before issue 14. Prints the number of valid records.
+//! the read, as `Pump` once did. Prints the number of valid records.
 //! Compare CPU times with alternating runs, e.g. `benches/process.sh`'s method.
 
 use std::io::{self, Read};
