@@ -13,7 +13,7 @@ use std::path::Path;
 
 use agentx::args::agentx_args::{self, AgentxArgs};
 use agentx::run;
-use agentx::run::startup::read_capped;
+use agentx::run::startup::{check_home, read_capped, HomeFileError, StartupError};
 use agentx_core::registry::{
     agentx_home, discovery, load_registry, Error, Format, AUTH_JSON, BUILT_IN_NOTICE,
     MAX_AUTH_JSON_LEN,
@@ -57,34 +57,41 @@ fn run() -> i32 {
 fn list_providers(format: Format) -> i32 {
     let bytes = match discovery_bytes(format) {
         Ok(b) => b,
-        Err(e) => {
-            eprintln!("agentx: {e}");
+        Err(line) => {
+            eprintln!("{line}");
             return 1;
         }
     };
     print_stdout(&bytes)
 }
 
-fn discovery_bytes(format: Format) -> Result<Vec<u8>, Error> {
+/// The discovery document, or the complete stderr line of why there is none.
+fn discovery_bytes(format: Format) -> Result<Vec<u8>, String> {
+    let failed = |e: Error| format!("agentx: {e}");
     let home = agentx_home(
         std::env::var_os("AGENTX_HOME").as_deref(),
         std::env::var_os("HOME").as_deref(),
-    )?;
+    )
+    .map_err(failed)?;
+    check_home(&home).map_err(|e| e.to_string())?;
     let auth = read_auth_json(&home.join(AUTH_JSON))?;
     if auth.is_none() {
         eprintln!("{BUILT_IN_NOTICE}");
     }
     let env = |name: &str| std::env::var_os(name);
-    let registry = load_registry(auth.as_deref(), &env)?;
-    discovery::discover(&registry, format)
+    let registry = load_registry(auth.as_deref(), &env).map_err(failed)?;
+    discovery::discover(&registry, format).map_err(failed)
 }
 
 /// `None` when the file does not exist; at most one byte past the limit is read, so an
 /// oversized file is reported by the registry's own size rule. A failed open or read names
-/// its errno text, never the path.
-fn read_auth_json(path: &Path) -> Result<Option<Vec<u8>>, Error> {
+/// its errno text, never the path; a file that is not a regular one is refused unread.
+fn read_auth_json(path: &Path) -> Result<Option<Vec<u8>>, String> {
     let limit = u64::try_from(MAX_AUTH_JSON_LEN).unwrap_or(u64::MAX);
-    read_capped(path, limit).map_err(|e| Error::unreadable_because(errno_text(&e)))
+    read_capped(path, limit).map_err(|e| match e {
+        HomeFileError::NotRegular => StartupError::NotRegularFile { name: AUTH_JSON }.to_string(),
+        HomeFileError::Io(e) => format!("agentx: {}", Error::unreadable_because(errno_text(&e))),
+    })
 }
 
 /// One write of complete bytes; a broken pipe ends quietly with status 1 (PROFILE §2).

@@ -5,6 +5,7 @@
 
 use std::fs::File;
 use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::args::agentx_args::CommonArgs;
@@ -87,10 +88,20 @@ pub fn start(
         std::env::var_os("AGENTX_HOME").as_deref(),
         std::env::var_os("HOME").as_deref(),
     )?;
+    check_home(&home)?;
     // Registry and selection (PROFILE §3).
-    let auth = read_capped(&home.join(AUTH_JSON), MAX_AUTH_JSON_LEN as u64).map_err(|e| {
-        agentx_core::registry::Error::unreadable_because(agentx_home::store::errno_text(&e))
-    })?;
+    let auth = match read_capped(&home.join(AUTH_JSON), MAX_AUTH_JSON_LEN as u64) {
+        Ok(auth) => auth,
+        Err(HomeFileError::NotRegular) => {
+            return Err(StartupError::NotRegularFile { name: AUTH_JSON })
+        }
+        Err(HomeFileError::Io(e)) => {
+            return Err(agentx_core::registry::Error::unreadable_because(
+                agentx_home::store::errno_text(&e),
+            )
+            .into())
+        }
+    };
     // PROFILE §3's notice of the built-in registry is written once startup succeeded: a
     // startup that fails later writes its one stderr line only (PROFILE §8).
     let built_in = auth.is_none();
@@ -108,7 +119,12 @@ pub fn start(
     let settings = match read {
         Ok(None) => Settings::default(),
         Ok(Some(bytes)) => Settings::parse(&bytes)?,
-        Err(_) => return Err(StartupError::SettingsUnreadable),
+        Err(HomeFileError::NotRegular) => {
+            return Err(StartupError::NotRegularFile {
+                name: SETTINGS_JSON,
+            })
+        }
+        Err(HomeFileError::Io(_)) => return Err(StartupError::SettingsUnreadable),
     };
     // Resume: the binding first (PROFILE §11, WIRE-025), before any output or provider I/O;
     // in the SDK profile also --continue, --fork-session and --session-id (PROFILE §15).
@@ -280,15 +296,44 @@ fn http_runner(selection: &Selection, home: &Path) -> Result<Box<dyn ModelRunner
     Ok(Box::new(super::model::HttpRunner::new(client)))
 }
 
+/// Why a file of AgentX home could not be read.
+#[derive(Debug)]
+pub enum HomeFileError {
+    /// It exists but is not a regular file (a FIFO, a directory, a device: PROFILE §3).
+    NotRegular,
+    /// Opening or reading it failed.
+    Io(io::Error),
+}
+
 /// `None` when the file does not exist; at most one byte past `limit` is read, so an
-/// oversized file fails its own size rule.
-pub fn read_capped(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
-    let file = match File::open(path) {
+/// oversized file fails its own size rule. The open never blocks (`O_NONBLOCK`: a FIFO with no
+/// writer opens at once), and anything but a regular file is refused before a read.
+pub fn read_capped(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, HomeFileError> {
+    let file = match File::options()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+    {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
+        Err(e) => return Err(HomeFileError::Io(e)),
     };
+    if !file.metadata().map_err(HomeFileError::Io)?.is_file() {
+        return Err(HomeFileError::NotRegular);
+    }
     let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(HomeFileError::Io)?;
     Ok(Some(bytes))
+}
+
+/// PROFILE §3: a home that exists must be a directory (a missing one is created later).
+pub fn check_home(home: &Path) -> Result<(), StartupError> {
+    match std::fs::metadata(home) {
+        Ok(m) if !m.is_dir() => Err(StartupError::HomeNotDirectory {
+            path: home.to_path_buf(),
+        }),
+        _ => Ok(()),
+    }
 }

@@ -70,6 +70,16 @@ pub enum StartupError {
         /// The provider's id.
         provider: String,
     },
+    /// AgentX home exists but is not a directory (PROFILE §3).
+    HomeNotDirectory {
+        /// The home's path (the user's own setting, not a private value).
+        path: std::path::PathBuf,
+    },
+    /// `auth.json` or `settings.json` exists but is not a regular file (PROFILE §3).
+    NotRegularFile {
+        /// The file's name in AgentX home.
+        name: &'static str,
+    },
 }
 
 impl fmt::Display for StartupError {
@@ -96,6 +106,14 @@ impl fmt::Display for StartupError {
             E::Endpoint { provider, error } => {
                 return write!(f, "agentx: provider \"{provider}\": {error}")
             }
+            E::HomeNotDirectory { path } => {
+                return write!(
+                    f,
+                    "agentx: AgentX home {} is not a directory",
+                    path.display()
+                )
+            }
+            E::NotRegularFile { name } => return write!(f, "agentx: {name} is not a regular file"),
             E::HttpClient { provider } => {
                 return write!(
                     f,
