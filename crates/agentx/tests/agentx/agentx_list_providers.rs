@@ -266,12 +266,13 @@ fn unreadable_auth_json_and_unresolvable_home() {
     let out = agentx(&home, &["--list-providers"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
+    // PROFILE §3: an auth.json that is not a regular file is refused unread.
     assert_eq!(
         text(&out.stderr),
-        "agentx: invalid registry: auth.json could not be read: Is a directory\n"
+        "agentx: auth.json is not a regular file\n"
     );
 
-    // A home that is a file: the open fails with the errno text, never the path.
+    // PROFILE §3: a home that exists but is not a directory names itself.
     let parent = TempDir::new("home-file");
     let file_home = parent.path().join("home");
     std::fs::write(&file_home, b"").expect("file");
@@ -296,7 +297,10 @@ fn unreadable_auth_json_and_unresolvable_home() {
         assert!(out.stdout.is_empty());
         assert_eq!(
             text(&out.stderr),
-            "agentx: invalid registry: auth.json could not be read: Not a directory\n",
+            format!(
+                "agentx: AgentX home {} is not a directory\n",
+                file_home.display()
+            ),
             "stream-json {stream_json}"
         );
     }
