@@ -222,20 +222,9 @@ mod imports {
         parts
     }
 
-    fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-        for entry in std::fs::read_dir(dir).expect("read dir") {
-            let path = entry.expect("entry").path();
-            if path.is_dir() {
-                rust_files(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
-
     pub fn graph(src: &Path) -> Graph {
         let mut files = Vec::new();
-        rust_files(src, &mut files);
+        agentx_test_support::rust_files(src, &mut files);
         let mut graph: Graph = files
             .iter()
             .map(|f| (module_of(src, f), BTreeSet::new()))

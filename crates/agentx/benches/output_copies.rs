@@ -1,4 +1,4 @@
-//! the bytes copied per output record between the session producing it and
+//! The bytes copied per output record between the session producing it and
 //! `write(2)`. One sans-IO [`Session`] (as `agentx` runs it) gets model events; after each,
 //! its frames are drained into agentx's own [`StdoutSink`] and written, as the driver loop
 //! does (`driver::agentx::run`). Run under the LD_PRELOAD shim `benches/memcpy/count.c`

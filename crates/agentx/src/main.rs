@@ -9,16 +9,11 @@
 
 use std::ffi::OsString;
 use std::io::{self, Write};
-use std::path::Path;
 
 use agentx::args::agentx_args::{self, AgentxArgs};
 use agentx::run;
-use agentx::run::startup::{check_home, read_capped, HomeFileError, StartupError};
-use agentx_core::registry::{
-    agentx_home, discovery, load_registry, Error, Format, AUTH_JSON, BUILT_IN_NOTICE,
-    MAX_AUTH_JSON_LEN,
-};
-use agentx_home::store::errno_text;
+use agentx::run::startup::{home, read_auth_json};
+use agentx_core::registry::{discovery, load_registry, Error, Format, BUILT_IN_NOTICE};
 
 fn main() {
     std::process::exit(run());
@@ -67,31 +62,15 @@ fn list_providers(format: Format) -> i32 {
 
 /// The discovery document, or the complete stderr line of why there is none.
 fn discovery_bytes(format: Format) -> Result<Vec<u8>, String> {
-    let failed = |e: Error| format!("agentx: {e}");
-    let home = agentx_home(
-        std::env::var_os("AGENTX_HOME").as_deref(),
-        std::env::var_os("HOME").as_deref(),
-    )
-    .map_err(failed)?;
-    check_home(&home).map_err(|e| e.to_string())?;
-    let auth = read_auth_json(&home.join(AUTH_JSON))?;
+    let home = home().map_err(|e| e.to_string())?;
+    let auth = read_auth_json(&home).map_err(|e| e.to_string())?;
     if auth.is_none() {
         eprintln!("{BUILT_IN_NOTICE}");
     }
+    let failed = |e: Error| format!("agentx: {e}");
     let env = |name: &str| std::env::var_os(name);
     let registry = load_registry(auth.as_deref(), &env).map_err(failed)?;
     discovery::discover(&registry, format).map_err(failed)
-}
-
-/// `None` when the file does not exist; at most one byte past the limit is read, so an
-/// oversized file is reported by the registry's own size rule. A failed open or read names
-/// its errno text, never the path; a file that is not a regular one is refused unread.
-fn read_auth_json(path: &Path) -> Result<Option<Vec<u8>>, String> {
-    let limit = u64::try_from(MAX_AUTH_JSON_LEN).unwrap_or(u64::MAX);
-    read_capped(path, limit).map_err(|e| match e {
-        HomeFileError::NotRegular => StartupError::NotRegularFile { name: AUTH_JSON }.to_string(),
-        HomeFileError::Io(e) => format!("agentx: {}", Error::unreadable_because(errno_text(&e))),
-    })
 }
 
 /// One write of complete bytes; a broken pipe ends quietly with status 1 (PROFILE §2).

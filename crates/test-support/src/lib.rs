@@ -16,6 +16,19 @@ pub mod proc_stat;
 
 use std::path::PathBuf;
 
+/// Every `.rs` file under `dir`, recursively, appended to `out` (the source scans of the
+/// structural tests).
+pub fn rust_files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.expect("directory entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
 /// The workspace's root folder (where `corpus/`, `target/` and `../shared` are found).
 pub fn workspace_root() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))

@@ -84,24 +84,9 @@ pub fn start(
                 && sdk.permission_prompts != Some(PermissionPrompts::None)
         }
     };
-    let home = agentx_home(
-        std::env::var_os("AGENTX_HOME").as_deref(),
-        std::env::var_os("HOME").as_deref(),
-    )?;
-    check_home(&home)?;
+    let home = home()?;
     // Registry and selection (PROFILE §3).
-    let auth = match read_capped(&home.join(AUTH_JSON), MAX_AUTH_JSON_LEN as u64) {
-        Ok(auth) => auth,
-        Err(HomeFileError::NotRegular) => {
-            return Err(StartupError::NotRegularFile { name: AUTH_JSON })
-        }
-        Err(HomeFileError::Io(e)) => {
-            return Err(agentx_core::registry::Error::unreadable_because(
-                agentx_home::store::errno_text(&e),
-            )
-            .into())
-        }
-    };
+    let auth = read_auth_json(&home)?;
     // PROFILE §3's notice of the built-in registry is written once startup succeeded: a
     // startup that fails later writes its one stderr line only (PROFILE §8).
     let built_in = auth.is_none();
@@ -296,9 +281,36 @@ fn http_runner(selection: &Selection, home: &Path) -> Result<Box<dyn ModelRunner
     Ok(Box::new(super::model::HttpRunner::new(client)))
 }
 
+/// AgentX home (PROFILE §3): `$AGENTX_HOME`, else `$HOME/.agentx`. One that exists must be a
+/// directory; a missing one is created when something is first stored.
+pub fn home() -> Result<PathBuf, StartupError> {
+    let home = agentx_home(
+        std::env::var_os("AGENTX_HOME").as_deref(),
+        std::env::var_os("HOME").as_deref(),
+    )?;
+    match std::fs::metadata(&home) {
+        Ok(m) if !m.is_dir() => Err(StartupError::HomeNotDirectory { path: home }),
+        _ => Ok(home),
+    }
+}
+
+/// `auth.json` of `home` (PROFILE §3): `None` when absent. A failed open or read names its
+/// errno text, never the path; at most one byte past the limit is read, so an oversized file
+/// is reported by the registry's own size rule.
+pub fn read_auth_json(home: &Path) -> Result<Option<Vec<u8>>, StartupError> {
+    match read_capped(&home.join(AUTH_JSON), MAX_AUTH_JSON_LEN as u64) {
+        Ok(auth) => Ok(auth),
+        Err(HomeFileError::NotRegular) => Err(StartupError::NotRegularFile { name: AUTH_JSON }),
+        Err(HomeFileError::Io(e)) => Err(agentx_core::registry::Error::unreadable_because(
+            agentx_home::store::errno_text(&e),
+        )
+        .into()),
+    }
+}
+
 /// Why a file of AgentX home could not be read.
 #[derive(Debug)]
-pub enum HomeFileError {
+enum HomeFileError {
     /// It exists but is not a regular file (a FIFO, a directory, a device: PROFILE §3).
     NotRegular,
     /// Opening or reading it failed.
@@ -308,7 +320,7 @@ pub enum HomeFileError {
 /// `None` when the file does not exist; at most one byte past `limit` is read, so an
 /// oversized file fails its own size rule. The open never blocks (`O_NONBLOCK`: a FIFO with no
 /// writer opens at once), and anything but a regular file is refused before a read.
-pub fn read_capped(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, HomeFileError> {
+fn read_capped(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, HomeFileError> {
     let file = match File::options()
         .read(true)
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
@@ -326,14 +338,4 @@ pub fn read_capped(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, HomeFileE
         .read_to_end(&mut bytes)
         .map_err(HomeFileError::Io)?;
     Ok(Some(bytes))
-}
-
-/// PROFILE §3: a home that exists must be a directory (a missing one is created later).
-pub fn check_home(home: &Path) -> Result<(), StartupError> {
-    match std::fs::metadata(home) {
-        Ok(m) if !m.is_dir() => Err(StartupError::HomeNotDirectory {
-            path: home.to_path_buf(),
-        }),
-        _ => Ok(()),
-    }
 }

@@ -1,6 +1,7 @@
 //! Black-box: PROFILE §3's home and file types. A home that is not a directory, and an
 //! `auth.json` or `settings.json` that is not a regular file (a FIFO, a directory), are one
-//! stderr line and status 1 in every mode, with stdout empty, and never block startup.
+//! stderr line and status 1 in every mode, with stdout empty, and never block startup; an
+//! `auth.json` that cannot be opened keeps the registry's line with its errno text.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -123,4 +124,16 @@ fn a_settings_json_fifo_or_directory_is_refused_without_blocking() {
             );
         }
     }
+}
+
+/// An `auth.json` that cannot be opened at all (here a symbolic link to itself, which even
+/// root cannot open: `ELOOP`) keeps the registry's line with the errno text, never the path.
+#[test]
+fn an_auth_json_that_cannot_be_opened_names_its_errno_text() {
+    let home = TempDir::new("auth-loop");
+    std::os::unix::fs::symlink("auth.json", home.path().join("auth.json")).unwrap();
+    assert_refused(
+        home.path(),
+        "agentx: invalid registry: auth.json could not be read: Too many levels of symbolic links",
+    );
 }

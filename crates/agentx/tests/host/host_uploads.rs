@@ -274,7 +274,7 @@ fn async_two_uploads_and_one_message_referencing_both() {
     });
 }
 
-/// without advertised `input_capabilities` (before `initialize`, or with
+/// Without advertised `input_capabilities` (before `initialize`, or with
 /// `--no-attachments`) neither client attempts an upload.
 #[test]
 fn no_upload_without_input_capabilities() {

@@ -5,8 +5,6 @@
 //! virtual-clock test turns flaky. The core is the codec (`src/`) and `agentx-core`
 //! (`crates/core/src/`); the other crates are drivers and are not scanned.
 
-use std::path::{Path, PathBuf};
-
 /// The core: each crate's source folder with its modules (ARCHITECTURE.md).
 const CORE: &[(&str, &[&str])] = &[
     ("src", &["frame", "json", "wire", "encode", "control"]),
@@ -52,17 +50,6 @@ const EFFECTS: &[&str] = &[
     "tokio::",
 ];
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// The code lines of a file before its `#[cfg(test)]` module, without comments.
 fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     text.lines()
@@ -79,7 +66,7 @@ fn the_core_has_no_clock_thread_lock_or_io() {
         let src = agentx_test_support::workspace_root().join(root);
         for module in modules.iter() {
             let mut files = Vec::new();
-            rust_files(&src.join(module), &mut files);
+            agentx_test_support::rust_files(&src.join(module), &mut files);
             for file in files {
                 let rel = file
                     .strip_prefix(&src)

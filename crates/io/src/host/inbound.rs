@@ -198,10 +198,9 @@ impl Inbound {
 
     /// The next item, reading on this thread whenever nobody else reads.
     pub(crate) fn recv(&self, route: &impl Route) -> Option<RecordItem> {
-        let me = self;
         // Dropped after `inbox` (declared before it): its drop takes the lock.
-        let _in_recv = InRecv::enter(me);
-        let mut inbox = lock(&me.inbox);
+        let _in_recv = InRecv::enter(self);
+        let mut inbox = lock(&self.inbox);
         loop {
             if let Some(item) = inbox.queue.pop_front() {
                 return Some(item);
@@ -210,13 +209,13 @@ impl Inbound {
                 return None;
             }
             if inbox.reading {
-                inbox = sleep(inbox, &me.changed, None);
+                inbox = sleep(inbox, &self.changed, None);
                 continue;
             }
             inbox.reading = true;
             drop(inbox);
-            me.read_once(route);
-            inbox = lock(&me.inbox);
+            self.read_once(route);
+            inbox = lock(&self.inbox);
         }
     }
 
@@ -237,14 +236,11 @@ impl Inbound {
             inbox = sleep(inbox, &self.changed, Some(deadline));
         }
     }
-}
 
-impl Inbound {
     /// The helper thread: reads while someone waits (a [`Demand`], draining) or nobody attends the
     /// output (no `recv` for a whole check period), and nobody else reads; ends with the output.
     pub(crate) fn helper(&self, route: &impl Route) {
-        let me = self;
-        let mut inbox = lock(&me.inbox);
+        let mut inbox = lock(&self.inbox);
         // `recvs` when the helper's last deadline wait began.
         let mut seen = inbox.recvs;
         // No `recv` has been under way since a whole deadline wait: the helper reads.
@@ -262,18 +258,18 @@ impl Inbound {
             if needed && !inbox.reading {
                 inbox.reading = true;
                 drop(inbox);
-                me.read_once(route);
-                inbox = lock(&me.inbox);
+                self.read_once(route);
+                inbox = lock(&self.inbox);
                 continue;
             }
             if needed {
                 // Someone else reads: wait for the role (its release wakes the sleepers).
-                inbox = sleep(inbox, &me.changed, None);
+                inbox = sleep(inbox, &self.changed, None);
                 continue;
             }
             seen = inbox.recvs;
             let timed_out;
-            (inbox, timed_out) = wait(inbox, &me.wanted, Some(Instant::now() + period));
+            (inbox, timed_out) = wait(inbox, &self.wanted, Some(Instant::now() + period));
             if !timed_out {
                 continue;
             }
@@ -289,7 +285,7 @@ impl Inbound {
                 // returns rather than waking every period meanwhile.
                 inbox.helper_parked = true;
                 while inbox.helper_parked && !inbox.ended && inbox.wanted == 0 && !inbox.draining {
-                    inbox = wait(inbox, &me.wanted, None).0;
+                    inbox = wait(inbox, &self.wanted, None).0;
                 }
                 inbox.helper_parked = false;
             }
@@ -299,19 +295,18 @@ impl Inbound {
     /// One read by the holder of the reading role: decoded, routed, queued; at the end of the
     /// output (or a failed read) the pipe is let go before the stream ends.
     fn read_once(&self, route: &impl Route) {
-        let me = self;
-        let _release = Release(me);
-        let mut reading = lock(&me.reading);
+        let _release = Release(self);
+        let mut reading = lock(&self.reading);
         let Reading { source, side } = &mut *reading;
         let mut hand_over = |items: Vec<RecordItem>| {
-            let mut inbox = lock(&me.inbox);
+            let mut inbox = lock(&self.inbox);
             if inbox.queue.is_empty() {
                 // The batch's own buffer becomes the queue: no copy of the records.
                 inbox.queue = VecDeque::from(items);
             } else {
                 inbox.queue.extend(items);
             }
-            Inbox::wake(inbox, &me.changed);
+            Inbox::wake(inbox, &self.changed);
         };
         let Some(reader) = source.as_mut() else {
             return;
@@ -327,11 +322,11 @@ impl Inbound {
                 discard_foreign(r);
             }
             side.finish(route, &mut hand_over);
-            let mut inbox = lock(&me.inbox);
+            let mut inbox = lock(&self.inbox);
             inbox.ended = true;
             drop(inbox);
-            me.changed.notify_all();
-            me.wanted.notify_all();
+            self.changed.notify_all();
+            self.wanted.notify_all();
         }
     }
 }

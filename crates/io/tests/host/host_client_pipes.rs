@@ -481,7 +481,7 @@ fn a_control_call_is_answered_while_another_thread_waits_in_recv() {
     });
 }
 
-/// a line that is not a record keeps its typed error (the framer's or the
+/// A line that is not a record keeps its typed error (the framer's or the
 /// record decoder's, with WIRE-021's fatal-or-record classification) and its `Display` text;
 /// neither `Display` nor `Debug` shows the line's content (a secret in it stays out).
 #[test]
