@@ -72,6 +72,8 @@ pub fn run_loop(
         notices: _,
     } = startup;
     let mut persist = Persister::new(home, store);
+    let session_add_dirs = config.add_dirs.clone();
+    let mcp_connect_timeout = config.mcp.connect_timeout;
     let mut session = match Session::new(config, Instant::now()) {
         Ok(s) => s,
         Err(e) => {
@@ -84,6 +86,12 @@ pub fn run_loop(
     }
     let tx = inbox.sender();
     spawn_signals(tx.clone());
+    let mut mcp = crate::mcp::Clients::new(
+        tx.clone(),
+        cwd.clone(),
+        &session_add_dirs,
+        mcp_connect_timeout,
+    );
     let mut workers = Workers::new(tx.clone(), cwd, hook);
     let mut calls: Vec<(TurnId, Box<dyn ModelCall>)> = Vec::new();
     let mut input_closed = false;
@@ -107,6 +115,7 @@ pub fn run_loop(
         loop {
             if let Err(e) = drain_output(&mut session, sink) {
                 workers.kill_all();
+                mcp.shut_down();
                 return output_failed(e);
             }
             let mut persisted = false;
@@ -135,7 +144,24 @@ pub fn run_loop(
                         name,
                         input_json,
                     } => workers.run_tool(tool_use_id, &name, &input_json),
-                    Action::CancelTool { tool_use_id } => workers.cancel_tool(&tool_use_id),
+                    Action::CancelTool { tool_use_id } => {
+                        if !mcp.cancel(&tool_use_id, "interrupted") {
+                            workers.cancel_tool(&tool_use_id)
+                        }
+                    }
+                    Action::McpConnect {
+                        name,
+                        epoch,
+                        server,
+                    } => mcp.connect(name, epoch, server),
+                    Action::McpClose { name } => mcp.close(&name),
+                    Action::McpCall {
+                        tool_use_id,
+                        server,
+                        tool,
+                        input_json,
+                        timeout_ms,
+                    } => mcp.call(tool_use_id, &server, &tool, &input_json, timeout_ms),
                     Action::StartHook {
                         tool_use_id,
                         session_id,
@@ -166,7 +192,10 @@ pub fn run_loop(
             for (_, c) in &calls {
                 c.cancel();
             }
-            return match flush_writer(sink) {
+            let flushed = flush_writer(sink);
+            // PROFILE §18 "Shutdown": after the last record is stored and written.
+            mcp.shut_down();
+            return match flushed {
                 Ok(()) => code,
                 Err(e) => output_failed(e),
             };
@@ -188,6 +217,7 @@ pub fn run_loop(
         if !held {
             if let Err(e) = flush_writer(sink) {
                 workers.kill_all();
+                mcp.shut_down();
                 return output_failed(e);
             }
         }
@@ -223,7 +253,16 @@ pub fn run_loop(
                 input_closed = true;
                 eof_pending = true;
             }
-            Event::Eof | Event::StdinFailed | Event::Terminate => {
+            Event::Terminate => {
+                // PROFILE §18: SIGTERM and SIGHUP cancel every MCP call in flight.
+                mcp.cancel_all("agentx is terminating");
+                if !input_closed || eof_pending {
+                    input_closed = true;
+                    eof_pending = false;
+                    session.handle_eof(now);
+                }
+            }
+            Event::Eof | Event::StdinFailed => {
                 if !input_closed || eof_pending {
                     input_closed = true;
                     eof_pending = false;
@@ -251,6 +290,9 @@ pub fn run_loop(
             Event::ToolDone(id, outcome) => session.handle_tool_done(&id, outcome, now),
             Event::HookDone(id, outcome) => session.handle_hook_done(&id, outcome, now),
             Event::Diagnostic(d) => eprintln!("{d}"),
+            Event::McpServer(name, epoch, report) => {
+                session.handle_mcp_server(&name, epoch, report, now)
+            }
         }
     }
 }
