@@ -288,10 +288,9 @@ impl Rule {
             Rule::Json(e) if e.is_duplicate_member() => "WIRE-014",
             Rule::Json(_) => "PROFILE §2a",
             Rule::PlainHttp => "PROFILE §14",
-            Rule::OutOfRange { .. }
-            | Rule::Price
-            | Rule::PricingNotForType
-            | Rule::NotAllowed => "PROFILE §19",
+            Rule::OutOfRange { .. } | Rule::Price | Rule::PricingNotForType | Rule::NotAllowed => {
+                "PROFILE §19"
+            }
             _ => "PROFILE §3",
         }
     }

@@ -294,9 +294,7 @@ fn pricing(i: usize, v: Value<'_, '_>) -> Result<Pricing, Error> {
     }
     let price = |name: &'static str, v: Value<'_, '_>| -> Result<f64, Error> {
         let at = At::Pricing(i, name);
-        let n = v
-            .as_number()
-            .ok_or_else(|| wrong_type(at, "a number"))?;
+        let n = v.as_number().ok_or_else(|| wrong_type(at, "a number"))?;
         match n.as_f64() {
             Some(p) if p >= 0.0 => Ok(p),
             _ => Err(Error::registry(at, Rule::Price)),

@@ -52,8 +52,11 @@ fn context_window_at_its_edges_on_every_type() {
     assert_eq!(MAX_CONTEXT_WINDOW, 10_000_000);
     for make in [scripted, openai, azure] {
         for ok in [1_024u64, 32_000, 10_000_000] {
-            let reg = load(&registry(&[make("p", &format!(r#","context_window":{ok}"#))]))
-                .unwrap_or_else(|e| panic!("{ok} accepted: {e}"));
+            let reg = load(&registry(&[make(
+                "p",
+                &format!(r#","context_window":{ok}"#),
+            )]))
+            .unwrap_or_else(|e| panic!("{ok} accepted: {e}"));
             assert_eq!(reg.providers()[0].context_window(), Some(ok as u32));
         }
         let reg = load(&registry(&[make("p", "")])).expect("absent is fine");
@@ -69,7 +72,10 @@ fn context_window_at_its_edges_on_every_type() {
             ("\"2048\"", "wrong_type"),
             ("null", "wrong_type"),
         ] {
-            let doc = registry(&[scripted("a", ""), make("p", &format!(r#","context_window":{bad}"#))]);
+            let doc = registry(&[
+                scripted("a", ""),
+                make("p", &format!(r#","context_window":{bad}"#)),
+            ]);
             let (path, code, _) = refused(&doc);
             assert_eq!(path, "providers[1].context_window", "{bad}");
             assert_eq!(code, rule, "{bad}");
@@ -111,7 +117,9 @@ fn pricing_is_read_exactly() {
     let doc = agentx_core::registry::discovery::discover(&reg, agentx_core::registry::Format::Json)
         .expect("discovery");
     let doc = String::from_utf8(doc).expect("utf-8");
-    assert!(!doc.contains("pricing") && !doc.contains("per_mtok") && !doc.contains("context_window"));
+    assert!(
+        !doc.contains("pricing") && !doc.contains("per_mtok") && !doc.contains("context_window")
+    );
 }
 
 #[test]
@@ -123,23 +131,67 @@ fn pricing_rules_name_the_path() {
         ])
     };
     let cases: &[(&str, &str, &str)] = &[
-        (r#"{"input_per_mtok":1,"output_per_mtok":2,"foo":3}"#, "providers[1].pricing.foo", "unknown_member"),
-        (r#"{"output_per_mtok":2}"#, "providers[1].pricing.input_per_mtok", "missing"),
-        (r#"{"input_per_mtok":1}"#, "providers[1].pricing.output_per_mtok", "missing"),
-        (r#"{"input_per_mtok":-0.5,"output_per_mtok":2}"#, "providers[1].pricing.input_per_mtok", "price"),
-        (r#"{"input_per_mtok":1,"output_per_mtok":1e999}"#, "providers[1].pricing.output_per_mtok", "price"),
-        (r#"{"input_per_mtok":1,"output_per_mtok":2,"cached_input_per_mtok":-1}"#, "providers[1].pricing.cached_input_per_mtok", "price"),
-        (r#"{"input_per_mtok":"1","output_per_mtok":2}"#, "providers[1].pricing.input_per_mtok", "wrong_type"),
-        (r#"{"input_per_mtok":1,"output_per_mtok":2,"cached_input_per_mtok":null}"#, "providers[1].pricing.cached_input_per_mtok", "wrong_type"),
+        (
+            r#"{"input_per_mtok":1,"output_per_mtok":2,"foo":3}"#,
+            "providers[1].pricing.foo",
+            "unknown_member",
+        ),
+        (
+            r#"{"output_per_mtok":2}"#,
+            "providers[1].pricing.input_per_mtok",
+            "missing",
+        ),
+        (
+            r#"{"input_per_mtok":1}"#,
+            "providers[1].pricing.output_per_mtok",
+            "missing",
+        ),
+        (
+            r#"{"input_per_mtok":-0.5,"output_per_mtok":2}"#,
+            "providers[1].pricing.input_per_mtok",
+            "price",
+        ),
+        (
+            r#"{"input_per_mtok":1,"output_per_mtok":1e999}"#,
+            "providers[1].pricing.output_per_mtok",
+            "price",
+        ),
+        (
+            r#"{"input_per_mtok":1,"output_per_mtok":2,"cached_input_per_mtok":-1}"#,
+            "providers[1].pricing.cached_input_per_mtok",
+            "price",
+        ),
+        (
+            r#"{"input_per_mtok":"1","output_per_mtok":2}"#,
+            "providers[1].pricing.input_per_mtok",
+            "wrong_type",
+        ),
+        (
+            r#"{"input_per_mtok":1,"output_per_mtok":2,"cached_input_per_mtok":null}"#,
+            "providers[1].pricing.cached_input_per_mtok",
+            "wrong_type",
+        ),
         ("[1,2]", "providers[1].pricing", "wrong_type"),
         ("null", "providers[1].pricing", "wrong_type"),
         // A member name that is not a plain identifier could be a pasted key: by position.
-        (r#"{"input_per_mtok":1,"output_per_mtok":2,"SENTINEL-sk-1":3}"#, "providers[1].pricing", "unknown_member"),
-        (r#"{"input_per_mtok":1,"input_per_mtok":2,"output_per_mtok":2}"#, "(top level)", "duplicate_member"),
+        (
+            r#"{"input_per_mtok":1,"output_per_mtok":2,"SENTINEL-sk-1":3}"#,
+            "providers[1].pricing",
+            "unknown_member",
+        ),
+        (
+            r#"{"input_per_mtok":1,"input_per_mtok":2,"output_per_mtok":2}"#,
+            "(top level)",
+            "duplicate_member",
+        ),
     ];
     for (pricing, path, rule) in cases {
         let (got_path, got_rule, text) = refused(&o(pricing));
-        assert_eq!((got_path.as_str(), got_rule), (*path, *rule), "{pricing}: {text}");
+        assert_eq!(
+            (got_path.as_str(), got_rule),
+            (*path, *rule),
+            "{pricing}: {text}"
+        );
     }
     let (_, _, text) = refused(&o(r#"{"input_per_mtok":1,"output_per_mtok":2,"foo":3}"#));
     assert_eq!(
@@ -156,7 +208,10 @@ fn pricing_rules_name_the_path() {
         "s",
         r#","pricing":{"input_per_mtok":1,"output_per_mtok":2}"#,
     )]));
-    assert_eq!((path.as_str(), rule), ("providers[0].pricing", "pricing_not_for_type"));
+    assert_eq!(
+        (path.as_str(), rule),
+        ("providers[0].pricing", "pricing_not_for_type")
+    );
     assert_eq!(
         text,
         "invalid registry: auth.json providers[0].pricing: is declared only for openai and azure_openai providers (PROFILE §19)"
@@ -171,12 +226,18 @@ fn cost_formula_prices_cached_tokens_apart() {
         cached_input_per_mtok: Some(0.5),
     };
     // ((1000 − 400) × 2 + 400 × 0.5 + 50 × 8) / 1e6
-    assert_eq!(p.cost(1000, 400, 50), (600.0 * 2.0 + 400.0 * 0.5 + 50.0 * 8.0) / 1e6);
+    assert_eq!(
+        p.cost(1000, 400, 50),
+        (600.0 * 2.0 + 400.0 * 0.5 + 50.0 * 8.0) / 1e6
+    );
     let uncached = Pricing {
         cached_input_per_mtok: None,
         ..p
     };
     // Without a cached price, cached tokens cost the input price.
-    assert_eq!(uncached.cost(1000, 400, 50), (1000.0 * 2.0 + 50.0 * 8.0) / 1e6);
+    assert_eq!(
+        uncached.cost(1000, 400, 50),
+        (1000.0 * 2.0 + 50.0 * 8.0) / 1e6
+    );
     assert_eq!(p.cost(0, 0, 0), 0.0);
 }

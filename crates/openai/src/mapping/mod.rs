@@ -167,13 +167,11 @@ impl Mapper {
             self.usage.input_tokens = count(usage, "prompt_tokens")?;
             self.usage.output_tokens = count(usage, "completion_tokens")?;
             // PROFILE §19: cached prompt tokens fill `cache_read_input_tokens`.
-            self.usage.cache_read_input_tokens = match usage
-                .get("prompt_tokens_details")
-                .filter(|d| !d.is_null())
-            {
-                Some(details) => count(details.as_object().ok_or(())?, "cached_tokens")?,
-                None => 0,
-            };
+            self.usage.cache_read_input_tokens =
+                match usage.get("prompt_tokens_details").filter(|d| !d.is_null()) {
+                    Some(details) => count(details.as_object().ok_or(())?, "cached_tokens")?,
+                    None => 0,
+                };
             self.usage_reported = true;
         }
         let Some(choices) = chunk.get("choices").filter(|c| !c.is_null()) else {
