@@ -341,8 +341,6 @@ fn a_malformed_server_is_refused_on_the_command_line() {
     assert!(stdout.is_empty());
     assert_eq!(
         stderr.lines().next(),
-        Some(
-            "agentx: --mcp-config: MCP server \"files\": unknown member \"cwd\" (argument 9)"
-        )
+        Some("agentx: --mcp-config: MCP server \"files\": unknown member \"cwd\" (argument 9)")
     );
 }
