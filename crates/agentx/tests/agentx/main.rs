@@ -8,6 +8,7 @@ use agentx_test_support::harness;
 use agentx_test_support::http as provider_http_support;
 
 mod agentx_backpressure;
+mod agentx_edit;
 mod agentx_home_files;
 mod agentx_hostile;
 mod agentx_list_providers;
