@@ -22,7 +22,7 @@ use agentx_wire::wire::output::AssistantError;
 
 use super::client::{Client, ClientError, Report};
 use super::endpoint::{Endpoint, EndpointError};
-use agentx_core::registry::Provider;
+use agentx_core::registry::{Pricing, Provider};
 
 /// The caller's interrupt: clone it, hand one to the call, trigger another from any thread.
 /// Once triggered it stays triggered until [`Interrupt::reset`].
@@ -73,7 +73,11 @@ struct Engine {
 }
 
 impl Engine {
-    fn new(endpoint: &Endpoint, blobs: &Arc<dyn BlobSource>) -> Result<Engine, ClientError> {
+    fn new(
+        endpoint: &Endpoint,
+        blobs: &Arc<dyn BlobSource>,
+        pricing: Option<Pricing>,
+    ) -> Result<Engine, ClientError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_io()
             .enable_time()
@@ -82,7 +86,9 @@ impl Engine {
         // reqwest's client must be built inside a runtime context for its connector.
         let client = {
             let _guard = runtime.enter();
-            Client::new(endpoint.clone())?.with_blobs(Arc::clone(blobs))
+            Client::new(endpoint.clone())?
+                .with_blobs(Arc::clone(blobs))
+                .with_pricing(pricing)
         };
         Ok(Engine { runtime, client })
     }
@@ -100,6 +106,8 @@ pub struct BlockingClient {
     endpoint: Endpoint,
     /// Where attachment bytes are read (PROFILE §14).
     blobs: Arc<dyn BlobSource>,
+    /// PROFILE §19: the operator's prices, applied to every completed request.
+    pricing: Option<Pricing>,
     /// The engine calls use; `None` after a cancellation discarded it (rebuilt on demand).
     engine: Mutex<Option<Arc<Engine>>>,
 }
@@ -124,10 +132,22 @@ impl BlockingClient {
         blobs: Arc<dyn BlobSource>,
     ) -> Result<BlockingClient, ClientError> {
         // Built now so a TLS setup failure is a startup error, not a failed first turn.
-        let engine = Engine::new(&endpoint, &blobs)?;
+        BlockingClient::priced(endpoint, blobs, None)
+    }
+
+    /// A client reading blobs from `blobs` that prices every completed request with the
+    /// operator's table (PROFILE §19; `None`: every cost is unknown, WIRE-012).
+    pub fn priced(
+        endpoint: Endpoint,
+        blobs: Arc<dyn BlobSource>,
+        pricing: Option<Pricing>,
+    ) -> Result<BlockingClient, ClientError> {
+        // Built now so a TLS setup failure is a startup error, not a failed first turn.
+        let engine = Engine::new(&endpoint, &blobs, pricing)?;
         Ok(BlockingClient {
             endpoint,
             blobs,
+            pricing,
             engine: Mutex::new(Some(Arc::new(engine))),
         })
     }
@@ -195,7 +215,7 @@ impl BlockingClient {
         if let Some(e) = slot.as_ref() {
             return Ok(Arc::clone(e));
         }
-        let e = Arc::new(Engine::new(&self.endpoint, &self.blobs)?);
+        let e = Arc::new(Engine::new(&self.endpoint, &self.blobs, self.pricing)?);
         *slot = Some(Arc::clone(&e));
         Ok(e)
     }

@@ -22,7 +22,7 @@ use reqwest::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use sha2::{Digest, Sha256};
 
 use agentx_core::model::{BlobSource, ModelEvent, ModelRequest, NoBlobs};
-use agentx_core::registry::Transport;
+use agentx_core::registry::{Pricing, Transport};
 use agentx_wire::wire::output::AssistantError;
 
 use super::endpoint::Endpoint;
@@ -74,6 +74,8 @@ pub struct Client {
     endpoint: Endpoint,
     /// Where attachment bytes are read when a body is built (PROFILE §14).
     blobs: Arc<dyn BlobSource>,
+    /// PROFILE §19: the operator's prices (`None`: every cost is unknown, WIRE-012).
+    pricing: Option<Pricing>,
 }
 
 impl std::fmt::Debug for Client {
@@ -116,6 +118,7 @@ impl Client {
             http,
             endpoint,
             blobs: Arc::new(NoBlobs),
+            pricing: None,
         })
     }
 
@@ -123,6 +126,12 @@ impl Client {
     /// unavailable and a prompt with attachments fails, PROFILE §14).
     pub fn with_blobs(mut self, blobs: Arc<dyn BlobSource>) -> Client {
         self.blobs = blobs;
+        self
+    }
+
+    /// The same client pricing every completed request with the operator's table (PROFILE §19).
+    pub fn with_pricing(mut self, pricing: Option<Pricing>) -> Client {
+        self.pricing = pricing;
         self
     }
 
@@ -257,7 +266,9 @@ impl Client {
         }
 
         let mut parser = sse::Parser::new();
-        let mut mapper = Mapper::new(mint_message_id()).with_names(names.clone());
+        let mut mapper = Mapper::new(mint_message_id())
+            .with_names(names.clone())
+            .with_pricing(self.pricing);
         let mut events = Vec::new();
         let mut out = Vec::new();
         let mut got_byte = false;

@@ -274,10 +274,12 @@ fn http_runner(selection: &Selection, home: &Path) -> Result<Box<dyn ModelRunner
     })?;
     // PROFILE §14: request bodies read the committed blobs of AgentX home.
     let blobs = std::sync::Arc::new(agentx_home::blobs::FsBlobs::new(home));
-    let client =
-        BlockingClient::with_blobs(endpoint, blobs).map_err(|_| StartupError::HttpClient {
+    // PROFILE §19: the operator's prices cost every completed request.
+    let client = BlockingClient::priced(endpoint, blobs, provider.pricing()).map_err(|_| {
+        StartupError::HttpClient {
             provider: provider.id().to_string(),
-        })?;
+        }
+    })?;
     Ok(Box::new(super::model::HttpRunner::new(client)))
 }
 

@@ -29,7 +29,7 @@ pub struct ToolContext {
 pub fn run(
     ctx: &ToolContext,
     call: &ToolCall,
-    env: &[(String, Option<String>)],
+    env: &super::env::EnvOverrides,
     kill: &KillSwitch,
 ) -> ToolOutcome {
     let cwd = &ctx.cwd;

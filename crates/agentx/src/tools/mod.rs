@@ -12,6 +12,7 @@
 pub mod bash;
 pub mod dispatch;
 pub mod edit;
+pub mod env;
 pub mod fsx;
 pub mod glob;
 pub mod grep;

@@ -29,6 +29,52 @@ pub enum At {
     Reasoning(usize, &'static str),
     /// `providers[i].reasoning.efforts[j]`.
     Effort(usize, usize),
+    /// `providers[i].pricing.name` (PROFILE §19).
+    Pricing(usize, &'static str),
+    /// `providers[i].pricing.<member>`: a member `pricing` does not define, named by its path
+    /// (PROFILE §19) because [`MemberName`] admits only plain lowercase identifiers.
+    PricingMember(usize, MemberName),
+}
+
+/// A member name short and plain enough to print in a path: 1 to 32 bytes of `[a-z0-9_]`,
+/// starting with a letter. Anything else (a pasted key, an escape) is named by position.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct MemberName {
+    bytes: [u8; 32],
+    len: u8,
+}
+
+impl MemberName {
+    /// The name of raw member text (escapes as written), when it is plain enough.
+    pub(crate) fn of(raw: &[u8]) -> Option<MemberName> {
+        let plain = !raw.is_empty()
+            && raw.len() <= 32
+            && raw[0].is_ascii_lowercase()
+            && raw
+                .iter()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_');
+        if !plain {
+            return None;
+        }
+        let mut bytes = [0u8; 32];
+        bytes[..raw.len()].copy_from_slice(raw);
+        Some(MemberName {
+            bytes,
+            len: raw.len() as u8,
+        })
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        // Only ASCII was admitted.
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or("")
+    }
+}
+
+impl fmt::Debug for MemberName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl At {
@@ -41,6 +87,8 @@ impl At {
             At::Field(i, name) => format!("providers[{i}].{name}"),
             At::Reasoning(i, name) => format!("providers[{i}].reasoning.{name}"),
             At::Effort(i, j) => format!("providers[{i}].reasoning.efforts[{j}]"),
+            At::Pricing(i, name) => format!("providers[{i}].pricing.{name}"),
+            At::PricingMember(i, name) => format!("providers[{i}].pricing.{}", name.as_str()),
         }
     }
 }
@@ -126,6 +174,19 @@ pub enum Rule {
     EnvUnset,
     /// An `endpoint` / `base_url` with plain `http://` to a non-loopback host (PROFILE §14).
     PlainHttp,
+    /// An integer outside `min..=max` (PROFILE §19 `context_window`).
+    OutOfRange {
+        /// The smallest value accepted.
+        min: u64,
+        /// The largest value accepted.
+        max: u64,
+    },
+    /// A price that is negative or not finite (PROFILE §19).
+    Price,
+    /// `pricing` on a provider type that has no prices (PROFILE §19: `openai`, `azure_openai`).
+    PricingNotForType,
+    /// A member the closed object does not define, named by the path (PROFILE §19).
+    NotAllowed,
 }
 
 impl Rule {
@@ -157,6 +218,10 @@ impl Rule {
             Rule::EnvName => "env_name",
             Rule::EnvUnset => "env_unset",
             Rule::PlainHttp => "plain_http",
+            Rule::OutOfRange { .. } => "out_of_range",
+            Rule::Price => "price",
+            Rule::PricingNotForType => "pricing_not_for_type",
+            Rule::NotAllowed => "unknown_member",
         }
     }
 
@@ -207,6 +272,14 @@ impl Rule {
             Rule::PlainHttp => f.write_str(
                 "must use https:// (plain http:// only to 127.0.0.1, localhost or [::1])",
             ),
+            Rule::OutOfRange { min, max } => {
+                write!(f, "must be an integer from {min} to {max}")
+            }
+            Rule::Price => f.write_str("must be a finite number >= 0"),
+            Rule::PricingNotForType => {
+                f.write_str("is declared only for openai and azure_openai providers")
+            }
+            Rule::NotAllowed => f.write_str("is not allowed here (closed object)"),
         }
     }
 
@@ -215,6 +288,9 @@ impl Rule {
             Rule::Json(e) if e.is_duplicate_member() => "WIRE-014",
             Rule::Json(_) => "PROFILE §2a",
             Rule::PlainHttp => "PROFILE §14",
+            Rule::OutOfRange { .. } | Rule::Price | Rule::PricingNotForType | Rule::NotAllowed => {
+                "PROFILE §19"
+            }
             _ => "PROFILE §3",
         }
     }

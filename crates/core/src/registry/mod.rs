@@ -47,16 +47,16 @@ mod transport;
 pub use binding::{ProviderBinding, RouteFingerprint};
 pub use catalog::{Catalog, Format, DISCOVERY_VERSION};
 pub use credentials::{check_collisions, credential_union};
-pub use error::{At, Error, ErrorKind, Rule};
+pub use error::{At, Error, ErrorKind, MemberName, Rule};
 pub use home::{agentx_home, load_registry, AUTH_JSON, BUILT_IN_NOTICE};
 pub use model_choice::ChoiceError;
 pub use parse::{
-    id_grammar, parse_auth_json, EnvLookup, MAX_AUTH_JSON_LEN, MAX_DESCRIPTION_LEN,
-    MAX_DISPLAY_NAME_LEN, MAX_EFFORTS, MAX_EFFORT_LEN, MAX_ENV_NAME_LEN, MAX_ID_LEN, MAX_MODEL_LEN,
-    MAX_PRIVATE_LEN, MAX_PROVIDERS,
+    id_grammar, parse_auth_json, EnvLookup, MAX_AUTH_JSON_LEN, MAX_CONTEXT_WINDOW,
+    MAX_DESCRIPTION_LEN, MAX_DISPLAY_NAME_LEN, MAX_EFFORTS, MAX_EFFORT_LEN, MAX_ENV_NAME_LEN,
+    MAX_ID_LEN, MAX_MODEL_LEN, MAX_PRIVATE_LEN, MAX_PROVIDERS, MIN_CONTEXT_WINDOW,
 };
 pub use providers::{
-    ApiKey, Provider, ProviderType, Reasoning, Registry, RegistrySource, Route, Secret,
+    ApiKey, Pricing, Provider, ProviderType, Reasoning, Registry, RegistrySource, Route, Secret,
     BUILT_IN_DESCRIPTION,
 };
 pub use selection::{InitProvider, Selection};

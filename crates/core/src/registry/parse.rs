@@ -22,9 +22,9 @@ use std::ffi::OsString;
 
 use agentx_wire::json::{self, Object, Value};
 
-use super::error::{At, Error, Rule};
+use super::error::{At, Error, MemberName, Rule};
 use super::providers::{
-    ApiKey, Provider, ProviderType, Reasoning, Registry, RegistrySource, Route, Secret,
+    ApiKey, Pricing, Provider, ProviderType, Reasoning, Registry, RegistrySource, Route, Secret,
 };
 use super::transport::Transport;
 
@@ -58,6 +58,7 @@ const COMMON: &[&str] = &[
     "display_name",
     "description",
     "reasoning",
+    "context_window",
 ];
 const AZURE: &[&str] = &[
     "endpoint",
@@ -65,10 +66,23 @@ const AZURE: &[&str] = &[
     "api_version",
     "api_key",
     "api_key_env",
+    "pricing",
 ];
-const OPENAI: &[&str] = &["base_url", "api_key", "api_key_env", "organization"];
+const OPENAI: &[&str] = &[
+    "base_url",
+    "api_key",
+    "api_key_env",
+    "organization",
+    "pricing",
+];
 const SCRIPTED: &[&str] = &["script"];
 const REASONING: &[&str] = &["efforts", "default_effort"];
+const PRICING: &[&str] = &["input_per_mtok", "output_per_mtok", "cached_input_per_mtok"];
+
+/// Smallest `context_window` (PROFILE §19).
+pub const MIN_CONTEXT_WINDOW: u32 = 1_024;
+/// Largest `context_window` (PROFILE §19).
+pub const MAX_CONTEXT_WINDOW: u32 = 10_000_000;
 
 /// The environment as the registry sees it: a variable's value by name, `None` when unset.
 pub type EnvLookup<'e> = &'e dyn Fn(&str) -> Option<OsString>;
@@ -136,6 +150,13 @@ fn provider(
     };
     for (position, (name, _)) in obj.iter().enumerate() {
         let known = |list: &[&str]| list.iter().any(|n| name.eq_str(n));
+        if name.eq_str("pricing") && ty == ProviderType::Scripted {
+            // PROFILE §19: prices are declared for `openai` and `azure_openai` only.
+            return Err(Error::registry(
+                At::Field(i, "pricing"),
+                Rule::PricingNotForType,
+            ));
+        }
         if !known(COMMON) && !known(private_names) {
             return Err(unknown_member(At::Provider(i), position));
         }
@@ -182,6 +203,9 @@ fn provider(
         Some(v) => reasoning(i, v)?,
     };
 
+    let context_window = optional(obj, "context_window", |v| context_window(i, v))?;
+    let pricing = optional(obj, "pricing", |v| pricing(i, v))?;
+
     let private = |name: &'static str| -> Result<Secret, Error> {
         let at = At::Field(i, name);
         private_text(required(obj, name, at)?, at)
@@ -227,6 +251,65 @@ fn provider(
         description,
         reasoning,
         route,
+        context_window,
+        pricing,
+    })
+}
+
+/// PROFILE §19 `context_window`: an integer literal from [`MIN_CONTEXT_WINDOW`] to
+/// [`MAX_CONTEXT_WINDOW`] (`2048.0` and `2e3` are not integer literals, PROFILE §2a).
+fn context_window(i: usize, v: Value<'_, '_>) -> Result<u32, Error> {
+    let at = At::Field(i, "context_window");
+    let n = v
+        .as_number()
+        .filter(|n| n.is_integer())
+        .ok_or_else(|| wrong_type(at, "an integer"))?;
+    match n.as_u64() {
+        Some(w) if (u64::from(MIN_CONTEXT_WINDOW)..=u64::from(MAX_CONTEXT_WINDOW)).contains(&w) => {
+            Ok(w as u32)
+        }
+        _ => Err(Error::registry(
+            at,
+            Rule::OutOfRange {
+                min: u64::from(MIN_CONTEXT_WINDOW),
+                max: u64::from(MAX_CONTEXT_WINDOW),
+            },
+        )),
+    }
+}
+
+/// PROFILE §19 `pricing`: closed; `input_per_mtok` and `output_per_mtok` required,
+/// `cached_input_per_mtok` optional; each a finite number ≥ 0.
+fn pricing(i: usize, v: Value<'_, '_>) -> Result<Pricing, Error> {
+    let obj = object(v, At::Field(i, "pricing"))?;
+    for (position, (name, _)) in obj.iter().enumerate() {
+        if !PRICING.iter().any(|n| name.eq_str(n)) {
+            // PROFILE §19 names an unknown member by its path; a name that is not a plain
+            // lowercase identifier could be anything (a pasted key) and is named by position.
+            return Err(match MemberName::of(name.raw()) {
+                Some(member) => Error::registry(At::PricingMember(i, member), Rule::NotAllowed),
+                None => unknown_member(At::Field(i, "pricing"), position),
+            });
+        }
+    }
+    let price = |name: &'static str, v: Value<'_, '_>| -> Result<f64, Error> {
+        let at = At::Pricing(i, name);
+        let n = v.as_number().ok_or_else(|| wrong_type(at, "a number"))?;
+        match n.as_f64() {
+            Some(p) if p >= 0.0 => Ok(p),
+            _ => Err(Error::registry(at, Rule::Price)),
+        }
+    };
+    let required_price = |name: &'static str| -> Result<f64, Error> {
+        let at = At::Pricing(i, name);
+        price(name, required(obj, name, at)?)
+    };
+    Ok(Pricing {
+        input_per_mtok: required_price("input_per_mtok")?,
+        output_per_mtok: required_price("output_per_mtok")?,
+        cached_input_per_mtok: optional(obj, "cached_input_per_mtok", |v| {
+            price("cached_input_per_mtok", v)
+        })?,
     })
 }
 

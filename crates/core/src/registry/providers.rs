@@ -238,6 +238,35 @@ impl Reasoning {
     }
 }
 
+/// An operator's price table for a provider (PROFILE §19): US dollars per million tokens, each
+/// finite and ≥ 0. Public-safe, never in the catalog.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub struct Pricing {
+    /// `input_per_mtok`: uncached prompt tokens.
+    pub input_per_mtok: f64,
+    /// `output_per_mtok`: completion tokens.
+    pub output_per_mtok: f64,
+    /// `cached_input_per_mtok`: cached prompt tokens; `None` prices them at `input_per_mtok`.
+    pub cached_input_per_mtok: Option<f64>,
+}
+
+// The parser admits only finite numbers, so equality is reflexive.
+impl Eq for Pricing {}
+
+impl Pricing {
+    /// The cost of one completed request (PROFILE §19): `((prompt − cached) × input + cached ×
+    /// cached_input + completion × output) / 1,000,000`, with `cached` at most `prompt`.
+    pub fn cost(&self, prompt_tokens: u64, cached_tokens: u64, completion_tokens: u64) -> f64 {
+        let cached = cached_tokens.min(prompt_tokens);
+        let uncached = prompt_tokens - cached;
+        let cached_price = self.cached_input_per_mtok.unwrap_or(self.input_per_mtok);
+        (uncached as f64 * self.input_per_mtok
+            + cached as f64 * cached_price
+            + completion_tokens as f64 * self.output_per_mtok)
+            / 1_000_000.0
+    }
+}
+
 /// One provider of the registry.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct Provider {
@@ -248,6 +277,10 @@ pub struct Provider {
     pub(crate) description: Option<String>,
     pub(crate) reasoning: Reasoning,
     pub(crate) route: Route,
+    /// PROFILE §19 `context_window`, in tokens (1,024..=10,000,000).
+    pub(crate) context_window: Option<u32>,
+    /// PROFILE §19 `pricing` (`openai` / `azure_openai` only).
+    pub(crate) pricing: Option<Pricing>,
 }
 
 impl Provider {
@@ -297,6 +330,19 @@ impl Provider {
     pub fn reasoning(&self) -> &Reasoning {
         &self.reasoning
     }
+    /// PROFILE §19: the declared context window in tokens, if any.
+    pub fn context_window(&self) -> Option<u32> {
+        self.context_window
+    }
+    /// PROFILE §19: the operator's price table, if declared.
+    pub fn pricing(&self) -> Option<Pricing> {
+        self.pricing
+    }
+    /// The same provider with another context window (tests and tools that build one).
+    pub fn with_context_window(mut self, window: Option<u32>) -> Provider {
+        self.context_window = window;
+        self
+    }
     /// The private route, for the code that builds a provider client. Never project it.
     pub fn route(&self) -> &Route {
         &self.route
@@ -323,6 +369,8 @@ impl Registry {
                 description: Some(BUILT_IN_DESCRIPTION.to_string()),
                 reasoning: Reasoning::default(),
                 route: Route::Scripted { script: None },
+                context_window: None,
+                pricing: None,
             }],
             source: RegistrySource::BuiltIn,
         }

@@ -65,6 +65,11 @@ pub struct Projection {
     pub providers: Vec<ProviderDescriptor<'static>>,
     /// The selected provider's declared `default_effort` (PROFILE §14).
     pub effort: Option<String>,
+    /// PROFILE §19: the selected provider's declared `context_window`, in tokens.
+    pub context_window: Option<u32>,
+    /// PROFILE §19: the selected provider declares `pricing`, so a request that failed, was
+    /// cancelled or retried costs nothing (rather than making the total unknown).
+    pub priced: bool,
 }
 
 impl Projection {
@@ -75,6 +80,8 @@ impl Projection {
             models: selection.models(),
             providers: selection.providers(),
             effort: selection.provider().reasoning.default_effort.clone(),
+            context_window: selection.provider().context_window(),
+            priced: selection.provider().pricing().is_some(),
         }
     }
 }

@@ -5,3 +5,4 @@
 mod provider_http_startup;
 mod provider_projection;
 mod provider_registry_rules;
+mod provider_registry_sizes;

@@ -8,8 +8,10 @@
 //! [`StopReason`] (`stop` → `end_turn`, or `tool_use` when the message holds complete tool
 //! calls, as some local servers send `stop` after tool calls; `tool_calls` → `tool_use`;
 //! `length` → `max_tokens`; `content_filter` → `refusal`), usage (`prompt_tokens` →
-//! `input_tokens`, `completion_tokens` → `output_tokens`) from the usage-only final chunk, a
-//! null cost (WIRE-012), and the end at `data: [DONE]`.
+//! `input_tokens`, `completion_tokens` → `output_tokens`, `prompt_tokens_details.cached_tokens`
+//! → `cache_read_input_tokens`) from the usage-only final chunk, the cost from the operator's
+//! prices when declared and usage was reported (PROFILE §19; else null, WIRE-012), and the end
+//! at `data: [DONE]`.
 //!
 //! A message cut by `length` while a tool call is open ends without that block's
 //! [`ModelEvent::BlockStop`]: its arguments are truncated, the call is not complete, and it
@@ -23,6 +25,7 @@
 //! Must never: emit anything after the message's terminal event.
 
 use agentx_core::model::{ModelEvent, StopReason, Usage};
+use agentx_core::registry::Pricing;
 use agentx_wire::json::{self, Object, Value};
 use agentx_wire::wire::output::AssistantError;
 
@@ -70,6 +73,10 @@ pub struct Mapper {
     calls: Vec<Call>,
     finish: Option<Finish>,
     usage: Usage,
+    /// A chunk reported usage (PROFILE §19: a request that reported none costs `null`).
+    usage_reported: bool,
+    /// PROFILE §19: the operator's prices; `None` leaves every cost `null` (WIRE-012).
+    pricing: Option<Pricing>,
     /// PROFILE §16: the request's renamed tools, mapped back.
     names: super::names::FunctionNames,
 }
@@ -86,8 +93,16 @@ impl Mapper {
             calls: Vec::new(),
             finish: None,
             usage: Usage::default(),
+            usage_reported: false,
+            pricing: None,
             names: Default::default(),
         }
+    }
+
+    /// The same mapper pricing the completed request with the operator's table (PROFILE §19).
+    pub fn with_pricing(mut self, pricing: Option<Pricing>) -> Mapper {
+        self.pricing = pricing;
+        self
     }
 
     /// The same mapper reporting each call under the tool name its function name stands
@@ -151,6 +166,13 @@ impl Mapper {
             let usage = usage.as_object().ok_or(())?;
             self.usage.input_tokens = count(usage, "prompt_tokens")?;
             self.usage.output_tokens = count(usage, "completion_tokens")?;
+            // PROFILE §19: cached prompt tokens fill `cache_read_input_tokens`.
+            self.usage.cache_read_input_tokens =
+                match usage.get("prompt_tokens_details").filter(|d| !d.is_null()) {
+                    Some(details) => count(details.as_object().ok_or(())?, "cached_tokens")?,
+                    None => 0,
+                };
+            self.usage_reported = true;
         }
         let Some(choices) = chunk.get("choices").filter(|c| !c.is_null()) else {
             return Ok(());
@@ -313,10 +335,20 @@ impl Mapper {
             Finish::ContentFilter => StopReason::Refusal,
         };
         self.finished = true;
+        // PROFILE §19: with the operator's prices, a completed request that reported usage
+        // costs its sum; without prices or usage the cost is unknown (WIRE-012).
+        let cost = match self.pricing {
+            Some(p) if self.usage_reported => Some(p.cost(
+                self.usage.input_tokens,
+                self.usage.cache_read_input_tokens,
+                self.usage.output_tokens,
+            )),
+            _ => None,
+        };
         out.push(ModelEvent::MessageStop {
             stop_reason,
             usage: self.usage,
-            cost: None,
+            cost,
         });
         Step::Finished
     }

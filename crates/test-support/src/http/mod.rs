@@ -260,6 +260,27 @@ pub fn usage(prompt: u64, completion: u64) -> Vec<u8> {
     .into_bytes()
 }
 
+/// The usage-only final chunk with `prompt_tokens_details.cached_tokens` (PROFILE §19).
+pub fn usage_cached(prompt: u64, cached: u64, completion: u64) -> Vec<u8> {
+    format!(
+        "data: {HEAD}\"choices\":[],\"usage\":{{\"prompt_tokens\":{prompt},\"completion_tokens\":{completion},\"total_tokens\":{},\"prompt_tokens_details\":{{\"cached_tokens\":{cached},\"audio_tokens\":0}}}}}}\n\n",
+        prompt + completion
+    )
+    .into_bytes()
+}
+
+/// A text answer `text` in one delta, `stop`, then `usage` (any usage chunk) and `[DONE]`.
+pub fn text_with_usage(text: &str, usage: Vec<u8>) -> Vec<Vec<u8>> {
+    let content = serde_json::to_string(text).expect("a string");
+    vec![
+        delta(r#"{"role":"assistant","content":""}"#, "null"),
+        delta(&format!(r#"{{"content":{content}}}"#), "null"),
+        delta("{}", r#""stop""#),
+        usage,
+        done(),
+    ]
+}
+
 pub fn done() -> Vec<u8> {
     b"data: [DONE]\n\n".to_vec()
 }

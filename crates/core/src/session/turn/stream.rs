@@ -86,7 +86,11 @@ impl Session {
                 t.errors.push("model call cancelled".into());
                 t.phase = Phase::Ended(End::Failed);
                 t.stop_reason = Some(StopReason::Cancelled.as_str());
-                t.cost = None;
+                // PROFILE §19: with the operator's prices an unfinished request costs nothing;
+                // without them its price is unknown (WIRE-012).
+                if !self.config.projection.priced {
+                    t.cost = None;
+                }
             }
             ModelEvent::NetworkAccess { host, port } => self.network_access(t, &host, port, now),
             // Any phase's events: `model_event` handled them.
@@ -245,8 +249,11 @@ impl Session {
         t.errors.push(text);
         t.phase = Phase::Ended(End::Failed);
         t.stop_reason = None;
-        // WIRE-012: a call that failed reported no price.
-        t.cost = None;
+        // WIRE-012: a call that failed reported no price; with the operator's prices it costs
+        // nothing (PROFILE §19).
+        if !self.config.projection.priced {
+            t.cost = None;
+        }
     }
 
     /// The open call is over: its API time is counted and no call is open.
