@@ -197,6 +197,9 @@ fn a_stdio_server_of_the_official_python_sdk_is_connected_listed_and_called() {
         tool_result(&first),
         json!({"type":"tool_result","tool_use_id":first[2]["message"]["content"][0]["id"],"content":"3","is_error":false})
     );
+    // PROFILE §18: `structuredContent` becomes the record's `tool_use_result`.
+    let record = first.iter().find(|r| r["type"] == "user").unwrap();
+    assert_eq!(record["tool_use_result"], json!({"result":3}), "{record}");
     // isError: the server's own failure is an is_error tool_result.
     let r = tool_result(&turn(&mut a, "!mcp demo boom {}"));
     assert_eq!(r["is_error"], true, "{r}");

@@ -35,6 +35,7 @@ use agentx_core::session::mcp::{self, ListedTool};
 use agentx_core::session::mcp_config::{Transport as Config, UserServer};
 use agentx_core::session::{McpReport, ToolOutcome};
 use agentx_wire::json;
+use agentx_wire::wire::RawJson;
 
 use crate::run::event::{Event, EventSender};
 use rpc::{Notice, Rpc, RpcError};
@@ -209,9 +210,14 @@ impl Clients {
                         if secrets.found_in(&r.text) || secrets.found_in(&structured) {
                             ToolOutcome::error(WITHHELD)
                         } else {
+                            // PROFILE §18: `structuredContent` becomes `tool_use_result`.
+                            let tool_use_result = RawJson::parse_owned(structured.into_bytes())
+                                .map(|v| vec![v])
+                                .unwrap_or_default();
                             ToolOutcome {
                                 content: r.text,
                                 is_error: r.is_error,
+                                tool_use_result,
                             }
                         }
                     }

@@ -40,7 +40,12 @@ pub struct StdioServer {
     child: Mutex<Child>,
     pgid: i32,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// Disconnected when the stderr reader ends.
+    stderr_done: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
 }
+
+/// How long the `failed` message waits for the rest of a dead server's stderr.
+const STDERR_GRACE: Duration = Duration::from_millis(500);
 
 struct Pipe(Arc<Mutex<Option<ChildStdin>>>);
 
@@ -92,11 +97,13 @@ pub fn spawn(
     let stdin = Arc::new(Mutex::new(child.stdin.take()));
     let stdout = child.stdout.take();
     let stderr_pipe = child.stderr.take();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let server = Arc::new(StdioServer {
         stdin: stdin.clone(),
         child: Mutex::new(child),
         pgid,
         stderr: Arc::new(Mutex::new(Vec::new())),
+        stderr_done: Mutex::new(Some(done_rx)),
     });
     let rpc = Rpc::new(Box::new(Pipe(stdin)), roots);
     if let Some(mut err) = stderr_pipe {
@@ -104,6 +111,7 @@ pub fn spawn(
         let _ = std::thread::Builder::new()
             .name("agentx-mcp-stderr".into())
             .spawn(move || {
+                let _done = done_tx;
                 let mut buf = [0u8; 4096];
                 while let Ok(n) = err.read(&mut buf) {
                     if n == 0 {
@@ -166,8 +174,17 @@ impl From<std::io::Error> for Stop {
 }
 
 impl StdioServer {
-    /// The last 4 KiB of its stderr, lossily decoded.
+    /// The last 4 KiB of its stderr, lossily decoded (after waiting briefly for the end of
+    /// a dead server's stderr).
     pub fn stderr_tail(&self) -> String {
+        if let Some(rx) = self
+            .stderr_done
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            let _ = rx.recv_timeout(STDERR_GRACE);
+        }
         let t = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
         String::from_utf8_lossy(&t).into_owned()
     }

@@ -74,6 +74,9 @@ pub fn run_loop(
     let mut persist = Persister::new(home, store);
     let session_add_dirs = config.add_dirs.clone();
     let mcp_connect_timeout = config.mcp.connect_timeout;
+    // PROFILE §17: a resumed session's todo list is its last successful TodoWrite's input.
+    let todos =
+        crate::tools::todo::TodoList::new(crate::tools::todo::from_history(&config.history));
     let mut session = match Session::new(config, Instant::now()) {
         Ok(s) => s,
         Err(e) => {
@@ -92,7 +95,7 @@ pub fn run_loop(
         &session_add_dirs,
         mcp_connect_timeout,
     );
-    let mut workers = Workers::new(tx.clone(), cwd, hook);
+    let mut workers = Workers::new(tx.clone(), cwd, hook, todos);
     let mut calls: Vec<(TurnId, Box<dyn ModelCall>)> = Vec::new();
     let mut input_closed = false;
     let mut eof_pending = false;
@@ -253,14 +256,15 @@ pub fn run_loop(
                 input_closed = true;
                 eof_pending = true;
             }
+            // PROFILE §8 Signals: EOF, and the active turn interrupted; queued prompts are
+            // refused. The exit follows within 2 s whatever a tool or model server does: the
+            // interrupt settles the turn at once, and its killed tools are not waited for.
+            // PROFILE §18: every MCP call in flight gets `notifications/cancelled`.
             Event::Terminate => {
-                // PROFILE §18: SIGTERM and SIGHUP cancel every MCP call in flight.
                 mcp.cancel_all("agentx is terminating");
-                if !input_closed || eof_pending {
-                    input_closed = true;
-                    eof_pending = false;
-                    session.handle_eof(now);
-                }
+                input_closed = true;
+                eof_pending = false;
+                session.handle_terminate(now);
             }
             Event::Eof | Event::StdinFailed => {
                 if !input_closed || eof_pending {

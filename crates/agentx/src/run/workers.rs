@@ -4,10 +4,15 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::hook::{run_hook, HookDecision, PermissionHook};
+use crate::tools::dispatch::{self, ToolContext};
+use crate::tools::env::EnvOverrides;
 use crate::tools::process::KillSwitch;
-use crate::tools::{bash, file, ToolCall, ToolOutput};
+use crate::tools::seen::Ledger;
+use crate::tools::todo::TodoList;
+use crate::tools::ToolCall;
 use agentx_core::session::{HookOutcome, ToolOutcome};
 
 use super::event::Event;
@@ -16,32 +21,58 @@ use super::event::EventSender;
 /// Tool and hook processes, each on a thread of its own, reporting to the loop as events.
 pub struct Workers {
     tx: EventSender,
-    cwd: PathBuf,
+    ctx: ToolContext,
     hook: Option<PermissionHook>,
-    env: Vec<(String, Option<String>)>,
+    env: Arc<EnvOverrides>,
     tools: HashMap<String, KillSwitch>,
     hooks: HashMap<String, KillSwitch>,
+    /// Finished calls whose process group may still hold what they started in the
+    /// background (PROFILE §10): killed at agentx's exit.
+    leftovers: Vec<KillSwitch>,
 }
 
 impl Workers {
-    /// Workers reporting on `tx`, running tools in `cwd`.
-    pub fn new(tx: EventSender, cwd: PathBuf, hook: Option<PermissionHook>) -> Workers {
+    /// Workers reporting on `tx`, running tools in `cwd`; `todos` is the session's todo list
+    /// (a resumed session's, PROFILE §17).
+    pub fn new(
+        tx: EventSender,
+        cwd: PathBuf,
+        hook: Option<PermissionHook>,
+        todos: TodoList,
+    ) -> Workers {
         Workers {
             tx,
-            cwd,
+            ctx: ToolContext {
+                cwd,
+                ledger: Ledger::default(),
+                todos,
+            },
             hook,
-            env: Vec::new(),
+            env: Arc::default(),
             tools: HashMap::new(),
             hooks: HashMap::new(),
+            leftovers: Vec::new(),
         }
     }
 
     /// `update_environment_variables`: applies to later tool and hook processes.
+    /// Linear in the update; copies the overrides only while a running call still holds them.
     pub fn update_env(&mut self, variables: Vec<(String, Option<String>)>) {
-        for (name, value) in variables {
-            self.env.retain(|(n, _)| *n != name);
-            self.env.push((name, value));
-        }
+        Arc::make_mut(&mut self.env).update(variables);
+    }
+
+    /// Forgets finished calls, keeping those whose group still has live processes.
+    fn prune(map: &mut HashMap<String, KillSwitch>, leftovers: &mut Vec<KillSwitch>) {
+        leftovers.retain(KillSwitch::has_leftovers);
+        map.retain(|_, k| {
+            if !k.is_finished() {
+                return true;
+            }
+            if k.has_leftovers() {
+                leftovers.push(k.clone());
+            }
+            false
+        });
     }
 
     /// Starts a tool call; its result comes back as `Event::ToolDone`.
@@ -57,32 +88,15 @@ impl Workers {
             }
         };
         let kill = KillSwitch::new();
-        self.tools.retain(|_, k| !k.is_finished());
+        Self::prune(&mut self.tools, &mut self.leftovers);
         self.tools.insert(tool_use_id.clone(), kill.clone());
-        let (tx, cwd, env) = (self.tx.clone(), self.cwd.clone(), self.env.clone());
+        let (tx, ctx, env) = (self.tx.clone(), self.ctx.clone(), self.env.clone());
         let spawned = std::thread::Builder::new()
             .name("agentx-tool".into())
             .spawn(move || {
-                let out: ToolOutput = match &call {
-                    ToolCall::Read {
-                        file_path,
-                        offset,
-                        limit,
-                    } => file::read(&cwd, file_path, *offset, *limit),
-                    ToolCall::Write { file_path, content } => file::write(&cwd, file_path, content),
-                    ToolCall::Bash {
-                        command,
-                        timeout_ms,
-                    } => bash::run(&cwd, command, *timeout_ms, &env, &kill),
-                };
+                let out = dispatch::run(&ctx, &call, &env, &kill);
                 kill.finish();
-                let _ = tx.send(Event::ToolDone(
-                    tool_use_id,
-                    ToolOutcome {
-                        content: out.content,
-                        is_error: out.is_error,
-                    },
-                ));
+                let _ = tx.send(Event::ToolDone(tool_use_id, out));
             });
         if spawned.is_err() {
             let _ = self.tx.send(Event::Diagnostic(
@@ -114,7 +128,7 @@ impl Workers {
             return;
         };
         let kill = KillSwitch::new();
-        self.hooks.retain(|_, k| !k.is_finished());
+        Self::prune(&mut self.hooks, &mut self.leftovers);
         self.hooks.insert(tool_use_id.clone(), kill.clone());
         let (tx, env) = (self.tx.clone(), self.env.clone());
         let _ = std::thread::Builder::new()
@@ -149,10 +163,15 @@ impl Workers {
         }
     }
 
-    /// Kills every running tool and hook (process exit).
+    /// Kills every running tool and hook, and what finished calls left running in their
+    /// process groups (process exit, PROFILE §10).
     pub fn kill_all(&mut self) {
         for (_, k) in self.tools.drain().chain(self.hooks.drain()) {
             k.kill();
+            k.kill_leftovers();
+        }
+        for k in self.leftovers.drain(..) {
+            k.kill_leftovers();
         }
     }
 }

@@ -52,6 +52,7 @@ mod action;
 mod attachments;
 mod config;
 mod controls;
+mod environment;
 mod fit;
 mod hook_answer;
 mod input;
@@ -67,6 +68,7 @@ mod prompts;
 mod queue;
 mod records;
 mod rejected_line;
+mod replayed;
 mod sdk;
 mod sdk_hooks;
 pub mod structured;
@@ -83,11 +85,13 @@ pub use config::{
     default_tools, Budget, ConfigError, Profile, Projection, ReferenceProfile, SessionConfig,
     SettingSource, TurnLimits, CLAUDE_CODE_VERSION,
 };
+pub use environment::{MAX_SESSION_BYTES, MAX_SESSION_VARIABLES};
 pub use mcp_servers::{
     McpConfig, McpReport, DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_LIST_TIMEOUT,
 };
 pub use prompts::{Settlement, REQUEST_ID_PREFIX, RESOLVED_CAPACITY};
 pub use queue::{QUEUE_MAX_BYTES, QUEUE_MAX_RECORDS};
+pub use replayed::{MAX_REPLAYED_BYTES, SHUTTING_DOWN};
 pub use sdk_hooks::HOOK_CALLBACK_FAILED;
 
 use crate::model::{Message, ModelEvent, TurnId};
@@ -221,6 +225,11 @@ pub struct Session {
     pub(crate) mcp: mcp_servers::McpServers,
     /// The user's servers of an initialize being answered: defined after its response.
     pub(crate) mcp_pending_defs: Vec<mcp_config::ServerDef>,
+    /// The names `update_environment_variables` holds (PROFILE §8's bound).
+    pub(crate) environment: environment::Environment,
+    /// Replayed user records (`isReplay`, PROFILE §8) waiting to join the context at the next
+    /// turn's start, with their stored lines.
+    pub(crate) replayed: replayed::Replayed,
 }
 
 impl Session {
@@ -278,6 +287,8 @@ impl Session {
             sdk_hooks: Default::default(),
             mcp,
             mcp_pending_defs: Vec::new(),
+            environment: Default::default(),
+            replayed: Default::default(),
         };
         // PROFILE §18 "Connecting": the user's servers connect at startup.
         for def in servers {
@@ -312,6 +323,24 @@ impl Session {
     /// the active turn finishes, queued user records still run, and the session exits 0 once
     /// all work is done.
     pub fn handle_eof(&mut self, now: Instant) {
+        self.input_closed(now);
+    }
+
+    /// SIGTERM or SIGHUP (PROFILE §8 Signals): input EOF, and the active turn interrupted as
+    /// an `interrupt` would be, without an acknowledgement (its result is written and stored).
+    /// Queued user records do not run: after that result each gets the input-error result
+    /// [`SHUTTING_DOWN`], neither stored. The driver exits once [`Session::poll_action`]
+    /// yields [`Action::Exit`].
+    pub fn handle_terminate(&mut self, now: Instant) {
+        if self.done.is_some() {
+            return;
+        }
+        self.interrupt(None, now);
+        while let Some(q) = self.queue.pop() {
+            let uuid = q.uuid_given.then_some(q.record.uuid).flatten();
+            self.input_error(SHUTTING_DOWN, uuid, now);
+        }
+        self.replayed.clear();
         self.input_closed(now);
     }
 
