@@ -25,6 +25,7 @@ mod agentx_replayed;
 mod agentx_sdk_args;
 mod agentx_sdk_hooks;
 mod agentx_sdk_options;
+mod agentx_search;
 mod agentx_session;
 mod agentx_signals;
 mod agentx_structured;
