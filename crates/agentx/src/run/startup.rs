@@ -170,6 +170,7 @@ pub fn start(
         },
         system_prompt,
         append_system_prompt: sdk.and_then(|s| s.append_system_prompt.clone()),
+        default_system_prompt: None,
         output_schema: sdk.and_then(|s| s.json_schema.clone()),
         permission_mode: common.permission_mode(),
         replay_user_messages,
@@ -204,6 +205,13 @@ pub fn start(
     if let Some(sdk) = sdk {
         sdk_options::apply(&mut config, sdk, &selection, &cwd, &mut notices)?;
     }
+    // PROFILE §17: the default system message names the tools offered (after `--tools`).
+    let offered: Vec<&str> = config.tools.iter().map(|t| t.name.as_str()).collect();
+    config.default_system_prompt = Some(super::system_prompt::default_system_prompt(
+        &cwd,
+        &offered,
+        std::time::SystemTime::now(),
+    ));
     // PROFILE §16 HOOK_INPUT `transcript_path`.
     config.transcript_path = home
         .join(agentx_home::store::SESSIONS_DIR)

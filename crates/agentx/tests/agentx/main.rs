@@ -9,6 +9,7 @@ use agentx_test_support::http as provider_http_support;
 
 mod agentx_backpressure;
 mod agentx_bash_processes;
+mod agentx_coding_eval;
 mod agentx_edit;
 mod agentx_environment;
 mod agentx_home_files;
