@@ -113,8 +113,12 @@ pub fn start(
     };
     // Resume: the binding first (PROFILE §11, WIRE-025), before any output or provider I/O;
     // in the SDK profile also --continue, --fork-session and --session-id (PROFILE §15).
-    let persist = !sdk.is_some_and(|s| s.no_session_persistence);
+    let mut persist = !sdk.is_some_and(|s| s.no_session_persistence);
     let opened = sdk_options::open_session(&home, common, sdk, &selection, persist)?;
+    let unstored = opened.unstored.as_ref().map(|text| {
+        persist = false;
+        format!("agentx: session store: {text}; this session will not be stored")
+    });
     let (session_id, store, history) = (opened.session_id, opened.store, opened.history);
     // Declared after `store`, so dropped before it: a session this startup created is removed
     // while its store still holds the lock, whenever a later check returns early.
@@ -218,6 +222,7 @@ pub fn start(
     if built_in {
         notices.push(BUILT_IN_NOTICE.to_string());
     }
+    notices.extend(unstored);
     undo.0 = None;
     Ok(Startup {
         config,

@@ -17,6 +17,7 @@ mod agentx_hostile;
 mod agentx_list_providers;
 mod agentx_mcp;
 mod agentx_memory;
+mod agentx_network;
 mod agentx_oneshot;
 mod agentx_permission;
 mod agentx_permission_race;
