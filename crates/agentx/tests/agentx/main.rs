@@ -27,6 +27,7 @@ mod agentx_sdk_args;
 mod agentx_sdk_hooks;
 mod agentx_sdk_options;
 mod agentx_search;
+mod agentx_search_rg;
 mod agentx_session;
 mod agentx_signals;
 mod agentx_structured;
