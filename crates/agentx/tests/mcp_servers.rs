@@ -716,3 +716,39 @@ fn list_changed_lists_the_tools_again_for_the_next_request() {
     a.close_stdin();
     assert_eq!(a.finish().status, Some(0));
 }
+
+#[test]
+fn tool_permission_policies_allow_and_deny_and_default_mode_asks() {
+    // `default` mode without a host prompt: an MCP tool asks, so it is denied; an
+    // `always_allow` tool runs; an `always_deny` tool is not offered.
+    let home = TempDir::new("mcp-policy");
+    let log = home.path().join("server.log");
+    let config = |policy: Option<&str>| {
+        let extra = match policy {
+            Some(p) => json!({"tools":[{"name":"slow","permission_policy":p}]}),
+            None => json!({}),
+        };
+        fault("changing", &log, extra)
+    };
+    for (policy, want, is_error) in [
+        (None, "no permission prompt available", true),
+        (Some("always_allow"), "changed", false),
+        (Some("always_deny"), "unknown tool mcp__f__slow", true),
+    ] {
+        let mut cmd = harness::agentx_command(home.path());
+        cmd.args(&SDK[..5])
+            .args(["--permission-mode", "default", "--mcp-config"])
+            .arg(config(policy).to_string())
+            .arg("--cwd")
+            .arg(home.path());
+        let mut a = Agentx::start(cmd);
+        let r = tool_result(&turn(&mut a, "!mcp f slow {}"));
+        assert_eq!(r["is_error"], is_error, "{policy:?}: {r}");
+        assert!(
+            r["content"].as_str().unwrap().contains(want),
+            "{policy:?}: {r}"
+        );
+        a.close_stdin();
+        assert_eq!(a.finish().status, Some(0));
+    }
+}

@@ -403,6 +403,14 @@ pub fn server_of(name: &str, config: Value<'_, '_>) -> Result<ServerDef, ConfigE
                 .and_then(string_of)
                 .filter(|p| ["always_allow", "always_ask", "always_deny"].contains(&p.as_str()))
                 .ok_or_else(bad)?;
+            // A forced ask cannot be honoured yet: refused rather than ignored, since it
+            // would widen what the agent may do in bypassPermissions.
+            if policy == "always_ask" {
+                return Err(server_error(
+                    name,
+                    "tools permission_policy always_ask is not supported yet",
+                ));
+            }
             tool_policies.push((tool, policy));
         }
     }

@@ -307,6 +307,19 @@ impl Session {
         match def.kind {
             ServerKind::Sdk => self.mcp.add(&def.name, None),
             ServerKind::User(user) => {
+                // PROFILE §18: `tools[].permission_policy` is an allow rule or a denial of
+                // that tool.
+                for (tool, policy) in &user.tool_policies {
+                    let rule = super::tool_rules::ToolRule {
+                        tool: mcp::tool_name(&def.name, tool),
+                        pattern: super::tool_rules::Pattern::Any,
+                    };
+                    match policy.as_str() {
+                        "always_allow" => self.config.tool_rules.allowed.push(rule),
+                        "always_deny" => self.config.tool_rules.disallowed.push(rule),
+                        _ => {}
+                    }
+                }
                 let i = self.mcp.add_user(&def.name, user);
                 self.mcp_connect(i, now);
             }
