@@ -721,7 +721,10 @@ pub fn check_tool_rules(f: &Flow) {
     // PROFILE §15: `--allowedTools Bash(echo:*)` runs `echo …` without asking, `ls` is asked;
     // `--disallowedTools Write` removes Write from `tools` and from the model's tools.
     let init = f.events.iter().find(|e| e["subtype"] == "init").unwrap();
-    assert_eq!(init["data"]["tools"], serde_json::json!(["Read", "Bash"]));
+    assert_eq!(
+        init["data"]["tools"],
+        serde_json::json!(["Read", "Bash", "Edit", "Glob", "Grep", "TodoWrite"])
+    );
     let calls: Vec<&Value> = f.named("callback").iter().map(|c| &c["input"]).collect();
     assert_eq!(calls, [&serde_json::json!({"command": "ls"})]);
     let results: Vec<(&Value, &Value)> = f
