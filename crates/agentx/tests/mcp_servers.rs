@@ -531,3 +531,111 @@ fn bad_configurations_are_usage_errors_naming_the_server() {
         "agentx: --mcp-config: MCP server \"x\": it has no url"
     );
 }
+
+/// Waits (sending `mcp_status`, at most 20 s) until server 0 has `status`.
+fn wait_status(a: &mut Agentx, status: &str) -> Value {
+    let start = Instant::now();
+    for n in 0.. {
+        let s = mcp_status(a, &format!("w{n}"));
+        if s[0]["status"] == status {
+            return s;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "{s}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    unreachable!()
+}
+
+fn answer(a: &mut Agentx, id: &str, request: Value) -> Value {
+    a.send(&control(id, request));
+    let r = a.until(|v| v["type"] == "control_response" && v["response"]["request_id"] == id);
+    r.last().unwrap()["response"].clone()
+}
+
+#[test]
+fn mcp_set_servers_toggle_and_reconnect_in_the_sdk_profile() {
+    let home = TempDir::new("mcp-live");
+    let log = home.path().join("server.log");
+    let mut a = spawn(home.path(), &json!({"mcpServers":{}}), &[]);
+    let r = answer(&mut a, "init", json!({"subtype":"initialize"}));
+    assert_eq!(r["subtype"], "success");
+    let config = fault("slow", &log, json!({}))["mcpServers"]["f"].clone();
+    // PROFILE §18: a bad entry is an `errors` entry, not in `added`.
+    let r = answer(
+        &mut a,
+        "set",
+        json!({"subtype":"mcp_set_servers","servers":{"f":config,"bad":{"type":"http","url":"http://example.com/"}}}),
+    );
+    assert_eq!(r["subtype"], "success", "{r}");
+    assert_eq!(r["response"]["added"], json!(["f"]));
+    assert_eq!(r["response"]["removed"], json!([]));
+    assert_eq!(
+        r["response"]["errors"],
+        json!({"bad":"MCP server \"bad\": a plain http:// url must be loopback (use https://)"})
+    );
+    wait_status(&mut a, "connected");
+    let first_pid = server_pid(&log);
+    let records = turn(&mut a, "hi");
+    assert!(records[0]["tools"].to_string().contains("mcp__f__slow"));
+    // Unknown names.
+    for (id, req) in [
+        ("u1", json!({"subtype":"mcp_reconnect","serverName":"nope"})),
+        (
+            "u2",
+            json!({"subtype":"mcp_toggle","serverName":"nope","enabled":false}),
+        ),
+    ] {
+        let r = answer(&mut a, id, req);
+        assert_eq!(
+            r,
+            json!({"subtype":"error","request_id":id,"error":"unknown MCP server nope"})
+        );
+    }
+    // Disable: closed, `disabled`, no tools; enable: connected again (a new process).
+    let r = answer(
+        &mut a,
+        "off",
+        json!({"subtype":"mcp_toggle","serverName":"f","enabled":false}),
+    );
+    assert_eq!(r["subtype"], "success");
+    let s = mcp_status(&mut a, "s-off");
+    assert_eq!(s[0]["status"], "disabled");
+    let start = Instant::now();
+    while alive(first_pid) {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the disabled server is still running"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let r = answer(
+        &mut a,
+        "on",
+        json!({"subtype":"mcp_toggle","serverName":"f","enabled":true}),
+    );
+    assert_eq!(r["subtype"], "success");
+    wait_status(&mut a, "connected");
+    // Reconnect answers once the server is connected again.
+    let r = answer(
+        &mut a,
+        "re",
+        json!({"subtype":"mcp_reconnect","serverName":"f"}),
+    );
+    assert_eq!(r, json!({"subtype":"success","request_id":"re"}));
+    assert_eq!(mcp_status(&mut a, "s-re")[0]["status"], "connected");
+    let pids = log_lines(&log)
+        .iter()
+        .filter(|l| l.starts_with("pid "))
+        .count();
+    assert_eq!(pids, 3, "started, enabled again, reconnected");
+    // Replacing the set with nothing removes the dynamic server.
+    let r = answer(
+        &mut a,
+        "clear",
+        json!({"subtype":"mcp_set_servers","servers":{}}),
+    );
+    assert_eq!(r["response"]["removed"], json!(["f"]));
+    assert_eq!(mcp_status(&mut a, "s-clear"), json!([]));
+    a.close_stdin();
+    assert_eq!(a.finish().status, Some(0));
+}
