@@ -639,3 +639,80 @@ fn mcp_set_servers_toggle_and_reconnect_in_the_sdk_profile() {
     a.close_stdin();
     assert_eq!(a.finish().status, Some(0));
 }
+
+/// agentx's peak resident set (VmHWM), in KiB.
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_100_mib_garbage_line_fails_the_server_and_agentx_stays_under_64_mib() {
+    for (mode, error) in [
+        ("garbage-line", "a message is over 8388608 bytes"),
+        ("garbage", "stdout is not JSON-RPC"),
+    ] {
+        let home = TempDir::new("mcp-flood");
+        let log = home.path().join("server.log");
+        let mut a = spawn(home.path(), &fault(mode, &log, json!({})), &[]);
+        let s = wait_status(&mut a, "failed");
+        assert_eq!(s[0]["error"], error);
+        let rss = peak_rss_kib(a.pid());
+        eprintln!("{mode}: agentx VmHWM {rss} KiB");
+        assert!(rss < 64 * 1024, "{mode}: agentx peaked at {rss} KiB");
+        let records = turn(&mut a, "hi");
+        assert_eq!(records.last().unwrap()["subtype"], "success");
+        a.close_stdin();
+        assert_eq!(a.finish().status, Some(0));
+    }
+}
+
+#[test]
+fn sigterm_cancels_the_call_in_flight() {
+    let home = TempDir::new("mcp-sigterm");
+    let log = home.path().join("server.log");
+    let mut a = spawn(home.path(), &fault("slow", &log, json!({})), &[]);
+    a.send(&user("!mcp f slow {}"));
+    a.until(|v| v["type"] == "assistant");
+    wait_log(&log, |l| l.contains("tools/call"));
+    assert!(Command::new("kill")
+        .args(["-TERM", &a.pid().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let f = a.finish();
+    assert!(f.status.is_some());
+    let lines = log_lines(&log);
+    let cancelled = lines
+        .iter()
+        .find(|l| l.contains("notifications/cancelled"))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(cancelled.contains("agentx is terminating"), "{cancelled}");
+}
+
+#[test]
+fn list_changed_lists_the_tools_again_for_the_next_request() {
+    let home = TempDir::new("mcp-changed");
+    let log = home.path().join("server.log");
+    let mut a = spawn(home.path(), &fault("changing", &log, json!({})), &[]);
+    let first = turn(&mut a, "!mcp f slow {}");
+    assert_eq!(tool_result(&first)["content"], "changed");
+    let start = Instant::now();
+    loop {
+        let s = mcp_status(&mut a, "s");
+        if s[0]["tools"].as_array().is_some_and(|t| t.len() == 2) {
+            assert_eq!(s[0]["tools"][1]["name"], "added");
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "{s}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let r = tool_result(&turn(&mut a, "!mcp f added {}"));
+    assert_eq!(r["content"], "changed", "the new tool is offered: {r}");
+    a.close_stdin();
+    assert_eq!(a.finish().status, Some(0));
+}
