@@ -51,6 +51,7 @@
 mod action;
 mod attachments;
 mod config;
+mod context;
 mod controls;
 mod fit;
 mod hook_answer;
@@ -86,6 +87,7 @@ pub use mcp_servers::{McpConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_LIST_TIMEOUT};
 pub use prompts::{Settlement, REQUEST_ID_PREFIX, RESOLVED_CAPACITY};
 pub use queue::{QUEUE_MAX_BYTES, QUEUE_MAX_RECORDS};
 pub use sdk_hooks::HOOK_CALLBACK_FAILED;
+pub use turn::autocompact::{autocompact_pct, DEFAULT_AUTOCOMPACT_PCT};
 
 use crate::model::{Message, ModelEvent, TurnId};
 use agentx_wire::json::Parser;
@@ -216,6 +218,9 @@ pub struct Session {
     pub(crate) sdk_hooks: sdk_hooks::SdkHooks,
     /// The host's in-process MCP servers, their listing and calls (PROFILE §16).
     pub(crate) mcp: mcp_servers::McpServers,
+    /// PROFILE §19: what the last completed request reported (`None`: estimate the whole
+    /// request; so after a compaction and on resume).
+    pub(crate) report: Option<context::Report>,
 }
 
 impl Session {
@@ -275,6 +280,7 @@ impl Session {
             spent_usd: 0.0,
             sdk_hooks: Default::default(),
             mcp,
+            report: None,
         })
     }
 
