@@ -178,6 +178,7 @@ impl<'a> UserRecord<'a> {
             Some(v) => UserMessage::decode(v, dir, &msg_at)?,
             None => return Err(Error::missing(&msg_at, RULE)),
         };
+        let session_id_given = session_id.is_some();
         let record = UserRecord {
             message,
             parent_tool_use_id: nul(parent, &parent_at)?,
@@ -199,7 +200,8 @@ impl<'a> UserRecord<'a> {
             if record.uuid.is_none() {
                 return Err(Error::missing(&at.key("uuid"), "WIRE-017 replay"));
             }
-            if record.session_id.is_none() {
+            // The SDK profile's session_id is any string, decoded as absent (see above).
+            if !session_id_given {
                 return Err(Error::missing(&at.key("session_id"), "WIRE-017 replay"));
             }
         }

@@ -104,3 +104,27 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
 pub fn us(d: Duration) -> String {
     format!("{:.1} µs", d.as_secs_f64() * 1e6)
 }
+
+/// Whether process `pid` exists and is not a zombie (state `Z`) or dead (`X`).
+pub fn is_running(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rfind(')')
+        .and_then(|at| stat[at + 1..].split_whitespace().next());
+    !matches!(state, None | Some("Z") | Some("X"))
+}
+
+/// Waits until process `pid` is no longer running, polling `/proc` every 10 ms; `false` when
+/// it still runs at `deadline` (a condition waited for, not a fixed sleep).
+pub fn wait_gone(pid: u32, deadline: Duration) -> bool {
+    let until = std::time::Instant::now() + deadline;
+    while is_running(pid) {
+        if std::time::Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    true
+}

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::decision::{parse_answer, request_line, HookDecision};
 use super::settings::PermissionHook;
+use crate::tools::env::EnvOverrides;
 use crate::tools::process::{self, Capture, KillSwitch};
 
 /// The hook's stdout is read up to this many bytes; more is a malformed answer.
@@ -21,7 +22,7 @@ pub fn run_hook(
     tool_name: &str,
     tool_use_id: &str,
     input: &str,
-    env: &[(String, Option<String>)],
+    env: &EnvOverrides,
     kill: &KillSwitch,
 ) -> HookDecision {
     let Some((program, args)) = hook.command.split_first() else {
@@ -29,7 +30,7 @@ pub fn run_hook(
     };
     let mut cmd = Command::new(program);
     cmd.args(args);
-    process::apply_env(&mut cmd, env);
+    env.apply(&mut cmd);
     cmd.env("AGENTX_SESSION_ID", session_id);
     let line = request_line(session_id, tool_name, tool_use_id, input);
     let out = match process::run(
@@ -67,7 +68,7 @@ mod tests {
             "Bash",
             "toolu_9",
             r#"{"command":"ls"}"#,
-            &[],
+            &EnvOverrides::default(),
             &KillSwitch::new(),
         )
     }
@@ -105,7 +106,7 @@ mod tests {
                 "Read",
                 "t",
                 "{}",
-                &[],
+                &EnvOverrides::default(),
                 &KillSwitch::new()
             ),
             HookDecision::Failed

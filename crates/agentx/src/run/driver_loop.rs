@@ -223,7 +223,15 @@ pub fn run_loop(
                 input_closed = true;
                 eof_pending = true;
             }
-            Event::Eof | Event::StdinFailed | Event::Terminate => {
+            // PROFILE §8 Signals: EOF, and the active turn interrupted; queued prompts are
+            // refused. The exit follows within 2 s whatever a tool or model server does: the
+            // interrupt settles the turn at once, and its killed tools are not waited for.
+            Event::Terminate => {
+                input_closed = true;
+                eof_pending = false;
+                session.handle_terminate(now);
+            }
+            Event::Eof | Event::StdinFailed => {
                 if !input_closed || eof_pending {
                     input_closed = true;
                     eof_pending = false;

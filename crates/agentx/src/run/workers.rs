@@ -4,8 +4,10 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::hook::{run_hook, HookDecision, PermissionHook};
+use crate::tools::env::EnvOverrides;
 use crate::tools::process::KillSwitch;
 use crate::tools::{bash, file, ToolCall, ToolOutput};
 use agentx_core::session::{HookOutcome, ToolOutcome};
@@ -18,9 +20,12 @@ pub struct Workers {
     tx: EventSender,
     cwd: PathBuf,
     hook: Option<PermissionHook>,
-    env: Vec<(String, Option<String>)>,
+    env: Arc<EnvOverrides>,
     tools: HashMap<String, KillSwitch>,
     hooks: HashMap<String, KillSwitch>,
+    /// Finished calls whose process group may still hold what they started in the
+    /// background (PROFILE §10): killed at agentx's exit.
+    leftovers: Vec<KillSwitch>,
 }
 
 impl Workers {
@@ -30,18 +35,31 @@ impl Workers {
             tx,
             cwd,
             hook,
-            env: Vec::new(),
+            env: Arc::default(),
             tools: HashMap::new(),
             hooks: HashMap::new(),
+            leftovers: Vec::new(),
         }
     }
 
     /// `update_environment_variables`: applies to later tool and hook processes.
+    /// Linear in the update; copies the overrides only while a running call still holds them.
     pub fn update_env(&mut self, variables: Vec<(String, Option<String>)>) {
-        for (name, value) in variables {
-            self.env.retain(|(n, _)| *n != name);
-            self.env.push((name, value));
-        }
+        Arc::make_mut(&mut self.env).update(variables);
+    }
+
+    /// Forgets finished calls, keeping those whose group still has live processes.
+    fn prune(map: &mut HashMap<String, KillSwitch>, leftovers: &mut Vec<KillSwitch>) {
+        leftovers.retain(KillSwitch::has_leftovers);
+        map.retain(|_, k| {
+            if !k.is_finished() {
+                return true;
+            }
+            if k.has_leftovers() {
+                leftovers.push(k.clone());
+            }
+            false
+        });
     }
 
     /// Starts a tool call; its result comes back as `Event::ToolDone`.
@@ -57,7 +75,7 @@ impl Workers {
             }
         };
         let kill = KillSwitch::new();
-        self.tools.retain(|_, k| !k.is_finished());
+        Self::prune(&mut self.tools, &mut self.leftovers);
         self.tools.insert(tool_use_id.clone(), kill.clone());
         let (tx, cwd, env) = (self.tx.clone(), self.cwd.clone(), self.env.clone());
         let spawned = std::thread::Builder::new()
@@ -114,7 +132,7 @@ impl Workers {
             return;
         };
         let kill = KillSwitch::new();
-        self.hooks.retain(|_, k| !k.is_finished());
+        Self::prune(&mut self.hooks, &mut self.leftovers);
         self.hooks.insert(tool_use_id.clone(), kill.clone());
         let (tx, env) = (self.tx.clone(), self.env.clone());
         let _ = std::thread::Builder::new()
@@ -149,10 +167,15 @@ impl Workers {
         }
     }
 
-    /// Kills every running tool and hook (process exit).
+    /// Kills every running tool and hook, and what finished calls left running in their
+    /// process groups (process exit, PROFILE §10).
     pub fn kill_all(&mut self) {
         for (_, k) in self.tools.drain().chain(self.hooks.drain()) {
             k.kill();
+            k.kill_leftovers();
+        }
+        for k in self.leftovers.drain(..) {
+            k.kill_leftovers();
         }
     }
 }

@@ -6,24 +6,25 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use super::env::EnvOverrides;
 use super::process::{self, Capture, KillSwitch};
 use super::{ToolOutput, BASH_DEFAULT_TIMEOUT_MS, BASH_OUTPUT_CAP};
 
 /// Runs the command to its end (blocking). The content is the output, then
 /// `[output truncated at 30000 bytes]` when capped, then `exit code: N`; a nonzero exit, a
 /// timeout or a kill is an error result.
-/// `env` holds the session's `update_environment_variables` overrides (`None` unsets).
+/// `env` holds the session's `update_environment_variables` overrides.
 pub fn run(
     cwd: &Path,
     command: &str,
     timeout_ms: Option<u64>,
-    env: &[(String, Option<String>)],
+    env: &EnvOverrides,
     kill: &KillSwitch,
 ) -> ToolOutput {
     let timeout = timeout_ms.unwrap_or(BASH_DEFAULT_TIMEOUT_MS);
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c").arg(command).current_dir(cwd);
-    super::process::apply_env(&mut cmd, env);
+    env.apply(&mut cmd);
     let out = match process::run(
         cmd,
         None,
@@ -81,11 +82,23 @@ mod tests {
     fn output_and_exit_code() {
         let k = KillSwitch::new();
         assert_eq!(
-            run(&cwd(), "echo hi; echo oops >&2", None, &[], &k),
+            run(
+                &cwd(),
+                "echo hi; echo oops >&2",
+                None,
+                &EnvOverrides::default(),
+                &k
+            ),
             ToolOutput::ok("hi\noops\nexit code: 0")
         );
         assert_eq!(
-            run(&cwd(), "printf x; exit 7", None, &[], &k),
+            run(
+                &cwd(),
+                "printf x; exit 7",
+                None,
+                &EnvOverrides::default(),
+                &k
+            ),
             ToolOutput::error("x\nexit code: 7")
         );
     }
@@ -93,7 +106,13 @@ mod tests {
     #[test]
     fn runs_in_the_cwd() {
         let d = cwd();
-        let out = run(&d, "pwd", None, &[], &KillSwitch::new());
+        let out = run(
+            &d,
+            "pwd",
+            None,
+            &EnvOverrides::default(),
+            &KillSwitch::new(),
+        );
         let want = format!("{}\nexit code: 0", d.canonicalize().unwrap().display());
         assert_eq!(out.content, want);
     }
@@ -105,7 +124,7 @@ mod tests {
             &cwd(),
             "head -c 30000 /dev/zero | tr '\\0' a",
             None,
-            &[],
+            &EnvOverrides::default(),
             &k,
         );
         assert_eq!(at.content, format!("{}\nexit code: 0", "a".repeat(30_000)));
@@ -113,7 +132,7 @@ mod tests {
             &cwd(),
             "head -c 30001 /dev/zero | tr '\\0' a",
             None,
-            &[],
+            &EnvOverrides::default(),
             &k,
         );
         assert_eq!(
@@ -127,7 +146,13 @@ mod tests {
 
     #[test]
     fn timeout_is_an_error() {
-        let out = run(&cwd(), "sleep 30", Some(100), &[], &KillSwitch::new());
+        let out = run(
+            &cwd(),
+            "sleep 30",
+            Some(100),
+            &EnvOverrides::default(),
+            &KillSwitch::new(),
+        );
         assert_eq!(out, ToolOutput::error("timed out after 100 ms"));
     }
 }

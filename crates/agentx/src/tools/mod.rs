@@ -7,6 +7,7 @@
 //! (permission is decided before a call runs), or block the thread that reads stdin.
 
 pub mod bash;
+pub mod env;
 pub mod file;
 pub mod process;
 

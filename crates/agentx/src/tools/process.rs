@@ -1,11 +1,15 @@
-//! Child processes in their own process group, with a deadline, a stdout cap and a kill
+//! Child processes in their own process group, with a deadline, an output cap and a kill
 //! switch: the `Bash` tool and the permission hook run through [`run`].
 //!
 //! Owns the process-group discipline (the child leads a new group, so killing the group also
 //! kills what it started), the watchdog that kills the group at the deadline, and reading the
 //! output while keeping only the first `cap` bytes (the rest is drained so the child never
-//! blocks on a full pipe). Must never: be called on the thread that reads stdin (it blocks
-//! until the child ends).
+//! blocks on a full pipe). A call ends when its child exits (PROFILE §10 "Bash and the
+//! processes it leaves"): what processes it started in the background still write is read for
+//! at most [`LINGER`] after that, then the call returns; they are never waited for. Their group
+//! stays known to the [`KillSwitch`] ([`KillSwitch::kill_leftovers`]) so agentx's exit can
+//! kill it. Must never: be called on the thread that reads stdin (it blocks until the child
+//! ends), or wait for a pipe that a background process holds open.
 
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -25,6 +29,8 @@ pub struct KillSwitch(Arc<Mutex<KillState>>);
 struct KillState {
     /// The running group (the child's pid), until the child is reaped.
     group: Option<i32>,
+    /// The group of a reaped child, which processes it started may still be in.
+    leftover: Option<i32>,
     /// Kill was asked (before or after the spawn).
     killed: bool,
     /// The guarded work reported its end.
@@ -71,9 +77,36 @@ impl KillSwitch {
     }
 
     fn detach(&self) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).group = None;
+        let mut st = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        st.leftover = st.group.take();
+    }
+
+    /// Whether processes of a finished child's group are still alive.
+    pub fn has_leftovers(&self) -> bool {
+        let st = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        st.leftover.and_then(Pid::from_raw).is_some_and(|pid| {
+            // Signal 0 checks the group exists without touching it.
+            rustix::process::test_kill_process_group(pid).is_ok()
+        })
+    }
+
+    /// Kills what a finished child left running in its group (agentx's exit, PROFILE §10).
+    pub fn kill_leftovers(&self) {
+        let leftover = self
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .leftover
+            .take();
+        if let Some(pid) = leftover {
+            kill_group(pid);
+        }
     }
 }
+
+/// How long output is still read after the child exits, for what it started in the
+/// background (PROFILE §10).
+pub const LINGER: Duration = Duration::from_millis(100);
 
 fn kill_group(pid: i32) {
     if let Some(pid) = Pid::from_raw(pid) {
@@ -82,14 +115,12 @@ fn kill_group(pid: i32) {
     }
 }
 
-/// Applies environment overrides in order (`None` removes the name).
-pub fn apply_env(cmd: &mut Command, env: &[(String, Option<String>)]) {
-    for (name, value) in env {
-        match value {
-            Some(v) => cmd.env(name, v),
-            None => cmd.env_remove(name),
-        };
-    }
+/// The output read so far, shared with the reading thread.
+struct Collected {
+    output: Vec<u8>,
+    truncated: bool,
+    /// The call has not returned yet: what is read is kept (up to the cap).
+    open: bool,
 }
 
 /// How a child ended.
@@ -177,26 +208,50 @@ pub fn run(
         })
     };
 
-    let mut output = Vec::new();
-    let mut truncated = false;
-    let mut reader = reader;
-    let mut buf = [0u8; 8192];
-    loop {
-        match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                let room = cap.saturating_sub(output.len());
-                output.extend_from_slice(&buf[..n.min(room)]);
-                truncated |= n > room;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => break,
-        }
+    let collected = Arc::new(Mutex::new(Collected {
+        output: Vec::new(),
+        truncated: false,
+        open: true,
+    }));
+    let (eof_tx, eof_rx) = mpsc::channel::<()>();
+    {
+        let collected = Arc::clone(&collected);
+        // Reads until every writer is gone; after the call returned it only drains, so a
+        // background process never blocks on a full pipe (nor dies of a closed one).
+        std::thread::Builder::new()
+            .name("agentx-output".into())
+            .spawn(move || {
+                let mut reader = reader;
+                let mut buf = [0u8; 8192];
+                loop {
+                    match reader.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => {
+                            let mut c = collected.lock().unwrap_or_else(|e| e.into_inner());
+                            if c.open {
+                                let room = cap.saturating_sub(c.output.len());
+                                c.output.extend_from_slice(&buf[..n.min(room)]);
+                                c.truncated |= n > room;
+                            }
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => break,
+                    }
+                }
+                let _ = eof_tx.send(());
+            })?;
     }
     let status = child.wait().ok();
-    kill.detach();
     let _ = done_tx.send(());
     let timed_out = watchdog.join().unwrap_or(false);
+    kill.detach();
+    // PROFILE §10: the output of what it left in the background, for at most LINGER.
+    let _ = eof_rx.recv_timeout(LINGER);
+    let (output, truncated) = {
+        let mut c = collected.lock().unwrap_or_else(|e| e.into_inner());
+        c.open = false;
+        (std::mem::take(&mut c.output), c.truncated)
+    };
     let killed = kill.was_killed() && !timed_out;
     Ok(Outcome {
         status,

@@ -74,13 +74,20 @@ impl Session {
             }
             InputRecord::KeepAlive => {}
             InputRecord::UpdateEnvironmentVariables(update) => {
-                let variables = update
+                let variables: Vec<(String, Option<String>)> = update
                     .variables
                     .into_iter()
                     .map(|(k, v)| (k.into_owned(), v.map(Cow::into_owned)))
                     .collect();
-                self.actions
-                    .push_back(Action::UpdateEnvironment { variables });
+                // PROFILE §8: the session-wide bound; a record past it changes nothing.
+                match self.environment.apply(&variables) {
+                    Ok(()) => self
+                        .actions
+                        .push_back(Action::UpdateEnvironment { variables }),
+                    Err(e) => self
+                        .out
+                        .diagnostic(format!("agentx: input line {line_no}: {e}")),
+                }
             }
             InputRecord::AttachmentImport(op) => self.attachment_import(&op, now),
             InputRecord::Unknown(_) => {
@@ -212,6 +219,15 @@ impl Session {
                 .diagnostic(format!("agentx: input line {line_no}: {reason}"));
             return self.input_error(reason, prompt_uuid, now);
         }
+        if user.is_replay {
+            // PROFILE §8: prior context, never a request (validated like any user record).
+            if let Err(reason) = self.admit_attachments(&user, has_refs) {
+                self.out
+                    .diagnostic(format!("agentx: input line {line_no}: {reason}"));
+                return self.input_error(&reason, prompt_uuid, now);
+            }
+            return self.accept_replayed(user, bytes, line_no, now);
+        }
         if !self.queue.has_room(bytes) {
             let reason = "the user-record queue is full (WIRE-020)";
             self.out
@@ -220,12 +236,7 @@ impl Session {
         }
         // WIRE-020 / PROFILE §12: validated (after the queue's room, so an admitted prompt
         // is always queued) before a `now` record interrupts anything.
-        let admitted = match self.attachments.as_mut() {
-            Some(a) if self.config.attachments_enabled => a.admit_prompt(&user),
-            _ if has_refs => Err("attachments are not available in this session".to_string()),
-            _ => Ok(()),
-        };
-        if let Err(reason) = admitted {
+        if let Err(reason) = self.admit_attachments(&user, has_refs) {
             self.out
                 .diagnostic(format!("agentx: input line {line_no}: {reason}"));
             return self.input_error(&reason, prompt_uuid, now);
@@ -253,6 +264,19 @@ impl Session {
             // PROFILE §8: `now` interrupts the active turn like an interrupt, without an
             // acknowledgement.
             self.interrupt(None, now);
+        }
+    }
+
+    /// PROFILE §12: a prompt's attachment references, checked against the store.
+    fn admit_attachments(
+        &mut self,
+        user: &UserRecord<'static>,
+        has_refs: bool,
+    ) -> Result<(), String> {
+        match self.attachments.as_mut() {
+            Some(a) if self.config.attachments_enabled => a.admit_prompt(user),
+            _ if has_refs => Err("attachments are not available in this session".to_string()),
+            _ => Ok(()),
         }
     }
 

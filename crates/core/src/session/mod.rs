@@ -53,6 +53,7 @@ mod attachments;
 mod config;
 mod context;
 mod controls;
+mod environment;
 mod fit;
 mod hook_answer;
 mod input;
@@ -67,6 +68,7 @@ mod prompts;
 mod queue;
 mod records;
 mod rejected_line;
+mod replayed;
 mod sdk;
 mod sdk_hooks;
 pub mod structured;
@@ -83,9 +85,11 @@ pub use config::{
     default_tools, Budget, ConfigError, Profile, Projection, ReferenceProfile, SessionConfig,
     SettingSource, TurnLimits, CLAUDE_CODE_VERSION,
 };
+pub use environment::{MAX_SESSION_BYTES, MAX_SESSION_VARIABLES};
 pub use mcp_servers::{McpConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_LIST_TIMEOUT};
 pub use prompts::{Settlement, REQUEST_ID_PREFIX, RESOLVED_CAPACITY};
 pub use queue::{QUEUE_MAX_BYTES, QUEUE_MAX_RECORDS};
+pub use replayed::{MAX_REPLAYED_BYTES, SHUTTING_DOWN};
 pub use sdk_hooks::HOOK_CALLBACK_FAILED;
 pub use turn::autocompact::{autocompact_pct, DEFAULT_AUTOCOMPACT_PCT};
 
@@ -221,6 +225,11 @@ pub struct Session {
     /// PROFILE §19: what the last completed request reported (`None`: estimate the whole
     /// request; so after a compaction and on resume).
     pub(crate) report: Option<context::Report>,
+    /// The names `update_environment_variables` holds (PROFILE §8's bound).
+    pub(crate) environment: environment::Environment,
+    /// Replayed user records (`isReplay`, PROFILE §8) waiting to join the context at the next
+    /// turn's start, with their stored lines.
+    pub(crate) replayed: replayed::Replayed,
 }
 
 impl Session {
@@ -281,6 +290,8 @@ impl Session {
             sdk_hooks: Default::default(),
             mcp,
             report: None,
+            environment: Default::default(),
+            replayed: Default::default(),
         })
     }
 
@@ -310,6 +321,24 @@ impl Session {
     /// the active turn finishes, queued user records still run, and the session exits 0 once
     /// all work is done.
     pub fn handle_eof(&mut self, now: Instant) {
+        self.input_closed(now);
+    }
+
+    /// SIGTERM or SIGHUP (PROFILE §8 Signals): input EOF, and the active turn interrupted as
+    /// an `interrupt` would be, without an acknowledgement (its result is written and stored).
+    /// Queued user records do not run: after that result each gets the input-error result
+    /// [`SHUTTING_DOWN`], neither stored. The driver exits once [`Session::poll_action`]
+    /// yields [`Action::Exit`].
+    pub fn handle_terminate(&mut self, now: Instant) {
+        if self.done.is_some() {
+            return;
+        }
+        self.interrupt(None, now);
+        while let Some(q) = self.queue.pop() {
+            let uuid = q.uuid_given.then_some(q.record.uuid).flatten();
+            self.input_error(SHUTTING_DOWN, uuid, now);
+        }
+        self.replayed.clear();
         self.input_closed(now);
     }
 

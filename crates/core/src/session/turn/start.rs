@@ -48,6 +48,8 @@ impl Session {
             // opens would end with the output error rather than lose it silently.
             self.out.push_turn(&init, false);
         }
+        // PROFILE §8: replayed records that waited join the context before this prompt.
+        self.join_replayed();
         let id = self.next_turn;
         self.next_turn += 1;
         let prompt = prompt_of(&q.record);
