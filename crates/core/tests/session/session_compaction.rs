@@ -483,3 +483,113 @@ fn profile_19_get_context_usage_reports_the_estimate() {
     assert_eq!(p["totalTokens"], tools);
     assert_eq!(p["categories"][1]["tokens"], tools);
 }
+
+/// An SDK-profile session with a window whose initialize registered `hooks`.
+fn sdk_with_hooks(hooks: serde_json::Value) -> Sim {
+    let mut c = compaction_config(WINDOW, 90);
+    c.profile = agentx_core::session::Profile::Sdk;
+    c.transcript_path = "/home/x/sessions/s/transcript.ndjson".into();
+    let mut sim = Sim::new(c);
+    sim.send(&control(
+        "init",
+        json!({"subtype":"initialize","hooks":hooks}),
+    ));
+    assert_eq!(sim.last()["response"]["subtype"], "success");
+    sim
+}
+
+fn hook_requests(sim: &Sim) -> Vec<serde_json::Value> {
+    sim.out
+        .iter()
+        .filter(|v| v["type"] == "control_request" && v["request"]["subtype"] == "hook_callback")
+        .cloned()
+        .collect()
+}
+
+fn hook_answer(id: &str, payload: serde_json::Value) -> String {
+    json!({"type":"control_response","response":{"subtype":"success","request_id":id,"response":payload}}).to_string()
+}
+
+#[test]
+fn profile_19_pre_compact_is_awaited_before_the_summary() {
+    let mut sim =
+        sdk_with_hooks(json!({"PreCompact":[{"matcher":"auto","hookCallbackIds":["pc_0"]}]}));
+    two_turns(&mut sim, 9_000);
+    let from = sim.out.len();
+    let before = sim.requests.len();
+    sim.send(&user("abcd"));
+    let hooks = hook_requests(&sim);
+    assert_eq!(hooks.len(), 1);
+    let input = &hooks[0]["request"]["input"];
+    assert_eq!(hooks[0]["request"]["callback_id"], "pc_0");
+    assert_eq!(input["hook_event_name"], "PreCompact");
+    assert_eq!(input["trigger"], "auto");
+    assert_eq!(input["custom_instructions"], serde_json::Value::Null);
+    assert_eq!(
+        input["transcript_path"],
+        "/home/x/sessions/s/transcript.ndjson"
+    );
+    // Awaited: no summary request until it answers.
+    assert_eq!(sim.requests.len(), before);
+    let id = hooks[0]["request_id"].as_str().unwrap().to_string();
+    sim.send(&hook_answer(&id, json!({})));
+    let labels = sim.labels_from(from);
+    assert_eq!(
+        labels
+            .iter()
+            .filter(|l| !l.starts_with("user"))
+            .cloned()
+            .collect::<Vec<_>>(),
+        [
+            "state:running".to_string(),
+            "status:compacting".into(),
+            format!("control_request:hook_callback:{id}"),
+            "compact_boundary".into(),
+            "status:null".into(),
+            "assistant:text:echo: abcd".into(),
+            "result:success".into(),
+            "state:idle".into(),
+        ]
+    );
+    assert_eq!(summary_requests(&sim), 1);
+    assert_resumable(&sim);
+}
+
+#[test]
+fn profile_19_pre_compact_matcher_and_continue_false() {
+    // A `manual` matcher is not called for an automatic compaction.
+    let mut sim =
+        sdk_with_hooks(json!({"PreCompact":[{"matcher":"manual","hookCallbackIds":["pc_m"]}]}));
+    two_turns(&mut sim, 9_000);
+    sim.send(&user("abcd"));
+    assert!(hook_requests(&sim).is_empty());
+    assert_eq!(summary_requests(&sim), 1);
+    // It is called for `/compact`, with the instructions.
+    sim.send(&user("/compact keep it"));
+    let hooks = hook_requests(&sim);
+    assert_eq!(hooks.len(), 1);
+    assert_eq!(hooks[0]["request"]["input"]["trigger"], "manual");
+    assert_eq!(
+        hooks[0]["request"]["input"]["custom_instructions"],
+        "keep it"
+    );
+    // `continue: false` ends the turn before the summary, the context unchanged.
+    let before = sim.s.history().to_vec();
+    let id = hooks[0]["request_id"].as_str().unwrap().to_string();
+    sim.send(&hook_answer(
+        &id,
+        json!({"continue":false,"stopReason":"not now"}),
+    ));
+    assert_eq!(summary_requests(&sim), 1);
+    let r = sim.last_of("result");
+    assert_eq!(r["subtype"], "success");
+    assert_eq!(r["result"], "not now");
+    assert_eq!(sim.s.history(), &before[..]);
+    let labels = sim.labels();
+    let n = labels.len();
+    assert_eq!(
+        labels[n - 3..],
+        ["status:null", "result:success", "state:idle"]
+    );
+    assert_resumable(&sim);
+}

@@ -20,11 +20,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use agentx_wire::wire::output::AssistantError;
+use agentx_wire::wire::sdk_hooks::HookEvent;
 use agentx_wire::wire::system::CompactTrigger;
 
 use super::stream::add_usage;
 use super::{End, Exchange, Limit, Phase, Turn};
 use crate::model::{Message, ModelEvent, ModelRequest};
+use crate::session::sdk_hooks::{member_raw, member_str, Combined, Target};
 use crate::session::{Action, Session};
 
 /// The default threshold: compact when the estimate is over 90 % of the window.
@@ -59,6 +61,15 @@ pub(crate) fn compact_command(text: &str) -> Option<Command> {
     Some(Command {
         instructions: (!instructions.is_empty()).then(|| instructions.to_string()),
     })
+}
+
+/// A compaction waiting for its `PreCompact` hooks.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    trigger: CompactTrigger,
+    pre_tokens: u64,
+    segment: Segment,
+    instructions: Option<String>,
 }
 
 /// The open summarization request of a compaction.
@@ -159,9 +170,9 @@ impl Session {
         (segment.head > 0 && segment.end <= self.logical_len(&t.messages)).then_some(segment)
     }
 
-    /// Starts a compaction of the active turn: `status` compacting and the summarization
-    /// request. `false` when there is nothing to compact (nothing precedes the segment); then
-    /// nothing was written and the caller goes on.
+    /// Starts a compaction of the active turn: `status` compacting, the `PreCompact` hooks
+    /// (SDK profile), then the summarization request. `false` when there is nothing to
+    /// compact (nothing precedes the segment); then nothing was written and the caller goes on.
     pub(super) fn begin_compaction(&mut self, instructions: Option<&str>, now: Instant) -> bool {
         let Some(mut t) = self.turn.take() else {
             return false;
@@ -178,16 +189,78 @@ impl Session {
         let pre_tokens = self.estimate_with(&t.messages).total();
         let rec = self.stamp.status(Some("compacting"));
         self.out.push_turn(&rec, false);
+        let pending = Pending {
+            trigger,
+            pre_tokens,
+            segment,
+            instructions: instructions.map(str::to_string),
+        };
+        let trigger_name = trigger.as_str();
+        if self
+            .sdk_hooks
+            .wants(HookEvent::PreCompact, Some(trigger_name))
+        {
+            // PROFILE §19 step 2: the SDK's PreCompact hooks, awaited as §16 awaits hooks.
+            let mut extra = Vec::with_capacity(64);
+            member_str(&mut extra, "trigger", trigger_name);
+            match instructions {
+                Some(i) => member_str(&mut extra, "custom_instructions", i),
+                None => member_raw(&mut extra, "custom_instructions", "null"),
+            }
+            let turn = t.id;
+            t.phase = Phase::PreCompact(pending);
+            self.turn = Some(t);
+            let started = self.start_hook_run(
+                turn,
+                Target::Compact,
+                HookEvent::PreCompact,
+                Some(trigger_name),
+                &extra,
+                now,
+            );
+            if let Some(c) = started {
+                self.pre_compact_applied(c, now);
+            }
+            return true;
+        }
+        self.send_summary(&mut t, pending, now);
+        self.turn = Some(t);
+        true
+    }
+
+    /// PROFILE §19: the `PreCompact` callbacks answered. `continue: false` ends the turn as
+    /// §16 says; anything else (a failure included) is no decision: the summary is asked for.
+    pub(crate) fn pre_compact_applied(&mut self, c: Combined, now: Instant) {
+        let Some(mut t) = self.turn.take() else {
+            return;
+        };
+        let Phase::PreCompact(pending) = std::mem::replace(&mut t.phase, Phase::Between) else {
+            self.turn = Some(t);
+            return;
+        };
+        t.hooks.halt_with(c.halt);
+        if t.take_halt() {
+            self.status_done();
+            self.turn = Some(t);
+            self.advance(now);
+            return;
+        }
+        self.send_summary(&mut t, pending, now);
+        self.turn = Some(t);
+    }
+
+    /// Step 3: the summarization request, asked of the driver like any model output.
+    fn send_summary(&mut self, t: &mut Turn, p: Pending, now: Instant) {
         // The conversation before the segment, then the request for a summary; no tools.
         let unsent = t.messages.get(self.context_turn..).unwrap_or_default();
         let mut messages: Vec<Message> = self
             .context
             .iter()
             .chain(unsent)
-            .take(segment.head)
+            .take(p.segment.head)
             .cloned()
             .collect();
-        messages.push(Message::summary_request(instructions));
+        messages.push(Message::summary_request(p.instructions.as_deref()));
         self.actions.push_back(Action::StartModel(ModelRequest {
             turn: t.id,
             index: t.requests,
@@ -200,13 +273,11 @@ impl Session {
         }));
         t.phase = Phase::Compacting(Summary {
             started: now,
-            trigger,
-            pre_tokens,
-            segment,
+            trigger: p.trigger,
+            pre_tokens: p.pre_tokens,
+            segment: p.segment,
             text: String::new(),
         });
-        self.turn = Some(t);
-        true
     }
 
     /// One event of the summarization request.

@@ -117,6 +117,8 @@ pub(crate) enum Phase {
     /// PROFILE §19: the summarization request of a compaction is open; the request it
     /// precedes (or the `/compact` command's result) follows it.
     Compacting(autocompact::Summary),
+    /// PROFILE §19: a compaction waits for its `PreCompact` hook callbacks (§16).
+    PreCompact(autocompact::Pending),
     /// The model's work is over; the turn ends once its tool results are written, its tasks
     /// have finished (the held result, WIRE-004) and its `Stop` hook has run.
     Ended(End),
@@ -233,7 +235,7 @@ impl Turn {
 
     /// PROFILE §19: a compaction's summarization request is open.
     pub(crate) fn compacting(&self) -> bool {
-        matches!(self.phase, Phase::Compacting(_))
+        matches!(self.phase, Phase::Compacting(_) | Phase::PreCompact(_))
     }
 
     /// The model's work ended with its final answer (no failure, limit or `continue: false`):
