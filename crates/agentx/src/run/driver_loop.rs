@@ -72,6 +72,9 @@ pub fn run_loop(
         notices: _,
     } = startup;
     let mut persist = Persister::new(home, store);
+    // PROFILE §17: a resumed session's todo list is its last successful TodoWrite's input.
+    let todos =
+        crate::tools::todo::TodoList::new(crate::tools::todo::from_history(&config.history));
     let mut session = match Session::new(config, Instant::now()) {
         Ok(s) => s,
         Err(e) => {
@@ -84,7 +87,7 @@ pub fn run_loop(
     }
     let tx = inbox.sender();
     spawn_signals(tx.clone());
-    let mut workers = Workers::new(tx.clone(), cwd, hook);
+    let mut workers = Workers::new(tx.clone(), cwd, hook, todos);
     let mut calls: Vec<(TurnId, Box<dyn ModelCall>)> = Vec::new();
     let mut input_closed = false;
     let mut eof_pending = false;

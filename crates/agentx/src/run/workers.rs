@@ -7,9 +7,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::hook::{run_hook, HookDecision, PermissionHook};
+use crate::tools::dispatch::{self, ToolContext};
 use crate::tools::env::EnvOverrides;
 use crate::tools::process::KillSwitch;
-use crate::tools::{bash, file, ToolCall, ToolOutput};
+use crate::tools::seen::Ledger;
+use crate::tools::todo::TodoList;
+use crate::tools::ToolCall;
 use agentx_core::session::{HookOutcome, ToolOutcome};
 
 use super::event::Event;
@@ -18,7 +21,7 @@ use super::event::EventSender;
 /// Tool and hook processes, each on a thread of its own, reporting to the loop as events.
 pub struct Workers {
     tx: EventSender,
-    cwd: PathBuf,
+    ctx: ToolContext,
     hook: Option<PermissionHook>,
     env: Arc<EnvOverrides>,
     tools: HashMap<String, KillSwitch>,
@@ -29,11 +32,21 @@ pub struct Workers {
 }
 
 impl Workers {
-    /// Workers reporting on `tx`, running tools in `cwd`.
-    pub fn new(tx: EventSender, cwd: PathBuf, hook: Option<PermissionHook>) -> Workers {
+    /// Workers reporting on `tx`, running tools in `cwd`; `todos` is the session's todo list
+    /// (a resumed session's, PROFILE §17).
+    pub fn new(
+        tx: EventSender,
+        cwd: PathBuf,
+        hook: Option<PermissionHook>,
+        todos: TodoList,
+    ) -> Workers {
         Workers {
             tx,
-            cwd,
+            ctx: ToolContext {
+                cwd,
+                ledger: Ledger::default(),
+                todos,
+            },
             hook,
             env: Arc::default(),
             tools: HashMap::new(),
@@ -77,30 +90,13 @@ impl Workers {
         let kill = KillSwitch::new();
         Self::prune(&mut self.tools, &mut self.leftovers);
         self.tools.insert(tool_use_id.clone(), kill.clone());
-        let (tx, cwd, env) = (self.tx.clone(), self.cwd.clone(), self.env.clone());
+        let (tx, ctx, env) = (self.tx.clone(), self.ctx.clone(), self.env.clone());
         let spawned = std::thread::Builder::new()
             .name("agentx-tool".into())
             .spawn(move || {
-                let out: ToolOutput = match &call {
-                    ToolCall::Read {
-                        file_path,
-                        offset,
-                        limit,
-                    } => file::read(&cwd, file_path, *offset, *limit),
-                    ToolCall::Write { file_path, content } => file::write(&cwd, file_path, content),
-                    ToolCall::Bash {
-                        command,
-                        timeout_ms,
-                    } => bash::run(&cwd, command, *timeout_ms, &env, &kill),
-                };
+                let out = dispatch::run(&ctx, &call, &env, &kill);
                 kill.finish();
-                let _ = tx.send(Event::ToolDone(
-                    tool_use_id,
-                    ToolOutcome {
-                        content: out.content,
-                        is_error: out.is_error,
-                    },
-                ));
+                let _ = tx.send(Event::ToolDone(tool_use_id, out));
             });
         if spawned.is_err() {
             let _ = self.tx.send(Event::Diagnostic(

@@ -127,7 +127,7 @@ fn tool_options_shape_init_and_decide_uses() {
     // --tools narrows the offered set; a plain disallowed name leaves it.
     let (_, recs, stderr) = sdk(
         &home,
-        &["--tools", "Read,Bash,Grep", "--disallowedTools=Bash"],
+        &["--tools", "Read,Bash,Fetch", "--disallowedTools=Bash"],
         &["!tool Bash {\"command\":\"echo hi\"}"],
     );
     let init = recs.iter().find(|v| v["subtype"] == "init").unwrap();
@@ -137,7 +137,7 @@ fn tool_options_shape_init_and_decide_uses() {
         [("unknown tool Bash".to_string(), true)]
     );
     assert!(
-        stderr.contains("agentx: WARN --tools names no tool \"Grep\"; it is not offered"),
+        stderr.contains("agentx: WARN --tools names no tool \"Fetch\"; it is not offered"),
         "{stderr}"
     );
     // --tools= offers none.

@@ -26,7 +26,11 @@ fn echo_turn_exact_records() {
     let init = &turn[0];
     assert_eq!(init["provider"], "local");
     assert_eq!(init["model"], "agentx-echo");
-    assert_eq!(init["tools"], json!(["Read", "Write", "Bash"]));
+    // PROFILE §17's order.
+    assert_eq!(
+        init["tools"],
+        json!(["Read", "Write", "Bash", "Edit", "Glob", "Grep", "TodoWrite"])
+    );
     let sid = init["session_id"].clone();
     assert!(turn.iter().all(|r| r["session_id"] == sid));
     let result = &turn[3];
@@ -334,7 +338,13 @@ fn read_and_write_tools_in_bypass_mode() {
     assert_eq!(results.len(), 3);
     assert_eq!(
         results[0]["message"]["content"][0]["content"],
-        "wrote 4 bytes to notes.txt"
+        format!(
+            "wrote 4 bytes to {}",
+            std::fs::canonicalize(home.path())
+                .unwrap()
+                .join("notes.txt")
+                .display()
+        )
     );
     assert_eq!(
         results[1]["message"]["content"][0]["content"],

@@ -124,7 +124,16 @@ fn accept_edits_writes_inside_the_cwd_and_asks_for_the_rest() {
     assert_eq!(
         outcomes(&all),
         [
-            ("wrote 3 bytes to in.txt".to_owned(), false),
+            (
+                format!(
+                    "wrote 3 bytes to {}",
+                    std::fs::canonicalize(&cwd)
+                        .unwrap()
+                        .join("in.txt")
+                        .display()
+                ),
+                false
+            ),
             ("not now".to_owned(), true),
             ("not now".to_owned(), true),
         ]
@@ -254,12 +263,16 @@ fn without_cwd_relative_paths_resolve_against_the_process_cwd() {
         .args(["--permission-mode", "bypassPermissions"])
         .current_dir(&dir);
     let mut a = Agentx::start(cmd);
-    a.say("!tool Write {\"file_path\":\"rel.txt\",\"content\":\"r\"}\n!tool Bash {\"command\":\"cat rel.txt\"}");
-    let t = a.turn();
+    // Two turns: the tools of one message run at the same time.
+    a.say("!tool Write {\"file_path\":\"rel.txt\",\"content\":\"r\"}");
+    let mut t = a.turn();
+    a.say("!tool Bash {\"command\":\"cat rel.txt\"}");
+    t.extend(a.turn());
+    let abs = std::fs::canonicalize(&dir).unwrap().join("rel.txt");
     assert_eq!(
         outcomes(&t),
         [
-            ("wrote 1 bytes to rel.txt".to_owned(), false),
+            (format!("wrote 1 bytes to {}", abs.display()), false),
             ("r\nexit code: 0".to_owned(), false),
         ]
     );

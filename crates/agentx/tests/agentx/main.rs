@@ -9,6 +9,7 @@ use agentx_test_support::http as provider_http_support;
 
 mod agentx_backpressure;
 mod agentx_bash_processes;
+mod agentx_edit;
 mod agentx_environment;
 mod agentx_home_files;
 mod agentx_hostile;
@@ -23,6 +24,7 @@ mod agentx_replayed;
 mod agentx_sdk_args;
 mod agentx_sdk_hooks;
 mod agentx_sdk_options;
+mod agentx_search;
 mod agentx_session;
 mod agentx_signals;
 mod agentx_structured;

@@ -71,7 +71,10 @@ fn profile_14_openai_text_through_agentx() {
             t["function"]["name"].as_str().unwrap()
         })
         .collect();
-    assert_eq!(tools, ["Read", "Write", "Bash"]);
+    assert_eq!(
+        tools,
+        ["Read", "Write", "Bash", "Edit", "Glob", "Grep", "TodoWrite"]
+    );
     assert_no_private_material(&run, &home, &server);
 }
 

@@ -407,7 +407,10 @@ fn check_init(f: &Flow) {
     assert_eq!(data["claude_code_version"], "2.1.333");
     assert_eq!(data["agentx_version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(data["model"], "agentx-echo");
-    assert_eq!(data["tools"], serde_json::json!(["Read", "Write", "Bash"]));
+    assert_eq!(
+        data["tools"],
+        serde_json::json!(["Read", "Write", "Bash", "Edit", "Glob", "Grep", "TodoWrite"])
+    );
 }
 
 /// No `session_state_changed` reaches the caller: it carries `sdk_host_only` (PROFILE §15).
@@ -472,7 +475,11 @@ pub fn check_can_use_tool(f: &Flow) {
         ]
     );
     let results: Vec<&Value> = f.messages("user").iter().map(|u| &u["blocks"][0]).collect();
-    assert_eq!(results[0]["content"], "wrote 1 bytes to a.txt");
+    let written = std::fs::canonicalize(f.cwd.path()).unwrap().join("a.txt");
+    assert_eq!(
+        results[0]["content"],
+        format!("wrote 1 bytes to {}", written.display())
+    );
     assert_eq!(results[0]["is_error"], false);
     assert_eq!(results[1]["content"], "no shell");
     assert_eq!(results[1]["is_error"], true);

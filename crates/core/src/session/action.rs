@@ -7,6 +7,7 @@
 use bytes::Bytes;
 
 use crate::model::{ModelRequest, NetworkDecision, TurnId};
+use agentx_wire::wire::RawJson;
 
 /// One thing the driver must do, in the order [`Session::poll_action`](super::Session::poll_action)
 /// yields them.
@@ -109,6 +110,10 @@ pub struct ToolOutcome {
     pub content: String,
     /// `is_error` of the `tool_result`.
     pub is_error: bool,
+    /// PROFILE §17: the forms of a built-in tool's `tool_use_result`, fullest first (the
+    /// driver drops `originalFile`, then `content`, in the later ones); the `user` record
+    /// carries the first that fits the output line limit, else none. Empty: no member.
+    pub tool_use_result: Vec<RawJson<'static>>,
 }
 
 impl ToolOutcome {
@@ -117,6 +122,7 @@ impl ToolOutcome {
         ToolOutcome {
             content: content.into(),
             is_error: false,
+            tool_use_result: Vec::new(),
         }
     }
 
@@ -125,6 +131,7 @@ impl ToolOutcome {
         ToolOutcome {
             content: content.into(),
             is_error: true,
+            tool_use_result: Vec::new(),
         }
     }
 }

@@ -80,8 +80,12 @@ impl Session {
         }
         // 3 and 4: settle every accepted tool use; one terminal tool_result each.
         for u in std::mem::take(&mut t.uses) {
+            let mut results = Vec::new();
             let (content, is_error) = match u.state {
-                UseState::Done { content, is_error } => (content, is_error),
+                UseState::Done { content, is_error } => {
+                    results = u.tool_use_result;
+                    (content, is_error)
+                }
                 UseState::Running => {
                     self.actions.push_back(Action::CancelTool {
                         tool_use_id: u.id.clone(),
@@ -92,7 +96,7 @@ impl Session {
             };
             // The model's context gets exactly the result written (PROFILE §11: resumed
             // context = live context; no `tool_use` without its `tool_result`).
-            let (content, is_error) = self.push_tool_result(&u.id, &content, is_error);
+            let (content, is_error) = self.push_tool_result(&u.id, &content, is_error, &results);
             t.record_tool_result(u.id, content, is_error);
         }
         // 5. terminal task events for finite work.

@@ -38,10 +38,7 @@ pub(crate) struct Call {
 }
 
 fn failed(why: &str) -> ToolOutcome {
-    ToolOutcome {
-        content: format!("MCP call failed: {why}"),
-        is_error: true,
-    }
+    ToolOutcome::error(format!("MCP call failed: {why}"))
 }
 
 /// A call's answer as the tool's outcome.
@@ -51,7 +48,11 @@ fn outcome_of(outcome: &Outcome, rpc_id: u64) -> ToolOutcome {
             match mcp::response_result(raw.as_bytes(), Some(rpc_id)) {
                 Ok(result) => {
                     let (content, is_error) = mcp::call_outcome(&result);
-                    ToolOutcome { content, is_error }
+                    ToolOutcome {
+                        content,
+                        is_error,
+                        tool_use_result: Vec::new(),
+                    }
                 }
                 // A JSON-RPC error (its message) or a malformed answer.
                 Err(why) => failed(&why),
@@ -173,13 +174,10 @@ impl Session {
             let c = self.mcp.calls.remove(i);
             let failure = self.abort_ids(&[&c.request_id], now);
             let secs = self.config.mcp.call_timeout.as_secs_f64();
-            let outcome = ToolOutcome {
-                content: format!(
-                    "MCP tool {} timed out after {secs} s",
-                    super::policy::cut(&c.name, 128)
-                ),
-                is_error: true,
-            };
+            let outcome = ToolOutcome::error(format!(
+                "MCP tool {} timed out after {secs} s",
+                super::policy::cut(&c.name, 128)
+            ));
             if self.turn.as_ref().is_some_and(|t| t.id == c.turn) {
                 self.tool_done(&c.tool_use_id, outcome, now);
             }

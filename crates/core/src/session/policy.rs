@@ -131,6 +131,22 @@ pub enum ToolInput {
         /// The command.
         command: String,
     },
+    /// `Edit` (PROFILE §17: evaluated as `Write`).
+    Edit {
+        /// The file to edit.
+        file_path: String,
+    },
+    /// `Glob` or `Grep` (PROFILE §17: read-only, evaluated as `Read`).
+    Search {
+        /// `Glob` or `Grep`.
+        tool: &'static str,
+        /// The pattern.
+        pattern: String,
+        /// The directory or file searched; `None` is the cwd.
+        path: Option<String>,
+    },
+    /// `TodoWrite` (PROFILE §17: always allowed).
+    Todo,
     /// The sandbox network request (PERM-022).
     Network {
         /// The host asked for.
@@ -145,7 +161,11 @@ impl ToolInput {
     /// The argument rules match against.
     fn primary(&self) -> &str {
         match self {
-            ToolInput::Read { file_path } | ToolInput::Write { file_path } => file_path,
+            ToolInput::Read { file_path }
+            | ToolInput::Write { file_path }
+            | ToolInput::Edit { file_path } => file_path,
+            ToolInput::Search { path, .. } => path.as_deref().unwrap_or(""),
+            ToolInput::Todo => "",
             ToolInput::Bash { command } => command,
             ToolInput::Network { host } => host,
             ToolInput::Mcp => "",
@@ -164,6 +184,18 @@ pub fn check_input(tool: &str, input_json: &str) -> Result<ToolInput, String> {
             ToolCall::Read { file_path, .. } => Ok(ToolInput::Read { file_path }),
             ToolCall::Write { file_path, .. } => Ok(ToolInput::Write { file_path }),
             ToolCall::Bash { command, .. } => Ok(ToolInput::Bash { command }),
+            ToolCall::Edit { file_path, .. } => Ok(ToolInput::Edit { file_path }),
+            ToolCall::Glob { pattern, path } => Ok(ToolInput::Search {
+                tool: "Glob",
+                pattern,
+                path,
+            }),
+            ToolCall::Grep(g) => Ok(ToolInput::Search {
+                tool: "Grep",
+                pattern: g.pattern,
+                path: g.path,
+            }),
+            ToolCall::TodoWrite { .. } => Ok(ToolInput::Todo),
         };
     }
     let doc = json::parse(input_json.as_bytes())
@@ -305,7 +337,8 @@ pub fn evaluate(scope: &Scope<'_>, rules: &Rules, tool: &str, input_json: &str) 
         return Verdict::Deny(DISALLOWED.into());
     }
     let mode = scope.mode;
-    if mode == PermissionMode::BypassPermissions {
+    // PROFILE §17: `TodoWrite` is always allowed (plan included).
+    if mode == PermissionMode::BypassPermissions || input == ToolInput::Todo {
         return Verdict::Allow;
     }
     if let Some(v) = rules.verdict(tool, primary) {
@@ -315,13 +348,19 @@ pub fn evaluate(scope: &Scope<'_>, rules: &Rules, tool: &str, input_json: &str) 
         return Verdict::Allow;
     }
     let inside = |p: &str| inside_any(scope.cwd, scope.add_dirs, p);
+    // PROFILE §17: `Glob` and `Grep` are read-only and evaluated as `Read`; `Edit` as
+    // `Write`.
     match (&input, mode) {
-        (ToolInput::Read { .. }, PermissionMode::Plan) => Verdict::Allow,
+        (ToolInput::Read { .. } | ToolInput::Search { .. }, PermissionMode::Plan) => Verdict::Allow,
         (_, PermissionMode::Plan) => Verdict::Deny("plan mode: no changes".into()),
         (ToolInput::Read { file_path }, _) if inside(file_path) => Verdict::Allow,
-        (ToolInput::Write { file_path }, PermissionMode::AcceptEdits) if inside(file_path) => {
+        (ToolInput::Search { path, .. }, _) if inside(path.as_deref().unwrap_or(".")) => {
             Verdict::Allow
         }
+        (
+            ToolInput::Write { file_path } | ToolInput::Edit { file_path },
+            PermissionMode::AcceptEdits,
+        ) if inside(file_path) => Verdict::Allow,
         _ => Verdict::Ask,
     }
 }
@@ -344,13 +383,17 @@ pub fn network_verdict(mode: PermissionMode, rules: &Rules, host: &str) -> Verdi
 pub const DISALLOWED: &str = "denied by --disallowedTools";
 
 /// The request's safe `description` (PERM-021, WIRE-PERM-003): `Write <file_path>`,
-/// `Read <file_path>`, `Bash: <command, first 64 bytes>`, `SandboxNetworkAccess <host>`; the
+/// `Read <file_path>`, `Edit <file_path>`, `Glob <pattern>` / `Grep <pattern>` (first 64
+/// bytes), `Bash: <command, first 64 bytes>`, `SandboxNetworkAccess <host>`; the
 /// tool name when it cannot be built.
 pub fn description(tool: &str, input_json: &str) -> String {
     match check_input(tool, input_json) {
         Ok(ToolInput::Read { file_path }) => format!("Read {file_path}"),
         Ok(ToolInput::Write { file_path }) => format!("Write {file_path}"),
         Ok(ToolInput::Bash { command }) => format!("Bash: {}", cut(&command, 64)),
+        Ok(ToolInput::Edit { file_path }) => format!("Edit {file_path}"),
+        Ok(ToolInput::Search { tool, pattern, .. }) => format!("{tool} {}", cut(&pattern, 64)),
+        Ok(ToolInput::Todo) => tool.to_string(),
         Ok(ToolInput::Network { host }) => format!("SandboxNetworkAccess {host}"),
         Ok(ToolInput::Mcp) => cut(tool, 128).to_string(),
         Err(_) => tool.to_string(),

@@ -102,10 +102,22 @@ impl Stamp {
         content: &'b str,
         is_error: bool,
     ) -> OutputRecord<'b> {
+        self.tool_result_with(tool_use_id, content, is_error, None)
+    }
+
+    /// [`Stamp::tool_result`] with the built-in tool's `tool_use_result` (PROFILE §17).
+    pub(crate) fn tool_result_with<'b>(
+        &mut self,
+        tool_use_id: &'b str,
+        content: &'b str,
+        is_error: bool,
+        result: Option<&'b RawJson<'static>>,
+    ) -> OutputRecord<'b> {
         self.tool_result_record(
             tool_use_id,
             ToolResultContent::Text(Cow::Borrowed(content)),
             is_error,
+            result,
         )
     }
 
@@ -117,12 +129,18 @@ impl Stamp {
         content: &'b str,
         contexts: &'b [String],
         is_error: bool,
+        result: Option<&'b RawJson<'static>>,
     ) -> OutputRecord<'b> {
         let texts = std::iter::once(content)
             .chain(contexts.iter().map(String::as_str))
             .map(Cow::Borrowed)
             .collect();
-        self.tool_result_record(tool_use_id, ToolResultContent::Blocks(texts), is_error)
+        self.tool_result_record(
+            tool_use_id,
+            ToolResultContent::Blocks(texts),
+            is_error,
+            result,
+        )
     }
 
     /// Stamps the `user` record that carries one `tool_result` block.
@@ -131,8 +149,10 @@ impl Stamp {
         tool_use_id: &'b str,
         content: ToolResultContent<'b>,
         is_error: bool,
+        result: Option<&'b RawJson<'static>>,
     ) -> OutputRecord<'b> {
         let mut rec = UserRecord::text("");
+        rec.tool_use_result = result.map(RawJson::borrowed);
         rec.message = UserMessage::Object {
             versioned: false,
             content: UserContent::Blocks(vec![ContentBlock::Other(ApiPayload::Typed(

@@ -1,9 +1,11 @@
 //! Tool input grammar: the model's `tool_use` input (compact JSON text) → a [`ToolCall`].
 //! Closed objects: an unknown member, a wrong type or a missing required member is invalid
-//! input (PROFILE §10), reported as an `is_error` `tool_result` without a permission prompt.
+//! input (PROFILE §10, §17), reported as an `is_error` `tool_result` without a permission
+//! prompt. The coding tools' members are parsed in [`super::coding`].
 
 use std::fmt;
 
+use super::coding::{self, GrepInput, Todo};
 use super::{BASH_MAX_TIMEOUT_MS, NAMES};
 use agentx_wire::json::{self, Kind, Object};
 
@@ -32,6 +34,33 @@ pub enum ToolCall {
         command: String,
         /// The timeout in milliseconds (default and cap in `tools::bash`).
         timeout_ms: Option<u64>,
+        /// What the command does (PROFILE §17: kept in the input, shown in nothing).
+        description: Option<String>,
+    },
+    /// `Edit`: replace `old_string` by `new_string` in a file (PROFILE §17).
+    Edit {
+        /// The file, absolute or relative to the working directory.
+        file_path: String,
+        /// The text to replace (empty: create the file).
+        old_string: String,
+        /// The replacement.
+        new_string: String,
+        /// Replace every occurrence (default: exactly one must exist).
+        replace_all: bool,
+    },
+    /// `Glob`: files whose path matches a pattern, newest first (PROFILE §17).
+    Glob {
+        /// The glob pattern.
+        pattern: String,
+        /// The directory to search (default the cwd).
+        path: Option<String>,
+    },
+    /// `Grep`: ripgrep's search (PROFILE §17).
+    Grep(Box<GrepInput>),
+    /// `TodoWrite`: replaces the session's todo list (PROFILE §17).
+    TodoWrite {
+        /// The new list.
+        todos: Vec<Todo>,
     },
 }
 
@@ -81,7 +110,27 @@ impl ToolCall {
         let allowed: &[&str] = match tool {
             "Read" => &["file_path", "offset", "limit"],
             "Write" => &["file_path", "content"],
-            _ => &["command", "timeout_ms"],
+            "Edit" => &["file_path", "old_string", "new_string", "replace_all"],
+            "Glob" => &["pattern", "path"],
+            "Grep" => &[
+                "pattern",
+                "path",
+                "glob",
+                "type",
+                "output_mode",
+                "-i",
+                "-n",
+                "-o",
+                "-A",
+                "-B",
+                "-C",
+                "context",
+                "multiline",
+                "head_limit",
+                "offset",
+            ],
+            "TodoWrite" => &["todos"],
+            _ => &["command", "timeout_ms", "description"],
         };
         if obj.unknown_member(allowed).is_some() {
             return Err(bad("unknown member"));
@@ -96,10 +145,29 @@ impl ToolCall {
                 file_path: nonempty_string(&obj, "file_path").map_err(|r| bad(&r))?,
                 content: string(&obj, "content").map_err(|r| bad(&r))?,
             }),
+            "Edit" => Ok(ToolCall::Edit {
+                file_path: nonempty_string(&obj, "file_path").map_err(|r| bad(&r))?,
+                old_string: string(&obj, "old_string").map_err(|r| bad(&r))?,
+                new_string: string(&obj, "new_string").map_err(|r| bad(&r))?,
+                replace_all: coding::flag(&obj, "replace_all")
+                    .map_err(|r| bad(&r))?
+                    .unwrap_or(false),
+            }),
+            "Glob" => Ok(ToolCall::Glob {
+                pattern: nonempty_string(&obj, "pattern").map_err(|r| bad(&r))?,
+                path: optional_path(&obj).map_err(|r| bad(&r))?,
+            }),
+            "Grep" => Ok(ToolCall::Grep(Box::new(
+                coding::parse_grep(&obj).map_err(|r| bad(&r))?,
+            ))),
+            "TodoWrite" => Ok(ToolCall::TodoWrite {
+                todos: coding::parse_todos(&obj).map_err(|r| bad(&r))?,
+            }),
             _ => Ok(ToolCall::Bash {
                 command: nonempty_string(&obj, "command").map_err(|r| bad(&r))?,
                 timeout_ms: positive(&obj, "timeout_ms", BASH_MAX_TIMEOUT_MS)
                     .map_err(|r| bad(&r))?,
+                description: coding::opt_string(&obj, "description").map_err(|r| bad(&r))?,
             }),
         }
     }
@@ -110,14 +178,23 @@ impl ToolCall {
             ToolCall::Read { .. } => "Read",
             ToolCall::Write { .. } => "Write",
             ToolCall::Bash { .. } => "Bash",
+            ToolCall::Edit { .. } => "Edit",
+            ToolCall::Glob { .. } => "Glob",
+            ToolCall::Grep(_) => "Grep",
+            ToolCall::TodoWrite { .. } => "TodoWrite",
         }
     }
 
-    /// The file a `Read` or `Write` touches (as given, unresolved).
+    /// The file a `Read`, `Write` or `Edit` touches, or the directory (or file) a `Glob` or
+    /// `Grep` searches when given (as given, unresolved).
     pub fn file_path(&self) -> Option<&str> {
         match self {
-            ToolCall::Read { file_path, .. } | ToolCall::Write { file_path, .. } => Some(file_path),
-            ToolCall::Bash { .. } => None,
+            ToolCall::Read { file_path, .. }
+            | ToolCall::Write { file_path, .. }
+            | ToolCall::Edit { file_path, .. } => Some(file_path),
+            ToolCall::Glob { path, .. } => path.as_deref(),
+            ToolCall::Grep(g) => g.path.as_deref(),
+            ToolCall::Bash { .. } | ToolCall::TodoWrite { .. } => None,
         }
     }
 
@@ -128,11 +205,24 @@ impl ToolCall {
             ToolCall::Read { file_path, .. } => format!("Read {file_path}"),
             ToolCall::Write { file_path, .. } => format!("Write {file_path}"),
             ToolCall::Bash { command, .. } => format!("Bash: {}", clip(command, 64)),
+            ToolCall::Edit { file_path, .. } => format!("Edit {file_path}"),
+            ToolCall::Glob { pattern, .. } => format!("Glob {}", clip(pattern, 64)),
+            ToolCall::Grep(g) => format!("Grep {}", clip(&g.pattern, 64)),
+            ToolCall::TodoWrite { .. } => "TodoWrite".into(),
         }
     }
 }
 
-fn string(obj: &Object<'_, '_>, name: &str) -> Result<String, String> {
+/// `path` of `Glob`: optional, nonempty; `null` is absent.
+fn optional_path(obj: &Object<'_, '_>) -> Result<Option<String>, String> {
+    match obj.get("path") {
+        None => Ok(None),
+        Some(v) if v.kind() == Kind::Null => Ok(None),
+        Some(_) => nonempty_string(obj, "path").map(Some),
+    }
+}
+
+pub(super) fn string(obj: &Object<'_, '_>, name: &str) -> Result<String, String> {
     match obj.get(name) {
         None => Err(format!("{name} is required")),
         Some(v) => v
@@ -142,7 +232,7 @@ fn string(obj: &Object<'_, '_>, name: &str) -> Result<String, String> {
     }
 }
 
-fn nonempty_string(obj: &Object<'_, '_>, name: &str) -> Result<String, String> {
+pub(super) fn nonempty_string(obj: &Object<'_, '_>, name: &str) -> Result<String, String> {
     let s = string(obj, name)?;
     if s.is_empty() {
         return Err(format!("{name} must not be empty"));
@@ -192,7 +282,8 @@ mod tests {
             ToolCall::parse("Bash", r#"{"command":"ls","timeout_ms":600000}"#),
             Ok(ToolCall::Bash {
                 command: "ls".into(),
-                timeout_ms: Some(600_000)
+                timeout_ms: Some(600_000),
+                description: None,
             })
         );
         assert_eq!(
@@ -208,7 +299,7 @@ mod tests {
     #[test]
     fn invalid_inputs_name_the_reason() {
         for (tool, input, msg) in [
-            ("Grep", "{}", "unknown tool \"Grep\""),
+            ("Fetch", "{}", "unknown tool \"Fetch\""),
             (
                 "Read",
                 "{}",
@@ -274,6 +365,7 @@ mod tests {
         let bash = ToolCall::Bash {
             command: "é".repeat(40),
             timeout_ms: None,
+            description: None,
         };
         assert_eq!(bash.description(), format!("Bash: {}", "é".repeat(32)));
         let w = ToolCall::parse("Write", r#"{"file_path":"out.txt","content":""}"#).unwrap();

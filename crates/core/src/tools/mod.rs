@@ -1,4 +1,5 @@
-//! The catalog of the tools of PROFILE §10 that the model may call: `Read`, `Write` and `Bash`.
+//! The catalog of the built-in tools the model may call: `Read`, `Write`, `Bash` (PROFILE §10)
+//! and the coding tools `Edit`, `Glob`, `Grep`, `TodoWrite` (PROFILE §17).
 //!
 //! Owns each tool's input grammar ([`ToolCall::parse`]: closed objects; an unknown tool or
 //! invalid input is an `is_error` `tool_result` without a permission prompt), its JSON schema
@@ -9,16 +10,29 @@
 //! Pure: running a call (files, processes) is the `agentx` binary's `tools` module. Must never
 //! touch the file system or spawn.
 
+mod coding;
 mod input;
+mod specs;
 
+pub use coding::{
+    GrepInput, GrepMode, Todo, TodoStatus, GREP_DEFAULT_HEAD_LIMIT, GREP_MAX_CONTEXT,
+    TODO_MAX_ITEMS,
+};
 pub use input::{ToolCall, ToolError};
+pub use specs::specs;
 
 use std::path::{Path, PathBuf};
 
-use crate::model::ToolSpec;
-
-/// The tool names, in the order of `system/init` `tools`.
-pub const NAMES: [&str; 3] = ["Read", "Write", "Bash"];
+/// The tool names, in the order of `system/init` `tools` (PROFILE §17).
+pub const NAMES: [&str; 7] = ["Read", "Write", "Bash", "Edit", "Glob", "Grep", "TodoWrite"];
+/// `Glob` returns at most this many paths (PROFILE §17).
+pub const GLOB_MAX_RESULTS: usize = 100;
+/// `Grep`'s text result is capped at this many bytes, like `Bash`'s (PROFILE §17).
+pub const GREP_OUTPUT_CAP: usize = 30_000;
+/// `Edit`'s text result shows the changed region with this many lines around it.
+pub const EDIT_CONTEXT_LINES: usize = 3;
+/// `Edit`'s text result shows at most this many lines of the changed region.
+pub const EDIT_MAX_SHOWN_LINES: usize = 40;
 
 /// `Bash`'s default timeout (PROFILE §10: 120 s).
 pub const BASH_DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -54,35 +68,6 @@ impl ToolOutput {
             is_error: true,
         }
     }
-}
-
-/// The [`ToolSpec`]s of the three tools, in [`NAMES`] order.
-pub fn specs() -> Vec<ToolSpec> {
-    vec![
-        ToolSpec {
-            name: "Read".into(),
-            description: "Read a UTF-8 text file; lines are returned numbered from 1. \
-                          offset is the first line (1-based), limit the number of lines \
-                          (default 2000). Relative paths resolve against the session cwd."
-                .into(),
-            input_schema: r#"{"type":"object","properties":{"file_path":{"type":"string","description":"The file to read"},"offset":{"type":"integer","minimum":1,"description":"First line to read (1-based)"},"limit":{"type":"integer","minimum":1,"description":"Number of lines to read"}},"required":["file_path"],"additionalProperties":false}"#.into(),
-        },
-        ToolSpec {
-            name: "Write".into(),
-            description: "Write content to a file, replacing it. Relative paths resolve \
-                          against the session cwd."
-                .into(),
-            input_schema: r#"{"type":"object","properties":{"file_path":{"type":"string","description":"The file to write"},"content":{"type":"string","description":"The complete new content"}},"required":["file_path","content"],"additionalProperties":false}"#.into(),
-        },
-        ToolSpec {
-            name: "Bash".into(),
-            description: "Run a shell command with /bin/sh -c in the session cwd. Output \
-                          (stdout and stderr) is capped at 30000 bytes; the exit code is \
-                          reported. Default timeout 120000 ms."
-                .into(),
-            input_schema: r#"{"type":"object","properties":{"command":{"type":"string","description":"The command line"},"timeout_ms":{"type":"integer","minimum":1,"maximum":600000,"description":"Timeout in milliseconds (default 120000)"}},"required":["command"],"additionalProperties":false}"#.into(),
-        },
-    ]
 }
 
 /// `path` resolved against `cwd` when relative (no filesystem access: `..` is kept).

@@ -40,13 +40,16 @@ impl Session {
             for u in std::mem::take(&mut t.uses) {
                 if let UseState::Done { content, is_error } = u.state {
                     let (content, is_error) = match u.contexts.is_empty() {
-                        true => self.push_tool_result(&u.id, &content, is_error),
+                        true => {
+                            self.push_tool_result(&u.id, &content, is_error, &u.tool_use_result)
+                        }
                         // PROFILE §16: PostToolUse contexts are text blocks after the output.
                         false => self.push_tool_result_with_contexts(
                             &u.id,
                             &content,
                             &u.contexts,
                             is_error,
+                            &u.tool_use_result,
                         ),
                     };
                     t.record_tool_result(u.id, content, is_error);

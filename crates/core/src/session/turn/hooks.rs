@@ -21,6 +21,7 @@ use std::time::Instant;
 use crate::model::Message;
 use agentx_wire::wire::grammar::Uuid;
 use agentx_wire::wire::sdk_hooks::HookEvent;
+use agentx_wire::wire::RawJson;
 
 use super::{Turn, UseState};
 use crate::session::output::Pushed;
@@ -197,11 +198,15 @@ impl Session {
             return;
         };
         u.state = match c.block {
-            // PROFILE §16: `decision: block` replaces the output with the reason, `is_error`.
-            Some(reason) => UseState::Done {
-                content: reason,
-                is_error: true,
-            },
+            // PROFILE §16: `decision: block` replaces the output with the reason, `is_error`;
+            // the tool's structured result no longer describes it.
+            Some(reason) => {
+                u.tool_use_result.clear();
+                UseState::Done {
+                    content: reason,
+                    is_error: true,
+                }
+            }
             None => {
                 u.contexts = c.contexts;
                 UseState::Done { content, is_error }
@@ -424,17 +429,28 @@ impl Session {
         content: &str,
         contexts: &[String],
         is_error: bool,
+        results: &[RawJson<'static>],
     ) -> (String, bool) {
         let mut joined = content.to_string();
         for c in contexts {
             joined.push('\n');
             joined.push_str(c);
         }
-        let rec = self
-            .stamp
-            .tool_result_blocks(tool_use_id, content, contexts, is_error);
-        if self.out.push(&rec, true) == Pushed::TooLarge {
-            return self.push_tool_result(tool_use_id, &joined, is_error);
+        // PROFILE §17: the fullest `tool_use_result` form that fits, else none; only then the
+        // fallback of the joined text.
+        let forms = results.iter().map(Some).chain(std::iter::once(None));
+        let mut written = false;
+        for form in forms {
+            let rec = self
+                .stamp
+                .tool_result_blocks(tool_use_id, content, contexts, is_error, form);
+            if self.out.push(&rec, true) != Pushed::TooLarge {
+                written = true;
+                break;
+            }
+        }
+        if !written {
+            return self.push_tool_result(tool_use_id, &joined, is_error, &[]);
         }
         self.prompts.mark_resolved(tool_use_id);
         (joined, is_error)

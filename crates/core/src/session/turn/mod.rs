@@ -84,6 +84,9 @@ pub(crate) struct ToolUse {
     pub(crate) state: UseState,
     /// PROFILE §16 `PostToolUse` `additionalContext`s: text blocks after the tool's output.
     pub(crate) contexts: Vec<String>,
+    /// PROFILE §17: the built-in tool's `tool_use_result` forms, fullest first
+    /// ([`ToolOutcome::tool_use_result`](crate::session::ToolOutcome)).
+    pub(crate) tool_use_result: Vec<agentx_wire::wire::RawJson<'static>>,
 }
 
 /// A content block being streamed.

@@ -344,6 +344,7 @@ impl Session {
                 input: input.clone(),
                 state,
                 contexts: Vec::new(),
+                tool_use_result: Vec::new(),
             });
         }
         t.record_assistant(&message_id, block);

@@ -72,7 +72,19 @@ impl Session {
         tool_use_id: &str,
         content: &str,
         is_error: bool,
+        results: &[RawJson<'static>],
     ) -> (String, bool) {
+        // PROFILE §17: the fullest `tool_use_result` form that fits the line; none fitting,
+        // the member is dropped before the `tool_result` itself is cut.
+        for form in results {
+            let rec = self
+                .stamp
+                .tool_result_with(tool_use_id, content, is_error, Some(form));
+            if self.out.push(&rec, true) != Pushed::TooLarge {
+                self.prompts.mark_resolved(tool_use_id);
+                return (content.to_string(), is_error);
+            }
+        }
         let rec = self.stamp.tool_result(tool_use_id, content, is_error);
         let mut pushed = self.out.push(&rec, true);
         let mut cut_content = None;

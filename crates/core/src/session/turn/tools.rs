@@ -217,6 +217,7 @@ impl Session {
                 content: outcome.content,
                 is_error: outcome.is_error,
             };
+            u.tool_use_result = outcome.tool_use_result;
             // PROFILE §16: `PostToolUse` runs after the tool, before its `tool_result`.
             self.post_tool_use(tool_use_id, now);
             self.advance(now);

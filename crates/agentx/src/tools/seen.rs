@@ -1,0 +1,95 @@
+//! Read-before-write (PROFILE §17): the files this process read with `Read` or wrote with
+//! `Write`/`Edit`, each with its size, modification time and SHA-256 as last seen. `Edit`, and
+//! `Write` of an existing file, need an entry that still matches the file on disk. Per
+//! process: a resumed session starts empty. Must never: read a file it was not asked about,
+//! or let a stale entry pass (all three facts must match).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use sha2::{Digest, Sha256};
+
+/// What was last seen of one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Seen {
+    size: u64,
+    mtime: Option<SystemTime>,
+    sha256: [u8; 32],
+}
+
+/// The ledger of files seen by this process, shared by the tool threads.
+#[derive(Clone, Debug, Default)]
+pub struct Ledger {
+    files: Arc<Mutex<HashMap<PathBuf, Seen>>>,
+    /// Held by `Write` and `Edit` from their check to their record, so two calls of one
+    /// message (which run at the same time) never both pass the check of one version.
+    writes: Arc<Mutex<()>>,
+}
+
+/// Why a write must not go on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stale {
+    /// Never read (or written) by this process.
+    NotRead,
+    /// Changed since.
+    Changed,
+}
+
+impl Stale {
+    /// The error text for `path` (absolute).
+    pub fn message(&self, path: &Path) -> String {
+        match self {
+            Stale::NotRead => format!("read {} first", path.display()),
+            Stale::Changed => format!(
+                "{} changed on disk since it was read; read it again",
+                path.display()
+            ),
+        }
+    }
+}
+
+fn digest(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+fn mtime(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+impl Ledger {
+    /// Serializes the file-changing tools (see `writes`).
+    pub fn lock_writes(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.writes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records `bytes` as the content of `path` now (after a read or a write).
+    pub fn record(&self, path: &Path, bytes: &[u8]) {
+        let seen = Seen {
+            size: bytes.len() as u64,
+            mtime: mtime(path),
+            sha256: digest(bytes),
+        };
+        if let Ok(mut files) = self.files.lock() {
+            files.insert(path.to_path_buf(), seen);
+        }
+    }
+
+    /// Whether `bytes`, just read from `path`, are what this process last saw there.
+    pub fn check(&self, path: &Path, bytes: &[u8]) -> Result<(), Stale> {
+        let Ok(files) = self.files.lock() else {
+            return Err(Stale::NotRead);
+        };
+        let seen = files.get(path).ok_or(Stale::NotRead)?;
+        let now = Seen {
+            size: bytes.len() as u64,
+            mtime: mtime(path),
+            sha256: seen.sha256,
+        };
+        if now != *seen || digest(bytes) != seen.sha256 {
+            return Err(Stale::Changed);
+        }
+        Ok(())
+    }
+}
