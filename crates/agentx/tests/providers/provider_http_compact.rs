@@ -288,13 +288,13 @@ fn profile_19_resume_after_an_automatic_compaction_sends_the_same_context() {
 #[test]
 fn profile_19_scripted_provider_with_a_context_window_compacts_deterministically() {
     let home = Home::new(
-        r#"{"version":2,"providers":[{"id":"s","type":"scripted","model":"agentx-echo","context_window":1024}]}"#,
+        r#"{"version":2,"providers":[{"id":"s","type":"scripted","model":"agentx-echo","context_window":8192}]}"#,
     );
     let run = || {
         session(
             &home,
             &[],
-            &["one", "!usage 950 10\n!say big", "three", "!history"],
+            &["one", "!usage 8000 10\n!say big", "three", "!history"],
         )
     };
     let (status, records, stderr) = run();
