@@ -49,6 +49,12 @@ fn output_failed(f: EncoderFailure) -> i32 {
     1
 }
 
+/// Whether an input line may be a `user` record (its bytes hold `"user"`): a cheap filter, so
+/// a flood of other records does not retry a failing store once per line.
+fn may_be_user_record(line: &[u8]) -> bool {
+    line.windows(6).any(|w| w == b"\"user\"")
+}
+
 /// Runs a session over `inbox`'s input until it exits; returns the exit status. With `defer_eof`
 /// (one-shot mode, whose input is only the prompt) the input's EOF is handed to the session
 /// only once it is idle, so the turn runs as without a host (PROFILE §13: ask = deny
@@ -153,6 +159,7 @@ pub fn run_loop(
                     Action::Persist { .. } if !store_turns => persisted = true,
                     Action::Persist { lines, .. } => {
                         persist.turn(&lines, session.session_id(), &selection);
+                        session.set_store_unavailable(persist.unavailable());
                         persisted = true;
                     }
                     Action::Exit { code } => exit = Some(code),
@@ -212,6 +219,11 @@ pub fn run_loop(
         };
         match event {
             Event::Line(bytes, number) => {
+                if persist.unavailable().is_some() && may_be_user_record(&bytes) {
+                    // PROFILE §11: the store is retried at the next prompt.
+                    persist.retry(session.session_id(), &selection);
+                    session.set_store_unavailable(persist.unavailable());
+                }
                 if !input_closed {
                     session.handle_line(&bytes, number, now);
                 }

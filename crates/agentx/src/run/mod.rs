@@ -27,6 +27,7 @@ mod sdk_options;
 pub mod startup;
 mod startup_error;
 pub mod stdout;
+pub mod system_prompt;
 pub mod workers;
 
 use crate::args::agentx_args::{SdkSessionArgs, SessionArgs};

@@ -3,27 +3,37 @@
 //! (or opened by `--resume` at startup) and kept, with its lock, for the process's life.
 //!
 //! Owns PROFILE §11 "Disk errors": a turn whose lines cannot be stored (creating the session
-//! directory or `meta.json`, the append, the fsync) keeps them; they go first into the next
-//! turn's append (and are tried once more at exit), so once space returns the transcript has every turn in order and the session
-//! resumes. The failure is said once on stderr (`agentx: session store: <errno text>`), and
-//! again only after a success; the session, its result and `idle` go on regardless. Must
-//! never: write a frame to stdout, or hold a frame back (the session decides that order).
+//! directory or `meta.json`, the append, the fsync) keeps them, owed; what is owed goes first
+//! into the next turn's append, record by record, so space that returns is used at once and
+//! once it is back the transcript has every turn in order. The failure is said once on stderr
+//! (`agentx: session store: <errno text>`), and again only after a success; the session, its
+//! result and `idle` go on regardless. While more than [`MAX_OWED_BYTES`] is owed the driver
+//! has the session refuse new prompts ([`Persister::unavailable`]). Must never: write a frame
+//! to stdout, or hold a frame back (the session decides that order).
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use bytes::Bytes;
 
 use agentx_core::registry::Selection;
-use agentx_home::store::SessionStore;
+use agentx_home::store::{SessionStore, StoreError};
 
 use super::identity::meta;
+
+/// While more than this many bytes of record lines are owed to the store, new prompts are
+/// refused (PROFILE §11).
+pub const MAX_OWED_BYTES: usize = 64 << 20;
 
 /// The process's session store and the lines it still owes it.
 pub struct Persister {
     home: PathBuf,
     store: Option<SessionStore>,
     /// Lines of turns not yet stored (a failed create, append or fsync), oldest first.
-    owed: Vec<u8>,
+    owed: VecDeque<Bytes>,
+    owed_bytes: usize,
+    /// The errno text of the last failure, while anything is owed.
+    error: Option<String>,
     /// The diagnostic of the current failure streak was written.
     said: bool,
 }
@@ -34,7 +44,9 @@ impl Persister {
         Persister {
             home,
             store,
-            owed: Vec::new(),
+            owed: VecDeque::new(),
+            owed_bytes: 0,
+            error: None,
             said: false,
         }
     }
@@ -44,7 +56,8 @@ impl Persister {
     /// session's result and `idle` wait for this call, not for its success).
     pub fn turn(&mut self, lines: &[Bytes], session_id: &str, selection: &Selection) {
         for l in lines {
-            self.owed.extend_from_slice(l);
+            self.owed_bytes += l.len();
+            self.owed.push_back(l.clone());
         }
         if self.owed.is_empty() {
             return;
@@ -58,25 +71,35 @@ impl Persister {
         let Some(store) = self.store.as_mut() else {
             return;
         };
-        match store.append(&self.owed) {
+        let (stored, outcome) = store.append_records(self.owed.iter().map(|l| &l[..]));
+        for l in self.owed.drain(..stored) {
+            self.owed_bytes -= l.len();
+        }
+        match outcome {
             Ok(()) => {
-                self.owed.clear();
-                if self.owed.capacity() > 1 << 20 {
-                    self.owed.shrink_to(1 << 20);
-                }
+                self.error = None;
                 self.said = false;
             }
             Err(e) => self.failed(&e),
         }
     }
 
-    /// At exit: one more try for what earlier turns still owe (space may have returned since
-    /// the last turn).
+    /// One more try for what earlier turns still owe (space may have returned): at exit, and
+    /// before a prompt while [`Persister::unavailable`].
     pub fn retry(&mut self, session_id: &str, selection: &Selection) {
         self.turn(&[], session_id, selection);
     }
 
-    fn failed(&mut self, e: &agentx_home::store::StoreError) {
+    /// PROFILE §11: the errno text to refuse prompts with, while more than [`MAX_OWED_BYTES`]
+    /// is owed.
+    pub fn unavailable(&self) -> Option<&str> {
+        (self.owed_bytes > MAX_OWED_BYTES)
+            .then_some(self.error.as_deref())
+            .flatten()
+    }
+
+    fn failed(&mut self, e: &StoreError) {
+        self.error = Some(e.errno_text().unwrap_or("unavailable").to_string());
         if !self.said {
             self.said = true;
             eprintln!("{e}");

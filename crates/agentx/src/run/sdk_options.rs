@@ -52,6 +52,9 @@ pub(super) struct Opened {
     /// startup leaves no session behind (an empty or copied one would refuse the id as
     /// existing and be picked by `--continue`). A resumed session is never touched.
     pub(super) created: bool,
+    /// The resumed session's home is read-only (PROFILE §11): the errno text; nothing of this
+    /// process is stored.
+    pub(super) unstored: Option<String>,
 }
 
 fn context_of(id: &str, lines: &[Vec<u8>]) -> Result<Vec<Message>, StartupError> {
@@ -111,6 +114,7 @@ pub(super) fn open_session(
                     store: Some(s),
                     session_id,
                     created: true,
+                    unstored: None,
                 })
             } else {
                 if store::exists(home, &session_id) {
@@ -122,6 +126,7 @@ pub(super) fn open_session(
                     store: None,
                     session_id,
                     created: false,
+                    unstored: None,
                 })
             }
         }
@@ -130,12 +135,22 @@ pub(super) fn open_session(
                 return Err(StartupError::SessionIdWithoutFork);
             }
             // PROFILE §11, WIRE-025: the binding first, before any output or provider I/O.
-            let (s, _meta, transcript) = SessionStore::resume(home, &id, selection.binding())?;
+            let (store, transcript, unstored) =
+                match SessionStore::resume(home, &id, selection.binding()) {
+                    Ok((s, _meta, transcript)) => (Some(s), transcript, None),
+                    // PROFILE §11: a home that cannot be written at all still resumes, unstored.
+                    Err(e) if e.is_read_only() => {
+                        let (_, transcript) = store::load(home, &id, selection.binding())?;
+                        (None, transcript, e.errno_text().map(str::to_string))
+                    }
+                    Err(e) => return Err(e.into()),
+                };
             Ok(Opened {
                 history: context_of(&id, &transcript.lines)?,
-                store: Some(s),
+                store,
                 session_id: id,
                 created: false,
+                unstored,
             })
         }
         (None, false) => match new_id {
@@ -144,6 +159,7 @@ pub(super) fn open_session(
                 store: None,
                 history: Vec::new(),
                 created: false,
+                unstored: None,
             }),
             Some(id) => {
                 // PROFILE §15: an existing id exits 1; the directory is claimed now.
@@ -159,6 +175,7 @@ pub(super) fn open_session(
                     created: store.is_some(),
                     store,
                     history: Vec::new(),
+                    unstored: None,
                 })
             }
         },

@@ -113,8 +113,12 @@ pub fn start(
     };
     // Resume: the binding first (PROFILE §11, WIRE-025), before any output or provider I/O;
     // in the SDK profile also --continue, --fork-session and --session-id (PROFILE §15).
-    let persist = !sdk.is_some_and(|s| s.no_session_persistence);
+    let mut persist = !sdk.is_some_and(|s| s.no_session_persistence);
     let opened = sdk_options::open_session(&home, common, sdk, &selection, persist)?;
+    let unstored = opened.unstored.as_ref().map(|text| {
+        persist = false;
+        format!("agentx: session store: {text}; this session will not be stored")
+    });
     let (session_id, store, history) = (opened.session_id, opened.store, opened.history);
     // Declared after `store`, so dropped before it: a session this startup created is removed
     // while its store still holds the lock, whenever a later check returns early.
@@ -174,6 +178,7 @@ pub fn start(
         },
         system_prompt,
         append_system_prompt: sdk.and_then(|s| s.append_system_prompt.clone()),
+        default_system_prompt: None,
         output_schema: sdk.and_then(|s| s.json_schema.clone()),
         permission_mode: common.permission_mode(),
         replay_user_messages,
@@ -209,6 +214,13 @@ pub fn start(
     if let Some(sdk) = sdk {
         sdk_options::apply(&mut config, sdk, &selection, &cwd, &mut notices)?;
     }
+    // PROFILE §17: the default system message names the tools offered (after `--tools`).
+    let offered: Vec<&str> = config.tools.iter().map(|t| t.name.as_str()).collect();
+    config.default_system_prompt = Some(super::system_prompt::default_system_prompt(
+        &cwd,
+        &offered,
+        std::time::SystemTime::now(),
+    ));
     // PROFILE §16 HOOK_INPUT `transcript_path`.
     config.transcript_path = home
         .join(agentx_home::store::SESSIONS_DIR)
@@ -219,6 +231,7 @@ pub fn start(
     if built_in {
         notices.push(BUILT_IN_NOTICE.to_string());
     }
+    notices.extend(unstored);
     undo.0 = None;
     Ok(Startup {
         config,

@@ -65,24 +65,49 @@ pub fn builder(root: &Path, types: Option<Types>) -> WalkBuilder {
     b
 }
 
-/// The files of the walk (no directories), each with its modification time.
-pub fn files(root: &Path, pattern: Option<&Pattern>) -> Vec<(PathBuf, std::time::SystemTime)> {
-    let mut out = Vec::new();
-    for entry in builder(root, None).build().flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
+type Found = Vec<(PathBuf, std::time::SystemTime)>;
+
+/// One walker thread's finds, handed to the shared list when the thread's visitor is dropped.
+struct Batch<'a> {
+    local: Found,
+    all: &'a std::sync::Mutex<Found>,
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut all) = self.all.lock() {
+            all.append(&mut self.local);
         }
-        if pattern.is_some_and(|p| !p.matches(root, entry.path())) {
-            continue;
-        }
-        let mtime = entry
-            .metadata()
-            .ok()
-            .and_then(|m| m.modified().ok())
-            .unwrap_or(std::time::UNIX_EPOCH);
-        out.push((entry.into_path(), mtime));
     }
-    out
+}
+
+/// The files of the walk (no directories), each with its modification time; the walk runs
+/// on ripgrep's parallel walker (the order is [`newest_first`]'s to set).
+pub fn files(root: &Path, pattern: Option<&Pattern>) -> Found {
+    let all = std::sync::Mutex::new(Vec::new());
+    builder(root, None).build_parallel().run(|| {
+        let mut batch = Batch {
+            local: Vec::new(),
+            all: &all,
+        };
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return ignore::WalkState::Continue;
+            };
+            if entry.file_type().is_some_and(|t| t.is_file())
+                && pattern.is_none_or(|p| p.matches(root, entry.path()))
+            {
+                let mtime = entry
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .unwrap_or(std::time::UNIX_EPOCH);
+                batch.local.push((entry.into_path(), mtime));
+            }
+            ignore::WalkState::Continue
+        })
+    });
+    all.into_inner().unwrap_or_default()
 }
 
 /// Newest first, then by path ascending (PROFILE §17).

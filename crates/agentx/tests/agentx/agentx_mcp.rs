@@ -141,7 +141,17 @@ fn an_mcp_tool_through_the_binary() {
     );
     assert_eq!(
         init["tools"],
-        json!(["Read", "Write", "Bash", "mcp__calc__add", "mcp__calc__mul"])
+        json!([
+            "Read",
+            "Write",
+            "Bash",
+            "Edit",
+            "Glob",
+            "Grep",
+            "TodoWrite",
+            "mcp__calc__add",
+            "mcp__calc__mul"
+        ])
     );
     let tr = turn.iter().find(|v| v["type"] == "user").unwrap();
     assert_eq!(tr["message"]["content"][0]["content"], "3");

@@ -1001,6 +1001,37 @@ fn one_shot_attach_png_and_pdf() {
     assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap(), ma);
 }
 
+/// WIRE-022: the result of an attachment-bearing `-p` turn carries the stable `prompt_uuid`,
+/// a UUID distinct from the result's own `uuid`, in both formats that write a result; a
+/// turn without attachments carries none.
+#[test]
+fn one_shot_attach_result_carries_the_prompt_uuid() {
+    let home = TempDir::new("up-p-uuid");
+    let f = home.path().join("dot.png");
+    std::fs::write(&f, samples::png_gradient(4, 4)).unwrap();
+    let f = f.to_str().unwrap();
+    for format in ["json", "stream-json"] {
+        let (status, out, err) = run_in_home(
+            home.path(),
+            &["-p", "look", "--attach", f, "--output-format", format],
+        );
+        assert_eq!(status, Some(0), "{err}");
+        let result: Value = out
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice::<Value>(l).unwrap())
+            .find(|r| r["type"] == "result")
+            .expect("a result");
+        let prompt_uuid = result["prompt_uuid"].as_str().expect("prompt_uuid");
+        assert!(uuid::Uuid::parse_str(prompt_uuid).is_ok(), "{prompt_uuid}");
+        assert_ne!(result["uuid"].as_str(), Some(prompt_uuid));
+    }
+    let (status, out, _) = run_in_home(home.path(), &["-p", "look", "--output-format", "json"]);
+    assert_eq!(status, Some(0));
+    let result: Value = serde_json::from_slice(out.trim_ascii_end()).unwrap();
+    assert!(result.get("prompt_uuid").is_none(), "{result}");
+}
+
 /// `max_attachments_per_message` (8) at its edge for `--attach`: 8 files run, a 9th is
 /// rejected before any output; `--no-attachments` refuses `--attach` (`capability_absent`);
 /// an unreadable path is a rejection too. A rejection writes nothing on stdout, exits 1.

@@ -54,7 +54,7 @@ fn profile_14_openai_text_through_agentx() {
         reqs[0].header("authorization"),
         Some(format!("Bearer {KEY}").as_str())
     );
-    let body: Value = serde_json::from_slice(&reqs[0].body).unwrap();
+    let body: Value = crate::conversation(&reqs[0].body);
     assert_eq!(body["model"], "gpt-x");
     assert_eq!(body["stream"], true);
     assert_eq!(body["stream_options"]["include_usage"], true);
@@ -114,7 +114,7 @@ fn profile_14_azure_tool_call_round_trip_through_agentx() {
         assert_eq!(q.header("api-key"), Some(KEY));
         assert_eq!(q.header("authorization"), None);
     }
-    let body: Value = serde_json::from_slice(&reqs[1].body).unwrap();
+    let body: Value = crate::conversation(&reqs[1].body);
     let msgs = body["messages"].as_array().unwrap();
     assert_eq!(msgs.len(), 3, "{body}");
     assert_eq!(msgs[1]["role"], "assistant");
@@ -147,7 +147,7 @@ fn profile_14_two_parallel_tool_calls_through_agentx() {
     assert!(assistants[..3].iter().all(|a| a["message"]["id"] == *id));
     assert_eq!(assistants[1]["message"]["content"][0]["id"], "call_a");
     assert_eq!(assistants[2]["message"]["content"][0]["id"], "call_b");
-    let body: Value = serde_json::from_slice(&server.requests()[1].body).unwrap();
+    let body: Value = crate::conversation(&server.requests()[1].body);
     let msgs = body["messages"].as_array().unwrap();
     assert_eq!(msgs[1]["content"], "Checking both.");
     assert_eq!(msgs[1]["tool_calls"].as_array().unwrap().len(), 2);

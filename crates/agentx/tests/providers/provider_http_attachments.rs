@@ -93,7 +93,7 @@ fn bodies(server: &Server) -> Vec<Value> {
     server
         .requests()
         .iter()
-        .map(|r| serde_json::from_slice(&r.body).expect("the body is JSON"))
+        .map(|r| crate::conversation(&r.body))
         .collect()
 }
 
@@ -328,13 +328,13 @@ fn profile_14_over_40_mib_of_media_the_newest_are_sent_within_the_request_limits
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     // The first request: 28 MiB, both sent.
-    let first: Value = serde_json::from_slice(&requests[0].body).unwrap();
+    let first: Value = crate::conversation(&requests[0].body);
     let parts = first["messages"][0]["content"].as_array().unwrap();
     assert_part_is(&parts[1], &m1);
     assert_part_is(&parts[2], &m2);
     // The second: 42 MiB + a PNG in the conversation; the oldest PDF falls back to its line.
     let body = &requests[1].body;
-    let second: Value = serde_json::from_slice(body).unwrap();
+    let second: Value = crate::conversation(body);
     let history = second["messages"][0]["content"].as_array().unwrap();
     assert_eq!(history[0], text("Read both."));
     assert_eq!(history[1], metadata_part(&m1));
@@ -454,7 +454,7 @@ fn profile_14_one_shot_attach_through_azure_openai() {
     assert!(requests[0]
         .target
         .starts_with("/openai/deployments/vision-prod/chat/completions"));
-    let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
+    let body: Value = crate::conversation(&requests[0].body);
     let parts = body["messages"][0]["content"].as_array().unwrap();
     assert_eq!(parts.len(), 3);
     assert_eq!(parts[0], text("Describe both."));

@@ -93,10 +93,10 @@ fn profile_16_openai_sends_response_format_and_retries_with_the_validation_error
         }
     });
     for req in &reqs {
-        let body: Value = serde_json::from_slice(&req.body).unwrap();
+        let body: Value = crate::conversation(&req.body);
         assert_eq!(body["response_format"], expected_format);
     }
-    let second: Value = serde_json::from_slice(&reqs[1].body).unwrap();
+    let second: Value = crate::conversation(&reqs[1].body);
     let messages = second["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 3, "{messages:?}");
     assert_eq!(messages[0]["content"], "what is the answer?");
@@ -121,6 +121,6 @@ fn profile_16_without_a_schema_no_response_format_is_sent() {
     let r = records.iter().find(|r| r["type"] == "result").unwrap();
     assert_eq!(r["subtype"], "success");
     assert!(r.get("structured_output").is_none());
-    let body: Value = serde_json::from_slice(&server.requests()[0].body).unwrap();
+    let body: Value = crate::conversation(&server.requests()[0].body);
     assert!(body.get("response_format").is_none());
 }

@@ -6,6 +6,7 @@ use agentx_test_support::harness;
 mod store;
 
 mod attach_reclaim;
+mod store_backlog;
 mod store_crash;
 mod store_disk_full;
 mod store_durable;

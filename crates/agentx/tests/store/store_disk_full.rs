@@ -1,6 +1,6 @@
 //! Black-box: PROFILE §11 "Disk errors" on a small tmpfs AgentX home: a
 //! full disk before the first turn (no `meta.json`, no `meta.json.tmp` left), an append that
-//! fails part-way (cut back to a whole line), an upload that the blob store refuses with
+//! fails part-way (the records that fit are stored, the rest cut back to a whole line), an upload that the blob store refuses with
 //! `storage_full` leaving no temporary file, then space returns and the next turn stores every
 //! turn that was owed, in order; the session resumes with all of them. The diagnostic is
 //! `agentx: session store: <errno text>`, once per failure streak; results, `idle` and every
@@ -25,12 +25,12 @@ use store::*;
 const DIAGNOSTIC: &str = "agentx: session store: No space left on device";
 
 /// A tmpfs mounted on a fresh directory; unmounted on drop (before the directory is removed).
-struct Tmpfs {
+pub(crate) struct Tmpfs {
     dir: TempDir,
 }
 
 impl Tmpfs {
-    fn mount(size: &str) -> Result<Tmpfs, String> {
+    pub(crate) fn mount(size: &str) -> Result<Tmpfs, String> {
         let dir = TempDir::new("tmpfs");
         let out = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
@@ -46,7 +46,7 @@ impl Tmpfs {
         Ok(Tmpfs { dir })
     }
 
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 }
@@ -61,7 +61,7 @@ impl Drop for Tmpfs {
 }
 
 /// Fills the file system of `home` until a write fails, then frees `room` bytes.
-fn fill(home: &Path, room: u64) -> PathBuf {
+pub(crate) fn fill(home: &Path, room: u64) -> PathBuf {
     let path = home.join("filler");
     let mut f = std::fs::File::create(&path).unwrap();
     let block = vec![0x5au8; 64 * 1024];
@@ -153,8 +153,9 @@ fn profile_11_disk_full_turn_upload_and_resume() {
     assert_eq!(end["reason"], "storage_full", "{end}");
     assert!(files_named(&home.join("blobs"), ".tmp-").is_empty());
 
-    // 4. A little room: meta.json fits, the owed append does not; it is cut back to a whole
-    //    line (here: nothing).
+    // 4. A little room: meta.json fits, and what is owed is stored record by record while it
+    //    fits (the first two turns); the third turn's 200 KB prompt does not, and is cut back
+    //    to a whole line.
     std::fs::remove_file(&filler).unwrap();
     let filler = fill(home, 48 * 1024);
     a.say(&format!("three {}", "w".repeat(200_000)));
@@ -162,7 +163,7 @@ fn profile_11_disk_full_turn_upload_and_resume() {
     no_meta_tmp(home);
     let bytes = transcript_bytes(home, &sid);
     assert!(bytes.is_empty() || bytes.ends_with(b"\n"), "a whole line");
-    assert!(stored_result_uuids(home, &sid).is_empty());
+    assert_eq!(stored_result_uuids(home, &sid), results[..2]);
 
     // 5. Space returns: the next turn stores every owed turn, in order.
     std::fs::remove_file(&filler).unwrap();

@@ -276,10 +276,11 @@ fn profile_11_a_cut_turn_never_reaches_the_resumed_model() {
     assert_tool_uses_paired(&resumed_context(home.path(), &sid));
 }
 
-/// Item 12 / PROFILE §8 Signals: SIGHUP mid-turn ends like input EOF: the turn finishes, its
-/// result and `idle` are written, it is stored, and the process exits 0.
+/// PROFILE §8 Signals: SIGHUP mid-turn is input EOF and interrupts the turn (no
+/// acknowledgement): its result (`error_during_execution`) and `idle` are written, it is
+/// stored, and the process exits 0 without waiting for the stalled model.
 #[test]
-fn profile_8_sighup_ends_like_eof() {
+fn profile_8_sighup_interrupts_the_turn_and_stores_it() {
     let home = TempDir::new("sighup");
     let mut a = Agentx::session(home.path(), &[]);
     a.say("!sleep 300\n!say done");
@@ -287,8 +288,7 @@ fn profile_8_sighup_ends_like_eof() {
     let sid = sid_of(&upto);
     signal(a.pid(), "HUP");
     let turn = a.turn();
-    assert_eq!(result_of(&turn)["result"], "done");
-    assert_eq!(result_of(&turn)["subtype"], "success");
+    assert_eq!(result_of(&turn)["subtype"], "error_during_execution");
     let done = a.finish();
     assert_eq!(done.status, Some(0), "{}", done.stderr);
     done.assert_valid_output();

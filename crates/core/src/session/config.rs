@@ -164,6 +164,9 @@ pub struct SessionConfig {
     /// `--append-system-prompt`, the SDK profile only; initialize `appendSystemPrompt`
     /// replaces it.
     pub append_system_prompt: Option<String>,
+    /// The driver's default coding-agent system message (PROFILE §17): sent when neither
+    /// `system_prompt` nor initialize `systemPrompt` sets one, in both profiles.
+    pub default_system_prompt: Option<String>,
     /// `--json-schema` (PROFILE §16, the SDK profile only): the final text of every turn must
     /// be one JSON value valid against it; initialize `jsonSchema` replaces it.
     pub output_schema: Option<super::structured::OutputSchema>,
@@ -231,6 +234,7 @@ impl SessionConfig {
             profile: Profile::Standalone,
             system_prompt: None,
             append_system_prompt: None,
+            default_system_prompt: None,
             output_schema: None,
             permission_mode: PermissionMode::Default,
             replay_user_messages: false,

@@ -219,6 +219,13 @@ impl Session {
                 .diagnostic(format!("agentx: input line {line_no}: {reason}"));
             return self.input_error(reason, prompt_uuid, now);
         }
+        if let Some(text) = &self.store_unavailable {
+            // PROFILE §11: the store owes too much; this record would only add to it.
+            let reason = format!("session store unavailable: {text}");
+            self.out
+                .diagnostic(format!("agentx: input line {line_no}: {reason}"));
+            return self.input_error(&reason, prompt_uuid, now);
+        }
         if user.is_replay {
             // PROFILE §8: prior context, never a request (validated like any user record).
             if let Err(reason) = self.admit_attachments(&user, has_refs) {

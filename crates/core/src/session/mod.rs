@@ -227,6 +227,9 @@ pub struct Session {
     pub(crate) report: Option<context::Report>,
     /// The names `update_environment_variables` holds (PROFILE §8's bound).
     pub(crate) environment: environment::Environment,
+    /// PROFILE §11: the store owes more than its bound; new prompts are refused with this
+    /// errno text until the driver says otherwise.
+    pub(crate) store_unavailable: Option<String>,
     /// Replayed user records (`isReplay`, PROFILE §8) waiting to join the context at the next
     /// turn's start, with their stored lines.
     pub(crate) replayed: replayed::Replayed,
@@ -292,7 +295,17 @@ impl Session {
             report: None,
             environment: Default::default(),
             replayed: Default::default(),
+            store_unavailable: None,
         })
+    }
+
+    /// PROFILE §11 "Disk errors": the driver's store owes more than its bound (`Some`, with
+    /// the errno text) or not (`None`). While it does, a new user record is refused with the
+    /// input-error result `input error: session store unavailable: <errno text>`.
+    pub fn set_store_unavailable(&mut self, errno_text: Option<&str>) {
+        if self.store_unavailable.as_deref() != errno_text {
+            self.store_unavailable = errno_text.map(str::to_string);
+        }
     }
 
     /// Installs the upload integration (WIRE-018..020). Without it see [`Attachments`].

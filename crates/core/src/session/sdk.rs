@@ -129,19 +129,24 @@ impl Session {
         applied
     }
 
-    /// The system message of every model request (PROFILE §15, §16): the prompt's non-empty
-    /// parts, then the appended text, joined by a blank line; `None` when nothing is left (and
-    /// always in the standalone profile).
+    /// The system message of every model request (PROFILE §15, §16, §17): the prompt's
+    /// non-empty parts (the default coding-agent message when no prompt was set), then the
+    /// appended text, joined by a blank line; `None` when nothing is left. An explicit prompt,
+    /// even an empty one, replaces the default.
     pub(crate) fn system_message(&self) -> Option<String> {
-        if self.config.profile != super::Profile::Sdk {
-            return None;
-        }
         let (parts, append) = &self.system_prompt;
-        let text: Vec<&str> = parts
-            .iter()
-            .flatten()
-            .map(String::as_str)
-            .chain(append.as_deref())
+        let default = self.config.default_system_prompt.as_deref();
+        let prompt: Vec<&str> = match parts {
+            Some(p) => p.iter().map(String::as_str).collect(),
+            None => default.into_iter().collect(),
+        };
+        let append = match self.config.profile {
+            super::Profile::Sdk => append.as_deref(),
+            super::Profile::Standalone => None,
+        };
+        let text: Vec<&str> = prompt
+            .into_iter()
+            .chain(append)
             .filter(|p| !p.is_empty())
             .collect();
         (!text.is_empty()).then(|| text.join("\n\n"))

@@ -115,6 +115,22 @@ impl std::fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
+impl StoreError {
+    /// The errno text of a file operation's failure (`No space left on device`), for PROFILE
+    /// §11's input error; `None` for the other errors.
+    pub fn errno_text(&self) -> Option<&str> {
+        match self {
+            StoreError::Io { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The home cannot be written at all (a read-only mount, PROFILE §11).
+    pub fn is_read_only(&self) -> bool {
+        matches!(self, StoreError::Io { kind, .. } if *kind == io::ErrorKind::ReadOnlyFilesystem)
+    }
+}
+
 /// At most 64 bytes of an input value in a diagnostic (PROFILE §5), cut on a char boundary.
 fn shown(id: &str) -> String {
     cut(id, MAX_ECHO_BYTES).escape_debug().to_string()
@@ -317,6 +333,63 @@ impl SessionStore {
                 self.dirty = true;
                 let _ = self.cut_back();
                 Err(io_err("append transcript")(e))
+            }
+        }
+    }
+
+    /// PROFILE §11 "Disk errors": appends owed frames one record at a time, so space that
+    /// returns is used at once, then fsyncs. Returns how many leading frames are now durable,
+    /// and the error that stopped the rest. A frame that fails is cut off again (the
+    /// transcript ends on a whole line); a failed fsync commits nothing.
+    pub fn append_records<'a>(
+        &mut self,
+        frames: impl IntoIterator<Item = &'a [u8]>,
+    ) -> (usize, Result<(), StoreError>) {
+        if self.dirty {
+            if let Err(e) = self.cut_back() {
+                return (0, Err(io_err("truncate a failed append")(e)));
+            }
+        }
+        let (mut written, mut len, mut stopped) = (0usize, 0u64, None);
+        for frame in frames {
+            if frame.last() != Some(&b'\n') {
+                stopped = Some(StoreError::Io {
+                    op: "append an unterminated record",
+                    kind: io::ErrorKind::InvalidInput,
+                    text: "an unterminated record".into(),
+                });
+                break;
+            }
+            if let Err(e) = self.transcript.write_all(frame) {
+                stopped = Some(io_err("append transcript")(e));
+                break;
+            }
+            written += 1;
+            len += frame.len() as u64;
+        }
+        if written == 0 {
+            // Nothing whole was written: cut off what a partial write left.
+            if stopped.is_some() {
+                self.dirty = true;
+                let _ = self.cut_back();
+            }
+            return (0, stopped.map_or(Ok(()), Err));
+        }
+        // Cut the partial frame of the failure (if any) before the whole ones are synced.
+        let synced = self
+            .transcript
+            .set_len(self.committed + len)
+            .and_then(|()| self.transcript.seek(SeekFrom::End(0)).map(drop))
+            .and_then(|()| self.transcript.sync_data());
+        match synced {
+            Ok(()) => {
+                self.committed += len;
+                (written, stopped.map_or(Ok(()), Err))
+            }
+            Err(e) => {
+                self.dirty = true;
+                let _ = self.cut_back();
+                (0, Err(io_err("append transcript")(e)))
             }
         }
     }

@@ -1,0 +1,282 @@
+//! Black-box: PROFILE §17's evaluation per tool (read-only `Glob`/`Grep` inside the cwd run
+//! without a prompt, outside they are asked or, in `plan`, allowed; `Edit` as `Write`;
+//! `TodoWrite` always allowed), the §15 tool options over the new names, the default system
+//! message as `!system` shows it, and the todo list across `--resume`.
+
+use serde_json::{json, Value};
+
+use crate::harness;
+
+use harness::*;
+
+fn results(t: &[Value]) -> Vec<(String, bool)> {
+    t.iter()
+        .filter(|r| label(r).starts_with("user:tool_result"))
+        .map(crate::agentx_edit::outcome)
+        .collect()
+}
+
+/// Runs one message of `!tool` lines in `mode`, denying every prompt with "no"; returns the
+/// prompts' descriptions (sorted: they open at the same time) and the results in block order.
+fn run_mode(mode: &str, lines: &str, prompts: usize) -> (Vec<String>, Vec<(String, bool)>) {
+    let home = TempDir::new("coding-eval");
+    let cwd = home.path().join("work");
+    std::fs::create_dir(&cwd).unwrap();
+    std::fs::write(cwd.join("f.txt"), "x\n").unwrap();
+    let mut a = Agentx::session(
+        home.path(),
+        &["--permission-mode", mode, "--cwd", cwd.to_str().unwrap()],
+    );
+    a.say(lines);
+    let mut descriptions = Vec::new();
+    for _ in 0..prompts {
+        let upto = a.until(is_permission_request);
+        let req = upto.last().unwrap();
+        descriptions.push(req["request"]["description"].as_str().unwrap().to_owned());
+        a.send(&deny(req["request_id"].as_str().unwrap(), "no"));
+    }
+    a.turn();
+    let all = a.seen.clone();
+    assert_eq!(
+        all.iter().filter(|r| is_permission_request(r)).count(),
+        prompts,
+        "{mode}: exactly these prompts"
+    );
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+    descriptions.sort();
+    (descriptions, results(&all))
+}
+
+const CALLS: &str = concat!(
+    "!tool Glob {\"pattern\":\"*.txt\"}\n",
+    "!tool Grep {\"pattern\":\"x\",\"path\":\"f.txt\"}\n",
+    "!tool Glob {\"pattern\":\"*.none\",\"path\":\"..\"}\n",
+    "!tool Grep {\"pattern\":\"zzz\",\"path\":\"/etc/hostname\"}\n",
+    "!tool TodoWrite {\"todos\":[]}\n",
+    "!tool Edit {\"file_path\":\"new.txt\",\"old_string\":\"\",\"new_string\":\"n\"}\n",
+    "!tool Edit {\"file_path\":\"../out.txt\",\"old_string\":\"\",\"new_string\":\"o\"}",
+);
+
+fn ok_inside(r: &[(String, bool)]) {
+    assert!(r[0].0.ends_with("/work/f.txt") && !r[0].1, "{r:?}");
+    assert!(r[1].0.ends_with("/work/f.txt") && !r[1].1, "{r:?}");
+    assert_eq!(
+        r[4],
+        (
+            "todo list updated: 0 pending, 0 in progress, 0 completed".into(),
+            false
+        )
+    );
+}
+
+/// `default`: read-only tools inside run unasked, outside they are asked (`Glob <pattern>`,
+/// `Grep <pattern>`); `Edit` is asked inside and out (`Edit <file_path>`); `TodoWrite` runs.
+#[test]
+fn default_mode_asks_for_edits_and_for_searches_outside() {
+    let (asked, r) = run_mode("default", CALLS, 4);
+    assert_eq!(
+        asked,
+        ["Edit ../out.txt", "Edit new.txt", "Glob *.none", "Grep zzz"]
+    );
+    ok_inside(&r);
+    for i in [2, 3, 5, 6] {
+        assert_eq!(r[i], ("no".to_string(), true));
+    }
+}
+
+/// `acceptEdits`: `Edit` inside runs unasked; outside it and the searches outside are asked.
+#[test]
+fn accept_edits_mode_allows_edits_inside() {
+    let (asked, r) = run_mode("acceptEdits", CALLS, 3);
+    assert_eq!(asked, ["Edit ../out.txt", "Glob *.none", "Grep zzz"]);
+    ok_inside(&r);
+    assert!(r[5].0.starts_with("edited ") && !r[5].1, "{r:?}");
+}
+
+/// `plan`: every read-only call runs (outside too), `TodoWrite` runs, `Edit` is denied.
+#[test]
+fn plan_mode_runs_searches_and_todos_and_denies_edits() {
+    let (asked, r) = run_mode("plan", CALLS, 0);
+    assert!(asked.is_empty());
+    ok_inside(&r);
+    assert_eq!(r[2], ("No files found".to_string(), false));
+    assert_eq!(r[3], ("No files found".to_string(), false));
+    for i in [5, 6] {
+        assert_eq!(r[i], ("plan mode: no changes".to_string(), true));
+    }
+}
+
+const SDK: [&str; 5] = [
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--input-format",
+    "stream-json",
+];
+
+fn sdk(home: &TempDir, extra: &[&str]) -> Agentx {
+    let mut args: Vec<String> = SDK.iter().map(|s| s.to_string()).collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.extend(["--cwd".to_string(), home.path().display().to_string()]);
+    Agentx::spawn(home.path(), &args)
+}
+
+/// PROFILE §15 over the new names: `--tools` narrows (system/init keeps §17's order),
+/// `--disallowedTools Edit` removes it, `--allowedTools Edit` runs it unasked.
+#[test]
+fn tool_options_apply_to_the_coding_tools() {
+    let home = TempDir::new("coding-options");
+    let mut a = sdk(
+        &home,
+        &[
+            "--tools",
+            "TodoWrite,Grep,Read,Edit",
+            "--disallowedTools",
+            "Edit",
+        ],
+    );
+    a.say("!tool Edit {\"file_path\":\"a\",\"old_string\":\"\",\"new_string\":\"b\"}");
+    let t = a.turn();
+    let init = t.iter().find(|r| r["subtype"] == "init").unwrap();
+    assert_eq!(init["tools"], json!(["Read", "Grep", "TodoWrite"]));
+    assert_eq!(results(&t), [("unknown tool Edit".to_string(), true)]);
+    a.finish();
+    let mut a = sdk(&home, &["--allowedTools", "Read,Edit"]);
+    a.say("!tool Edit {\"file_path\":\"a.txt\",\"old_string\":\"\",\"new_string\":\"b\"}");
+    let t = a.turn();
+    assert!(!t.iter().any(is_permission_request));
+    assert!(results(&t)[0].0.starts_with("edited "), "{t:?}");
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("a.txt")).unwrap(),
+        "b"
+    );
+    a.finish();
+}
+
+fn system_text(home: &TempDir, extra: &[&str]) -> String {
+    let mut a = sdk(home, extra);
+    a.say("!system");
+    let t = a.turn();
+    let r = t.iter().find(|r| is_result(r)).unwrap()["result"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    a.finish();
+    r
+}
+
+/// The default system message (no prompt set; the SDKs' `claude_code` preset sets none) with
+/// its environment block; `--append-system-prompt` adds to it; an explicit prompt replaces
+/// it, an empty one too.
+#[test]
+fn the_default_system_message_and_what_replaces_it() {
+    let home = TempDir::new("coding-system");
+    let cwd = std::fs::canonicalize(home.path()).unwrap();
+    let text = system_text(&home, &[]);
+    assert!(
+        text.starts_with("system: You are agentx, a coding agent"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("Working directory: {}\n", cwd.display())));
+    assert!(text.contains("Is a git repository: no\n"));
+    let appended = system_text(&home, &["--append-system-prompt", "Extra rule."]);
+    assert!(appended.starts_with("system: You are agentx"));
+    assert!(appended.ends_with("\n\nExtra rule."), "{appended}");
+    assert_eq!(
+        system_text(&home, &["--system-prompt", "Be terse."]),
+        "system: Be terse."
+    );
+    assert_eq!(system_text(&home, &["--system-prompt="]), "system: (none)");
+    std::fs::create_dir(home.path().join(".git")).unwrap();
+    assert!(system_text(&home, &[]).contains("Is a git repository: yes\n"));
+}
+
+/// The todo list survives `--resume`: the next `TodoWrite` reports it as `oldTodos`.
+#[test]
+fn the_todo_list_survives_resume() {
+    let home = TempDir::new("coding-todo");
+    let list = json!([
+        {"content": "write tests", "status": "completed", "activeForm": "writing tests"},
+        {"content": "ship", "status": "in_progress", "activeForm": "shipping"}
+    ]);
+    let mut a = Agentx::session(home.path(), &[]);
+    a.say(&format!("!tool TodoWrite {}", json!({ "todos": list })));
+    let t = a.turn();
+    assert_eq!(
+        results(&t),
+        [(
+            "todo list updated: 0 pending, 1 in progress, 1 completed".to_string(),
+            false
+        )]
+    );
+    let user = t
+        .iter()
+        .find(|r| label(r).starts_with("user:tool_result"))
+        .unwrap();
+    assert_eq!(
+        user["tool_use_result"],
+        json!({"oldTodos": [], "newTodos": list})
+    );
+    // A failed TodoWrite does not count.
+    a.say("!tool TodoWrite {\"todos\":[{\"content\":\"x\",\"status\":\"done\",\"activeForm\":\"x\"}]}");
+    let t = a.turn();
+    assert_eq!(
+        results(&t),
+        [(
+            "invalid input for TodoWrite: todos[0]: status must be one of pending, in_progress, completed"
+                .to_string(),
+            true
+        )]
+    );
+    let sid = t.iter().find(|r| is_result(r)).unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    a.finish();
+    let mut b = Agentx::session(home.path(), &["--resume", &sid]);
+    b.say("!tool TodoWrite {\"todos\":[]}");
+    let t = b.turn();
+    let user = t
+        .iter()
+        .find(|r| label(r).starts_with("user:tool_result"))
+        .unwrap();
+    assert_eq!(
+        user["tool_use_result"],
+        json!({"oldTodos": list, "newTodos": []})
+    );
+    b.finish();
+}
+
+/// `TodoWrite`'s limits: 100 items accepted, 101 refused; empty `content` refused.
+#[test]
+fn todo_write_limits() {
+    let home = TempDir::new("coding-todo-limits");
+    let item = json!({"content": "c", "status": "pending", "activeForm": "a"});
+    let mut a = Agentx::session(home.path(), &[]);
+    a.say(&format!(
+        "!tool TodoWrite {}\n!tool TodoWrite {}\n!tool TodoWrite {}",
+        json!({ "todos": vec![item.clone(); 100] }),
+        json!({ "todos": vec![item.clone(); 101] }),
+        json!({"todos": [{"content": "", "status": "pending", "activeForm": "a"}]}),
+    ));
+    let t = a.turn();
+    assert_eq!(
+        results(&t),
+        [
+            (
+                "todo list updated: 100 pending, 0 in progress, 0 completed".to_string(),
+                false
+            ),
+            (
+                "invalid input for TodoWrite: todos must have at most 100 items".to_string(),
+                true
+            ),
+            (
+                "invalid input for TodoWrite: todos[0]: content must not be empty".to_string(),
+                true
+            ),
+        ]
+    );
+    a.finish();
+}
