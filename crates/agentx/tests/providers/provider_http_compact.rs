@@ -70,12 +70,13 @@ fn body(r: &Request) -> Value {
     serde_json::from_slice(&r.body).unwrap()
 }
 
-/// `(role, content)` of every message of a request.
+/// `(role, content)` of every message of a request but the system message.
 fn messages(r: &Request) -> Vec<(String, String)> {
     body(r)["messages"]
         .as_array()
         .unwrap()
         .iter()
+        .filter(|m| m["role"] != "system")
         .map(|m| {
             (
                 m["role"].as_str().unwrap().to_string(),
