@@ -554,6 +554,10 @@ impl<'d> Gen<'d> {
             mcp_servers: self.list(2, |g| McpServerStatus {
                 name: g.text(),
                 status: g.text(),
+                config: None,
+                server_info: None,
+                error: None,
+                tools: None,
             }),
             model: self.text(),
             // WIRE-023: required on decode.

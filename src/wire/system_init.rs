@@ -19,6 +19,7 @@ use super::decode::{Closed, Path, Text};
 use super::error::Error;
 use super::grammar::Uuid;
 use super::table::wire_struct;
+use super::RawJson;
 
 wire_struct! {
     /// An MCP server name/status pair.
@@ -28,6 +29,14 @@ wire_struct! {
         skip: [],
         name: Text<'a> = "name" => req,
         status: Text<'a> = "status" => req,
+        /// `mcp_status` (PROFILE §18): the server's transport, never its `env` or `headers`.
+        config: Option<RawJson<'a>> = "config" => opt,
+        /// `mcp_status`: MCP's `{name, version}` when connected.
+        server_info: Option<RawJson<'a>> = "serverInfo" => opt,
+        /// `mcp_status`: why it failed.
+        error: Option<Text<'a>> = "error" => opt,
+        /// `mcp_status`: `[{name, description}]` when connected.
+        tools: Option<RawJson<'a>> = "tools" => opt,
     }
 }
 

@@ -10,5 +10,6 @@
 
 pub mod args;
 pub mod hook;
+pub mod mcp;
 pub mod run;
 pub mod tools;

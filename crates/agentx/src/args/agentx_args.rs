@@ -244,7 +244,7 @@ const OPTIONS: &[(&str, Opt, bool)] = &[
     ("--await-initialize", Opt::AwaitInitialize, false),
     // PROFILE §16 structured output.
     ("--json-schema", Opt::JsonSchema, true),
-    // PROFILE §16: in-process SDK MCP servers only.
+    // PROFILE §18: the MCP servers (it may repeat).
     ("--mcp-config", Opt::McpConfig, true),
 ];
 
@@ -299,6 +299,8 @@ struct Scanned {
     seen: [Option<Given>; OPT_COUNT],
     attach: Vec<PathBuf>,
     add_dirs: Vec<PathBuf>,
+    /// Every `--mcp-config` value and its position.
+    mcp_configs: Vec<(String, usize)>,
     /// The SDK options of [`sdk_args::OTHER`] given: `(index, position)`, in argument order.
     other: Vec<(usize, usize)>,
     /// The position of the first `--opt=value` argument.
@@ -313,6 +315,7 @@ impl Default for Scanned {
             seen: std::array::from_fn(|_| None),
             attach: Vec::new(),
             add_dirs: Vec::new(),
+            mcp_configs: Vec::new(),
             other: Vec::new(),
             first_inline: None,
             terminator: None,
@@ -410,7 +413,16 @@ fn scan(args: &[String]) -> Result<Scanned, UsageError> {
         let (value, value_position) =
             take_value(args, &mut i, name, takes_value, inline, position)?;
         let slot = &mut out.seen[opt as usize];
-        if opt == Opt::AddDir {
+        if opt == Opt::McpConfig {
+            // PROFILE §18: an exception to the once rule.
+            out.mcp_configs
+                .push((value.unwrap_or_default(), value_position));
+            slot.get_or_insert(Given {
+                position,
+                value: None,
+                value_position,
+            });
+        } else if opt == Opt::AddDir {
             out.add_dirs.push(PathBuf::from(value.unwrap_or_default()));
             slot.get_or_insert(Given {
                 position,
@@ -745,14 +757,20 @@ fn sdk(s: Scanned) -> Result<SdkArgs, UsageError> {
             )
         })?),
     };
-    // PROFILE §16: the SDK servers; any other type is a usage error naming the server.
-    let mcp_servers = match s.value(Opt::McpConfig) {
-        None => Vec::new(),
-        Some((v, p)) => agentx_core::session::mcp::sdk_servers_of_config(v)
-            .map_err(|e| usage_at(format!("--mcp-config: {e}"), p))?,
-    };
+    // PROFILE §18: JSON text is checked here; a file is read at startup.
+    let mut mcp_configs = Vec::new();
+    for (v, p) in &s.mcp_configs {
+        mcp_configs.push(if v.starts_with('{') {
+            sdk_args::McpConfigArg::Servers(
+                agentx_core::session::mcp_config::servers_of_config(v)
+                    .map_err(|e| usage_at(format!("--mcp-config: {e}"), *p))?,
+            )
+        } else {
+            sdk_args::McpConfigArg::File(PathBuf::from(v), *p)
+        });
+    }
     Ok(SdkArgs {
-        mcp_servers,
+        mcp_configs,
         json_schema,
         system_prompt: owned(Opt::SystemPrompt),
         system_prompt_file: owned(Opt::SystemPromptFile).map(PathBuf::from),

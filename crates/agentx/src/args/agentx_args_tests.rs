@@ -487,7 +487,7 @@ fn every_sdk_option_is_typed() {
     assert_eq!(
         s.sdk,
         SdkArgs {
-            mcp_servers: Vec::new(),
+            mcp_configs: Vec::new(),
             json_schema: Some(
                 agentx_core::session::structured::OutputSchema::compile(r#"{"type":"object"}"#)
                     .unwrap()
@@ -593,17 +593,34 @@ fn sdk_option_values_are_checked() {
 }
 
 #[test]
-fn mcp_config_names_the_sdk_servers() {
-    // PROFILE §16: Python 0.2.189's `--mcp-config` for `create_sdk_mcp_server` servers.
+fn mcp_config_names_the_servers_and_repeats() {
+    // PROFILE §16: Python 0.2.189's `--mcp-config` for `create_sdk_mcp_server` servers;
+    // PROFILE §18: it may repeat, and a value not starting with `{` is a file path.
+    use crate::args::sdk_args::McpConfigArg;
     let s = sdk_ok(&[
         "--mcp-config",
         r#"{"mcpServers":{"calc":{"type":"sdk","name":"calc"},"t":{"type":"sdk","name":"t"}}}"#,
+        "--mcp-config=/etc/mcp.json",
+        "--mcp-config",
+        r#"{"mcpServers":{"fs":{"command":"srv"}}}"#,
     ]);
-    assert_eq!(s.sdk.mcp_servers, ["calc", "t"]);
-    assert!(sdk_ok(&["--mcp-config={\"mcpServers\":{}}"])
-        .sdk
-        .mcp_servers
-        .is_empty());
+    assert_eq!(s.sdk.mcp_configs.len(), 3);
+    let McpConfigArg::Servers(first) = &s.sdk.mcp_configs[0] else {
+        panic!()
+    };
+    let names: Vec<_> = first.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["calc", "t"]);
+    assert_eq!(
+        s.sdk.mcp_configs[1],
+        McpConfigArg::File("/etc/mcp.json".into(), 8)
+    );
+    assert!(matches!(&s.sdk.mcp_configs[2], McpConfigArg::Servers(d) if d[0].name == "fs"));
+    assert_eq!(
+        sdk_ok(&["--mcp-config={\"mcpServers\":{}}"])
+            .sdk
+            .mcp_configs,
+        [McpConfigArg::Servers(vec![])]
+    );
 }
 
 #[test]
@@ -612,15 +629,17 @@ fn refused_sdk_options_name_themselves_and_why() {
         (
             &[
                 "--mcp-config",
-                r#"{"mcpServers":{"files":{"command":"x"}}}"#,
+                r#"{"mcpServers":{"files":{"command":"x","cwd":"/"}}}"#,
             ][..],
-            "--mcp-config: MCP server \"files\" is of type \"stdio\": only in-process SDK \
-             servers (type \"sdk\") are supported (argument 7)",
+            "--mcp-config: MCP server \"files\": unknown member \"cwd\" (argument 7)",
         ),
         (
-            &["--mcp-config=/etc/mcp.json"][..],
-            "--mcp-config: it is not JSON {\"mcpServers\":{…}} (a file path is not read) \
-             (argument 6)",
+            &[
+                "--mcp-config",
+                r#"{"mcpServers":{"w":{"type":"http","url":"http://example.com/mcp"}}}"#,
+            ][..],
+            "--mcp-config: MCP server \"w\": a plain http:// url must be loopback (use \
+             https://) (argument 7)",
         ),
         (
             &["--settings={}"],

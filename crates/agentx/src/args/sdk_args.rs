@@ -25,9 +25,9 @@ use agentx_core::session::{Budget, SettingSource};
 /// (PROFILE §15,): this module only types them.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct SdkArgs {
-    /// `--mcp-config JSON` (PROFILE §16): the in-process SDK MCP servers it names, in order
-    /// (any other server type is a usage error naming the server).
-    pub mcp_servers: Vec<String>,
+    /// Every `--mcp-config` (PROFILE §18: it may repeat), in argument order: JSON text
+    /// already checked, or a file path read at startup.
+    pub mcp_configs: Vec<McpConfigArg>,
     /// `--json-schema SCHEMA` (PROFILE §16), checked and compiled: the final text of every
     /// turn must be one JSON value valid against it.
     pub json_schema: Option<agentx_core::session::structured::OutputSchema>,
@@ -291,4 +291,14 @@ mod tests {
             "agentx: WARN --betas is not supported; ignored"
         );
     }
+}
+
+/// One `--mcp-config` value (PROFILE §18: a value starting with `{` is JSON text, anything else
+/// a file path).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum McpConfigArg {
+    /// JSON text: its servers, in order.
+    Servers(Vec<agentx_core::session::mcp_config::ServerDef>),
+    /// A file path, read at startup, and the argument's position.
+    File(std::path::PathBuf, usize),
 }

@@ -78,6 +78,8 @@ pub fn run_loop(
         notices: _,
     } = startup;
     let mut persist = Persister::new(home, store);
+    let session_add_dirs = config.add_dirs.clone();
+    let mcp_connect_timeout = config.mcp.connect_timeout;
     // PROFILE §17: a resumed session's todo list is its last successful TodoWrite's input.
     let todos =
         crate::tools::todo::TodoList::new(crate::tools::todo::from_history(&config.history));
@@ -93,6 +95,12 @@ pub fn run_loop(
     }
     let tx = inbox.sender();
     spawn_signals(tx.clone());
+    let mut mcp = crate::mcp::Clients::new(
+        tx.clone(),
+        cwd.clone(),
+        &session_add_dirs,
+        mcp_connect_timeout,
+    );
     let mut workers = Workers::new(tx.clone(), cwd, hook, todos);
     let mut calls: Vec<(TurnId, Box<dyn ModelCall>)> = Vec::new();
     let mut input_closed = false;
@@ -116,6 +124,7 @@ pub fn run_loop(
         loop {
             if let Err(e) = drain_output(&mut session, sink) {
                 workers.kill_all();
+                mcp.shut_down();
                 return output_failed(e);
             }
             let mut persisted = false;
@@ -144,7 +153,24 @@ pub fn run_loop(
                         name,
                         input_json,
                     } => workers.run_tool(tool_use_id, &name, &input_json),
-                    Action::CancelTool { tool_use_id } => workers.cancel_tool(&tool_use_id),
+                    Action::CancelTool { tool_use_id } => {
+                        if !mcp.cancel(&tool_use_id, "interrupted") {
+                            workers.cancel_tool(&tool_use_id)
+                        }
+                    }
+                    Action::McpConnect {
+                        name,
+                        epoch,
+                        server,
+                    } => mcp.connect(name, epoch, server),
+                    Action::McpClose { name } => mcp.close(&name),
+                    Action::McpCall {
+                        tool_use_id,
+                        server,
+                        tool,
+                        input_json,
+                        timeout_ms,
+                    } => mcp.call(tool_use_id, &server, &tool, &input_json, timeout_ms),
                     Action::StartHook {
                         tool_use_id,
                         session_id,
@@ -176,7 +202,10 @@ pub fn run_loop(
             for (_, c) in &calls {
                 c.cancel();
             }
-            return match flush_writer(sink) {
+            let flushed = flush_writer(sink);
+            // PROFILE §18 "Shutdown": after the last record is stored and written.
+            mcp.shut_down();
+            return match flushed {
                 Ok(()) => code,
                 Err(e) => output_failed(e),
             };
@@ -198,6 +227,7 @@ pub fn run_loop(
         if !held {
             if let Err(e) = flush_writer(sink) {
                 workers.kill_all();
+                mcp.shut_down();
                 return output_failed(e);
             }
         }
@@ -241,7 +271,9 @@ pub fn run_loop(
             // PROFILE §8 Signals: EOF, and the active turn interrupted; queued prompts are
             // refused. The exit follows within 2 s whatever a tool or model server does: the
             // interrupt settles the turn at once, and its killed tools are not waited for.
+            // PROFILE §18: every MCP call in flight gets `notifications/cancelled`.
             Event::Terminate => {
+                mcp.cancel_all("agentx is terminating");
                 input_closed = true;
                 eof_pending = false;
                 session.handle_terminate(now);
@@ -274,6 +306,9 @@ pub fn run_loop(
             Event::ToolDone(id, outcome) => session.handle_tool_done(&id, outcome, now),
             Event::HookDone(id, outcome) => session.handle_hook_done(&id, outcome, now),
             Event::Diagnostic(d) => eprintln!("{d}"),
+            Event::McpServer(name, epoch, report) => {
+                session.handle_mcp_server(&name, epoch, report, now)
+            }
         }
     }
 }

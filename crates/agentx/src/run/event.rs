@@ -16,7 +16,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use bytes::Bytes;
 
 use agentx_core::model::{ModelEvent, TurnId};
-use agentx_core::session::{HookOutcome, ToolOutcome};
+use agentx_core::session::{HookOutcome, McpReport, ToolOutcome};
 use agentx_io::Pump;
 use agentx_wire::frame::{FrameError, Reader};
 
@@ -85,6 +85,8 @@ pub enum Event {
     HookDone(String, HookOutcome),
     /// One stderr line from a worker.
     Diagnostic(String),
+    /// A user's MCP server: its name, connection epoch and status (PROFILE §18).
+    McpServer(String, u64, McpReport),
 }
 
 impl std::fmt::Debug for Event {
@@ -102,6 +104,7 @@ impl std::fmt::Debug for Event {
             Event::ToolDone(id, _) => write!(f, "ToolDone({id:?}, ..)"),
             Event::HookDone(id, _) => write!(f, "HookDone({id:?}, ..)"),
             Event::Diagnostic(d) => write!(f, "Diagnostic {{ len: {} }}", d.len()),
+            Event::McpServer(name, epoch, _) => write!(f, "McpServer({name:?}, {epoch}, ..)"),
         }
     }
 }

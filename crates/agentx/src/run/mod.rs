@@ -42,7 +42,19 @@ pub fn run_session(args: &SessionArgs) -> i32 {
 /// Each accepted-and-ignored option gets its WARN line once startup succeeded
 /// (`startup::start`).
 pub fn run_sdk_session(args: &SdkSessionArgs) -> i32 {
-    run(&args.session, Some(&args.sdk))
+    // PROFILE §18: every `--mcp-config` file is read and checked before anything starts; a
+    // bad one is a usage error (status 2) naming the server.
+    let mut sdk = args.sdk.clone();
+    match crate::mcp::config::resolve(&sdk.mcp_configs) {
+        Ok(servers) => {
+            sdk.mcp_configs = vec![crate::args::sdk_args::McpConfigArg::Servers(servers)];
+        }
+        Err(e) => {
+            eprintln!("agentx: {e}\n{}", crate::args::agentx_args::USAGE);
+            return 2;
+        }
+    }
+    run(&args.session, Some(&sdk))
 }
 
 fn run(args: &SessionArgs, sdk: Option<&SdkArgs>) -> i32 {

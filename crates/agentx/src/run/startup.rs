@@ -167,6 +167,22 @@ pub fn start(
         Some(sdk) => sdk.system_prompt.clone(),
         None => None,
     };
+    // PROFILE §18: the `--mcp-config` servers (the run resolved every file already).
+    let mcp_servers = match sdk {
+        Some(s) => crate::mcp::config::resolve(&s.mcp_configs).unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let secrets: Vec<String> = mcp_servers
+        .iter()
+        .filter_map(|d| match &d.kind {
+            agentx_core::session::mcp_config::ServerKind::User(u) => Some(u.secrets()),
+            agentx_core::session::mcp_config::ServerKind::Sdk => None,
+        })
+        .flatten()
+        .collect();
+    let credentials = selection
+        .credentials_with(&secrets)
+        .unwrap_or_else(|| selection.credentials().clone());
     let mut config = SessionConfig {
         session_id,
         uuid_seed: random_u64(),
@@ -186,8 +202,9 @@ pub fn start(
         attachments_enabled: !common.no_attachments,
         projection: Projection::of(&selection),
         tools: crate::tools::specs(),
-        // WIRE-013: the union goes into the session's encoder at construction.
-        credentials: selection.credentials().clone(),
+        // WIRE-013: the union goes into the session's encoder at construction, with the
+        // `--mcp-config` servers' secrets (PROFILE §18).
+        credentials,
         hook_configured: settings.permission_hook.is_some(),
         host_permissions,
         pid: std::process::id(),
@@ -206,7 +223,9 @@ pub fn start(
         },
         transcript_path: String::new(),
         mcp: agentx_core::session::McpConfig {
-            servers: sdk.map(|s| s.mcp_servers.clone()).unwrap_or_default(),
+            servers: mcp_servers,
+            connect_timeout: crate::mcp::config::connect_timeout(),
+            tool_timeout: crate::mcp::config::tool_timeout(),
             ..Default::default()
         },
         autocompact_pct,

@@ -63,7 +63,7 @@ fn start(a: &mut harness::Agentx, hooks: Value, tools: Value) {
     let (id, m) = next_mcp(a, "initialize");
     a.send(&answer(
         &id,
-        json!({"jsonrpc":"2.0","id":m["id"],"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"calc","version":"1"}}}),
+        json!({"jsonrpc":"2.0","id":m["id"],"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"calc","version":"1"}}}),
     ));
     let (id, _) = next_mcp(a, "notifications/initialized");
     a.send(&answer(&id, json!({"jsonrpc":"2.0","result":{}})));
@@ -336,24 +336,21 @@ fn openai_function_tools_and_long_names_map_back() {
     assert_eq!(a.finish().status, Some(0));
 }
 
-/// PROFILE §16: a stdio server in `--mcp-config` is a usage error naming it, before any
+/// PROFILE §18: a malformed server in `--mcp-config` is a usage error naming it, before any
 /// output.
 #[test]
-fn other_server_types_are_refused_on_the_command_line() {
+fn a_malformed_server_is_refused_on_the_command_line() {
     let home = harness::TempDir::new("agentx-mcp-refused");
     let mut args: Vec<&str> = SDK.to_vec();
     args.extend([
         "--mcp-config",
-        r#"{"mcpServers":{"files":{"type":"stdio","command":"npx"}}}"#,
+        r#"{"mcpServers":{"files":{"type":"stdio","command":"npx","cwd":"/"}}}"#,
     ]);
     let (status, stdout, stderr) = harness::run(home.path(), &args, b"");
     assert_eq!(status, Some(2), "{stderr}");
     assert!(stdout.is_empty());
     assert_eq!(
         stderr.lines().next(),
-        Some(
-            "agentx: --mcp-config: MCP server \"files\" is of type \"stdio\": only in-process \
-             SDK servers (type \"sdk\") are supported (argument 9)"
-        )
+        Some("agentx: --mcp-config: MCP server \"files\": unknown member \"cwd\" (argument 9)")
     );
 }

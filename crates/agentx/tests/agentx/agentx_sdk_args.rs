@@ -86,8 +86,7 @@ fn refused_options_exit_2_naming_the_option_before_any_output() {
                 "--mcp-config",
                 "{\"mcpServers\":{\"x\":{\"type\":\"stdio\"}}}",
             ][..],
-            "agentx: --mcp-config: MCP server \"x\" is of type \"stdio\": only in-process SDK \
-             servers (type \"sdk\") are supported (argument 7)",
+            "agentx: --mcp-config: MCP server \"x\": it has no command (argument 7)",
         ),
         (
             &["--permission-prompt-tool=mcp__perm__ask"],

@@ -615,7 +615,10 @@ fn run_case(data: &[u8], max_record_len: usize, mode: Mode) {
         config.profile = crate::session::Profile::Sdk;
     }
     if mcp {
-        config.mcp.servers = vec!["calc".into()];
+        config.mcp.servers = vec![crate::session::mcp_config::ServerDef {
+            name: "calc".into(),
+            kind: crate::session::mcp_config::ServerKind::Sdk,
+        }];
         config.mcp.list_timeout = Duration::from_secs(1);
         config.mcp.call_timeout = Duration::from_secs(1);
     }

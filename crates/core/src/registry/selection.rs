@@ -102,6 +102,19 @@ impl Selection {
         self.catalog.credentials()
     }
 
+    /// The registry's credential union with `extra` secrets joined (PROFILE §18: the
+    /// `--mcp-config` servers' secrets); `None` when the union cannot be built.
+    pub fn credentials_with(&self, extra: &[String]) -> Option<CredentialSet> {
+        if extra.is_empty() {
+            return Some(self.credentials().clone());
+        }
+        let registry = self
+            .registry
+            .private_values()
+            .map(|(_, _, s)| s.expose().to_vec());
+        CredentialSet::new(registry.chain(extra.iter().map(|e| e.as_bytes().to_vec()))).ok()
+    }
+
     /// The binding a durable session records and a resume compares (WIRE-025).
     pub fn binding(&self) -> &ProviderBinding {
         &self.binding

@@ -77,6 +77,38 @@ pub enum Action {
         /// Its configuration object, compact JSON.
         config_json: String,
     },
+    /// Connect one of the user's MCP servers (PROFILE §18): handshake, `tools/list`, then
+    /// report with `Session::handle_mcp_server(name, epoch, report, now)`. An earlier
+    /// connection of the same name is closed first.
+    McpConnect {
+        /// The server's name.
+        name: String,
+        /// This connection attempt (reports carry it back).
+        epoch: u64,
+        /// Its configuration.
+        server: crate::session::mcp_config::UserServer,
+    },
+    /// Close the user's MCP server `name` (removed or disabled; PROFILE §18 "Shutdown" for a
+    /// stdio server).
+    McpClose {
+        /// The server's name.
+        name: String,
+    },
+    /// Call a tool of a connected user's server (PROFILE §18 "Tools"); answer with
+    /// `Session::handle_tool_done(tool_use_id, outcome, now)`. [`Action::CancelTool`] cancels
+    /// it (`notifications/cancelled`).
+    McpCall {
+        /// The tool use.
+        tool_use_id: String,
+        /// The server's name.
+        server: String,
+        /// The tool's name as the server lists it.
+        tool: String,
+        /// The effective input, compact JSON of an object.
+        input_json: String,
+        /// The call's timeout in ms (the config's `timeout`, else `MCP_TOOL_TIMEOUT`).
+        timeout_ms: u64,
+    },
     /// Append these transcript lines (complete frames, `\n` included) to the session store
     /// and fsync (PROFILE §11). Queued once per finished turn: it is the "remote
     /// internal/resume-event flush" of the hard-interrupt order, which comes before `idle`.

@@ -291,11 +291,43 @@ impl Session {
 /// `mcp_status`: the current servers (none in the standalone profile; the reference
 /// profile's dynamic servers report `pending` until the driver connects them).
 fn mcp_status(s: &Session) -> McpStatusResponse<'_> {
-    // PROFILE §16: the SDK's in-process servers, `pending` while listed, then `connected`
-    // or `failed`.
-    let sdk = s.mcp.statuses().map(|(name, status)| McpServerStatus {
-        name: Cow::Borrowed(name),
-        status: Cow::Borrowed(status),
+    // PROFILE §16, §18: every server in configuration order, SDK servers included; a user's
+    // server adds its `config` (never `env` or `headers`), `serverInfo` and `tools` when
+    // connected, `error` when it failed.
+    let raw = |text: String| RawJson::parse_owned(text.into_bytes()).ok();
+    let servers = s.mcp.servers.iter().map(|sv| {
+        let user = sv.user.as_ref();
+        let connected = sv.status.as_str() == "connected";
+        McpServerStatus {
+            name: Cow::Borrowed(sv.name.as_str()),
+            status: Cow::Borrowed(sv.status.as_str()),
+            config: user.and_then(|u| raw(u.status_config())),
+            server_info: sv
+                .server_info
+                .clone()
+                .filter(|_| connected && user.is_some())
+                .and_then(raw),
+            error: sv
+                .error
+                .as_deref()
+                .filter(|_| user.is_some())
+                .map(Cow::Borrowed),
+            tools: (connected && user.is_some()).then(|| {
+                let mut m = b"[".to_vec();
+                for (i, t) in sv.tools.iter().enumerate() {
+                    if i > 0 {
+                        m.push(b',');
+                    }
+                    m.extend_from_slice(b"{\"name\":");
+                    agentx_wire::json::write_str(&mut m, &t.name);
+                    m.extend_from_slice(b",\"description\":");
+                    agentx_wire::json::write_str(&mut m, &t.description);
+                    m.push(b'}');
+                }
+                m.push(b']');
+                RawJson::parse_owned(m).unwrap_or_else(|_| RawJson::empty_object())
+            }),
+        }
     });
     let reference = s
         .config
@@ -305,8 +337,12 @@ fn mcp_status(s: &Session) -> McpStatusResponse<'_> {
         .map(|(n, _)| McpServerStatus {
             name: Cow::Borrowed(n.as_str()),
             status: Cow::Borrowed("pending"),
+            config: None,
+            server_info: None,
+            error: None,
+            tools: None,
         });
     McpStatusResponse {
-        mcp_servers: sdk.chain(reference).collect(),
+        mcp_servers: servers.chain(reference).collect(),
     }
 }

@@ -1,18 +1,17 @@
-//! In-process MCP tools (PROFILE §16), the pure parts: which servers a configuration names
-//! (`--mcp-config`'s `{"mcpServers":{NAME:{"type":"sdk",…}}}`, initialize `mcpServers`), the
-//! refusal of every other server type naming the server, the TypeScript SDK's
+//! MCP's JSON-RPC, the pure parts (PROFILE §16, §18): the TypeScript SDK's
 //! `sdkMcpServerManifests`, the JSON-RPC messages agentx sends through `mcp_message`
 //! (`initialize`, `notifications/initialized`, `tools/list`, `tools/call`), the reading of the
 //! host's `{"mcp_response": JSONRPC}` answers and the tool names offered to the model
 //! (`mcp__<server>__<tool>`).
 //!
-//! Must never: do I/O or read a clock; accept a server type it cannot serve; quote more than
-//! 64 bytes of a host-given name in an error. `mcp_servers` drives these over the broker.
+//! The configuration is `mcp_config`'s. Must never: do I/O or read a clock; quote more than
+//! 64 bytes of a host-given name in an error. `mcp_servers` drives these over the broker, and
+//! the driver's MCP client over its transports.
 
 use agentx_wire::json::{self, Value};
 
 /// The MCP protocol version agentx's client asks for.
-pub const PROTOCOL_VERSION: &str = "2025-06-18";
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
 
 /// At most this many tools are read from one server; the rest get one WARN line.
 pub const MAX_TOOLS_PER_SERVER: usize = 256;
@@ -22,88 +21,6 @@ pub const MAX_LIST_PAGES: u32 = 16;
 
 /// The prefix of every MCP tool name (PROFILE §16).
 pub const TOOL_PREFIX: &str = "mcp__";
-
-/// Why an MCP configuration is refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ConfigError {
-    /// Not a strict JSON object `{"mcpServers":{…}}`.
-    Shape(&'static str),
-    /// A server agentx cannot serve (PROFILE §16: stdio, http, sse, … are refused, naming it).
-    Unsupported {
-        /// The server's name, JSON-quoted, at most 64 bytes of it.
-        server: String,
-        /// Its `type` (`stdio` when absent), at most 64 bytes, JSON-quoted.
-        kind: String,
-    },
-}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ConfigError::Shape(why) => f.write_str(why),
-            ConfigError::Unsupported { server, kind } => write!(
-                f,
-                "MCP server {server} is of type {kind}: only in-process SDK servers (type \
-                 \"sdk\") are supported"
-            ),
-        }
-    }
-}
-
-/// The SDK servers of `--mcp-config` JSON (`{"mcpServers":{NAME:{"type":"sdk",…}}}`), in
-/// order. Any other server type is refused, naming the server; a file path is not read.
-pub fn sdk_servers_of_config(text: &str) -> Result<Vec<String>, ConfigError> {
-    let doc = json::parse(text.as_bytes()).map_err(|_| {
-        ConfigError::Shape("it is not JSON {\"mcpServers\":{…}} (a file path is not read)")
-    })?;
-    let root = doc.root();
-    let obj = root
-        .as_object()
-        .ok_or(ConfigError::Shape("it is not a JSON object"))?;
-    let mut servers = None;
-    for (name, value) in obj.iter() {
-        if name.decode() == "mcpServers" {
-            servers = Some(value);
-        } else {
-            return Err(ConfigError::Shape("only the member mcpServers is read"));
-        }
-    }
-    match servers {
-        Some(v) => sdk_servers_of_map(v),
-        None => Err(ConfigError::Shape("it has no mcpServers member")),
-    }
-}
-
-/// The SDK servers of an `mcpServers` map (initialize's, or `--mcp-config`'s), in order.
-pub fn sdk_servers_of_map(map: Value<'_, '_>) -> Result<Vec<String>, ConfigError> {
-    let obj = map
-        .as_object()
-        .ok_or(ConfigError::Shape("mcpServers is not an object"))?;
-    let mut out = Vec::new();
-    for (name, config) in obj.iter() {
-        let name = name.decode().into_owned();
-        let kind = match config.as_object().and_then(|c| c.get("type")) {
-            None => "stdio".to_string(),
-            Some(t) => match t.as_str() {
-                Some(s) => s.decode().into_owned(),
-                None => "(not a string)".to_string(),
-            },
-        };
-        if kind != "sdk" {
-            return Err(ConfigError::Unsupported {
-                server: quoted(&name),
-                kind: quoted(&kind),
-            });
-        }
-        if name.is_empty() {
-            return Err(ConfigError::Shape("an MCP server name is empty"));
-        }
-        if !out.contains(&name) {
-            out.push(name);
-        }
-    }
-    Ok(out)
-}
 
 /// A TypeScript manifest (`sdkMcpServerManifests[NAME]`:
 /// `{"initializeResult":…,"toolsListResult":…?}`): the tools when the SDK listed them, `None`
@@ -147,13 +64,15 @@ fn request_head(m: &mut Vec<u8>, id: u64, method: &str) {
     json::write_str(m, method);
 }
 
-/// `initialize` (JSON-RPC request `id`).
-pub fn initialize_message(id: u64, version: &str) -> Vec<u8> {
+/// `initialize` (JSON-RPC request `id`) with `capabilities` (a JSON object's text).
+pub fn initialize_message(id: u64, version: &str, capabilities: &str) -> Vec<u8> {
     let mut m = Vec::with_capacity(160);
     request_head(&mut m, id, "initialize");
     m.extend_from_slice(b",\"params\":{\"protocolVersion\":");
     json::write_str(&mut m, PROTOCOL_VERSION);
-    m.extend_from_slice(b",\"capabilities\":{},\"clientInfo\":{\"name\":\"agentx\",\"version\":");
+    m.extend_from_slice(b",\"capabilities\":");
+    m.extend_from_slice(capabilities.as_bytes());
+    m.extend_from_slice(b",\"clientInfo\":{\"name\":\"agentx\",\"version\":");
     json::write_str(&mut m, version);
     m.extend_from_slice(b"}}}");
     m
@@ -288,37 +207,115 @@ pub fn tools_of(result: &str) -> Result<(Vec<ListedTool>, Option<String>), Strin
     Ok((out, cursor))
 }
 
-/// A `tools/call` result as a `tool_result`: the text of its content blocks joined by `\n`
-/// (any other block as `[<type> content]`), and `isError` (PROFILE §16: an MCP error result
-/// is an `is_error` `tool_result`).
-pub fn call_outcome(result: &str) -> (String, bool) {
+/// A `tools/call` result as a `tool_result` (PROFILE §18 "Tools"): its content blocks one per
+/// line in order (text as it is; an image or audio block `[<type> <mimeType> <N> bytes]`; an
+/// embedded resource `[resource <uri> <mimeType or unknown> <N> bytes]`; a resource link
+/// `[resource_link <uri>]`; any other block `[<type> content]`), `isError`, and its
+/// `structuredContent` (compact JSON) when it has one.
+pub fn call_result(result: &str) -> CallResult {
     let Ok(doc) = json::parse(result.as_bytes()) else {
-        return ("tools/call: the result is not JSON".into(), true);
+        return CallResult::error("tools/call: the result is not JSON");
     };
     let root = doc.root();
     let Some(obj) = root.as_object() else {
-        return ("tools/call: the result is not an object".into(), true);
+        return CallResult::error("tools/call: the result is not an object");
     };
     let is_error = obj
         .get("isError")
         .and_then(|b| b.as_bool())
         .unwrap_or(false);
     let mut parts = Vec::new();
+    let text =
+        |v: Option<Value<'_, '_>>| v.and_then(|t| t.as_str()).map(|t| t.decode().into_owned());
     if let Some(content) = obj.get("content").and_then(|c| c.as_array()) {
         for block in content.iter() {
             let Some(b) = block.as_object() else { continue };
-            let kind = b
-                .get("type")
-                .and_then(|t| t.as_str())
-                .map(|t| t.decode().into_owned())
-                .unwrap_or_default();
-            match (kind.as_str(), b.get("text").and_then(|t| t.as_str())) {
-                ("text", Some(t)) => parts.push(t.decode().into_owned()),
-                _ => parts.push(format!("[{} content]", cut(&kind, 32))),
-            }
+            let kind = text(b.get("type")).unwrap_or_default();
+            let line = match kind.as_str() {
+                "text" => text(b.get("text")).unwrap_or_default(),
+                "image" | "audio" => format!(
+                    "[{kind} {} {} bytes]",
+                    cut(
+                        &text(b.get("mimeType")).unwrap_or_else(|| "unknown".into()),
+                        128
+                    ),
+                    base64_len(text(b.get("data")).as_deref().unwrap_or(""))
+                ),
+                "resource" => {
+                    let r = b.get("resource").and_then(|r| r.as_object());
+                    let field = |k| text(r.as_ref().and_then(|r| r.get(k)));
+                    let n = match (field("text"), field("blob")) {
+                        (Some(t), _) => t.len(),
+                        (None, Some(blob)) => base64_len(&blob),
+                        (None, None) => 0,
+                    };
+                    format!(
+                        "[resource {} {} {n} bytes]",
+                        cut(&field("uri").unwrap_or_default(), 512),
+                        cut(&field("mimeType").unwrap_or_else(|| "unknown".into()), 128)
+                    )
+                }
+                "resource_link" => format!(
+                    "[resource_link {}]",
+                    cut(&text(b.get("uri")).unwrap_or_default(), 512)
+                ),
+                other => format!("[{} content]", cut(other, 32)),
+            };
+            parts.push(line);
         }
     }
-    (parts.join("\n"), is_error)
+    let structured = obj
+        .get("structuredContent")
+        .filter(|v| !v.is_null())
+        .map(|v| {
+            let mut out = Vec::new();
+            json::write_value(&mut out, v);
+            String::from_utf8(out).unwrap_or_default()
+        });
+    CallResult {
+        text: parts.join("\n"),
+        is_error,
+        structured,
+    }
+}
+
+/// A `tools/call` result read for its `tool_result`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallResult {
+    /// The `tool_result` text.
+    pub text: String,
+    /// `isError`.
+    pub is_error: bool,
+    /// `structuredContent`, compact JSON.
+    pub structured: Option<String>,
+}
+
+impl CallResult {
+    fn error(text: &str) -> CallResult {
+        CallResult {
+            text: text.to_string(),
+            is_error: true,
+            structured: None,
+        }
+    }
+}
+
+/// [`call_result`]'s text and `isError` (PROFILE §16: an MCP error result is an `is_error`
+/// `tool_result`).
+pub fn call_outcome(result: &str) -> (String, bool) {
+    let r = call_result(result);
+    (r.text, r.is_error)
+}
+
+/// The decoded length of base64 text (padding and whitespace not counted).
+fn base64_len(data: &str) -> usize {
+    let n = data
+        .bytes()
+        .filter(|b| {
+            b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/' || *b == b'-' || *b == b'_'
+        })
+        .count();
+    n * 3 / 4
 }
 
 /// `s` as a JSON string, at most 64 bytes of it.
@@ -333,74 +330,6 @@ use agentx_wire::wire::responses::cut;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn python_mcp_config_names_sdk_servers_and_refuses_others() {
-        // Python 0.2.189 `subprocess_cli.py`: SDK servers without their `instance`.
-        assert_eq!(
-            sdk_servers_of_config(
-                r#"{"mcpServers":{"calc":{"type":"sdk","name":"calc"},"b":{"type":"sdk","name":"b"}}}"#
-            ),
-            Ok(vec!["calc".to_string(), "b".to_string()])
-        );
-        assert_eq!(sdk_servers_of_config(r#"{"mcpServers":{}}"#), Ok(vec![]));
-        for (config, server, kind) in [
-            (
-                r#"{"mcpServers":{"files":{"command":"x"}}}"#,
-                "\"files\"",
-                "\"stdio\"",
-            ),
-            (
-                r#"{"mcpServers":{"w":{"type":"http","url":"u"}}}"#,
-                "\"w\"",
-                "\"http\"",
-            ),
-            (
-                r#"{"mcpServers":{"s":{"type":"sse","url":"u"}}}"#,
-                "\"s\"",
-                "\"sse\"",
-            ),
-            (
-                r#"{"mcpServers":{"a":{"type":"sdk"},"s":{"type":1}}}"#,
-                "\"s\"",
-                "\"(not a string)\"",
-            ),
-        ] {
-            assert_eq!(
-                sdk_servers_of_config(config),
-                Err(ConfigError::Unsupported {
-                    server: server.into(),
-                    kind: kind.into()
-                }),
-                "{config}"
-            );
-        }
-        let e = sdk_servers_of_config(r#"{"mcpServers":{"files":{"type":"stdio"}}}"#).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "MCP server \"files\" is of type \"stdio\": only in-process SDK servers (type \
-             \"sdk\") are supported"
-        );
-        // A long name is quoted cut to 64 bytes.
-        let long = "n".repeat(100);
-        let e = sdk_servers_of_config(&format!(r#"{{"mcpServers":{{"{long}":{{}}}}}}"#))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains(&format!("\"{}\"", "n".repeat(64))), "{e}");
-        assert!(!e.contains(&"n".repeat(65)), "{e}");
-        for bad in [
-            "/etc/mcp.json",
-            "[]",
-            r#"{"servers":{}}"#,
-            r#"{"mcpServers":[]}"#,
-            r#"{"mcpServers":{"":{"type":"sdk"}}}"#,
-        ] {
-            assert!(
-                matches!(sdk_servers_of_config(bad), Err(ConfigError::Shape(_))),
-                "{bad}"
-            );
-        }
-    }
 
     #[test]
     fn typescript_manifests_give_tools_or_ask_for_listing() {
@@ -421,8 +350,8 @@ mod tests {
     #[test]
     fn json_rpc_messages() {
         assert_eq!(
-            String::from_utf8(initialize_message(0, "0.1.0")).unwrap(),
-            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"agentx","version":"0.1.0"}}}"#
+            String::from_utf8(initialize_message(0, "0.1.0", "{}")).unwrap(),
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"agentx","version":"0.1.0"}}}"#
         );
         assert_eq!(
             String::from_utf8(initialized_message()).unwrap(),
@@ -487,7 +416,7 @@ mod tests {
             call_outcome(
                 r#"{"content":[{"type":"text","text":"3"},{"type":"image","data":"AA=="},{"type":"text","text":"done"}]}"#
             ),
-            ("3\n[image content]\ndone".to_string(), false)
+            ("3\n[image unknown 1 bytes]\ndone".to_string(), false)
         );
         assert_eq!(
             call_outcome(
@@ -496,5 +425,13 @@ mod tests {
             ("division by zero".to_string(), true)
         );
         assert!(call_outcome("[]").1);
+        let r = call_result(
+            r#"{"content":[{"type":"image","mimeType":"image/png","data":"AAECAw=="},{"type":"audio","mimeType":"audio/wav","data":"AAEC"},{"type":"resource","resource":{"uri":"file:///a","mimeType":"text/plain","text":"hello"}},{"type":"resource","resource":{"uri":"file:///b","blob":"AAAA"}},{"type":"resource_link","uri":"file:///c","name":"c"}],"structuredContent":{"n":1}}"#,
+        );
+        assert_eq!(
+            r.text,
+            "[image image/png 4 bytes]\n[audio audio/wav 3 bytes]\n[resource file:///a text/plain 5 bytes]\n[resource file:///b unknown 3 bytes]\n[resource_link file:///c]"
+        );
+        assert_eq!(r.structured.as_deref(), Some(r#"{"n":1}"#));
     }
 }

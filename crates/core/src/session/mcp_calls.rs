@@ -89,6 +89,27 @@ impl Session {
                 .push_back((id, failed("the tool is not served")));
             return;
         };
+        // PROFILE §18: a user's server is called by the driver's client.
+        if let Some(user) = self
+            .mcp
+            .servers
+            .iter()
+            .find(|s| s.name == server)
+            .and_then(|s| s.user.as_ref())
+        {
+            let timeout_ms = user.timeout_ms.unwrap_or_else(|| {
+                u64::try_from(self.config.mcp.tool_timeout.as_millis()).unwrap_or(u64::MAX)
+            });
+            t.uses[i].state = UseState::Running;
+            self.actions.push_back(crate::session::Action::McpCall {
+                tool_use_id: id,
+                server,
+                tool,
+                input_json: input,
+                timeout_ms,
+            });
+            return;
+        }
         let rpc_id = self.mcp.rpc_id();
         let message = mcp::tools_call_message(rpc_id, &tool, &input)
             .and_then(|m| RawJson::parse_owned(m).ok());

@@ -23,13 +23,20 @@ use agentx_wire::wire::subtypes::McpMessage;
 use agentx_wire::wire::{ControlRequestBody, RawJson, Text};
 
 use super::mcp::{self, ListedTool};
-use super::Session;
+use super::mcp_config::{ServerDef, ServerKind, UserServer};
+use super::{Action, Session};
 
-/// PROFILE §16's MCP settings of a session.
+/// PROFILE §16's and §18's MCP settings of a session.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct McpConfig {
-    /// The SDK servers of `--mcp-config`, in order.
-    pub servers: Vec<String>,
+    /// The servers of `--mcp-config`, in order.
+    pub servers: Vec<ServerDef>,
+    /// How long the first model request of a turn waits for the user's servers to settle
+    /// (PROFILE §18: `MCP_TIMEOUT`, default 30,000 ms).
+    pub connect_timeout: Duration,
+    /// A user server's call timeout when its config has none (PROFILE §18:
+    /// `MCP_TOOL_TIMEOUT`, default 600,000 ms).
+    pub tool_timeout: Duration,
     /// How long one listing request (`initialize`, `notifications/initialized`, a
     /// `tools/list` page) may wait for its answer.
     pub list_timeout: Duration,
@@ -39,6 +46,8 @@ pub struct McpConfig {
 
 /// [`McpConfig::list_timeout`]'s default.
 pub const DEFAULT_LIST_TIMEOUT: Duration = Duration::from_secs(60);
+/// [`McpConfig::connect_timeout`]'s default.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// [`McpConfig::call_timeout`]'s default.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -46,6 +55,8 @@ impl Default for McpConfig {
     fn default() -> McpConfig {
         McpConfig {
             servers: Vec::new(),
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            tool_timeout: DEFAULT_CALL_TIMEOUT,
             list_timeout: DEFAULT_LIST_TIMEOUT,
             call_timeout: DEFAULT_CALL_TIMEOUT,
         }
@@ -58,6 +69,8 @@ pub(crate) enum Status {
     Pending,
     Connected,
     Failed,
+    NeedsAuth,
+    Disabled,
 }
 
 impl Status {
@@ -66,6 +79,8 @@ impl Status {
             Status::Pending => "pending",
             Status::Connected => "connected",
             Status::Failed => "failed",
+            Status::NeedsAuth => "needs-auth",
+            Status::Disabled => "disabled",
         }
     }
 }
@@ -97,6 +112,16 @@ pub(crate) struct Server {
     begun: bool,
     /// Its tools joined the model's list.
     offered: bool,
+    /// The user's server (§18) this is; `None` for an SDK server (§16).
+    pub(crate) user: Option<UserServer>,
+    /// Why it failed (`mcp_status` `error`).
+    pub(crate) error: Option<String>,
+    /// MCP's `{name, version}` when connected, compact JSON.
+    pub(crate) server_info: Option<String>,
+    /// A user server's connection attempt: reports of an older one are stale.
+    pub(crate) epoch: u64,
+    /// Until when a turn waits for this pending user server.
+    connect_deadline: Option<Instant>,
 }
 
 /// The servers, their listing and the calls in flight.
@@ -130,7 +155,40 @@ impl McpServers {
             pages: 0,
             begun: false,
             offered: false,
+            user: None,
+            error: None,
+            server_info: None,
+            epoch: 0,
+            connect_deadline: None,
         });
+    }
+
+    /// Adds (or replaces in its place) one of the user's servers, `pending`; the caller
+    /// connects it ([`Session::mcp_connect`]).
+    pub(crate) fn add_user(&mut self, name: &str, server: UserServer) -> usize {
+        let i = match self.servers.iter().position(|s| s.name == name) {
+            Some(i) => i,
+            None => {
+                self.add(name, None);
+                self.servers.len() - 1
+            }
+        };
+        let s = &mut self.servers[i];
+        s.user = Some(server);
+        s.status = Status::Pending;
+        s.tools.clear();
+        s.begun = true;
+        s.step = None;
+        s.error = None;
+        s.server_info = None;
+        i
+    }
+
+    /// True while a turn must wait: a pending user server whose connect deadline is ahead.
+    pub(crate) fn connecting(&self, now: Instant) -> bool {
+        self.servers
+            .iter()
+            .any(|s| s.status == Status::Pending && s.connect_deadline.is_some_and(|d| d > now))
     }
 
     pub(crate) fn rpc_id(&mut self) -> u64 {
@@ -146,7 +204,12 @@ impl McpServers {
             .iter()
             .filter_map(|s| s.step.as_ref()?.deadline);
         let calls = self.calls.iter().filter_map(|c| c.deadline);
-        steps.chain(calls).min()
+        let connects = self
+            .servers
+            .iter()
+            .filter(|s| s.status == Status::Pending)
+            .filter_map(|s| s.connect_deadline);
+        steps.chain(calls).chain(connects).min()
     }
 
     /// `[{"name","status"}…]` in configuration order.
@@ -173,6 +236,33 @@ impl McpServers {
             .filter_map(|s| s.step.as_ref().map(|st| st.request_id.clone()))
             .collect()
     }
+}
+
+/// What the driver's MCP client reports about a user's server (PROFILE §18).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum McpReport {
+    /// The handshake and `tools/list` succeeded.
+    Connected {
+        /// MCP's `{name, version}`, compact JSON.
+        server_info: String,
+        /// Its tools.
+        tools: Vec<ListedTool>,
+    },
+    /// `notifications/tools/list_changed` was followed by a new listing.
+    ToolsChanged {
+        /// The new list.
+        tools: Vec<ListedTool>,
+    },
+    /// It could not connect, or its connection ended: a one-line error (secrets withheld).
+    Failed {
+        /// The `error` text.
+        error: String,
+    },
+    /// An HTTP 401 (OAuth flows are later work).
+    NeedsAuth {
+        /// The `error` text.
+        error: String,
+    },
 }
 
 /// What a listing answer was.
@@ -206,10 +296,126 @@ impl Session {
         self.mcp.add(name, tools);
     }
 
-    /// True while a server is listed: no turn starts (its system/init and first request
+    /// PROFILE §18: a configured server: an SDK one is listed later ([`Session::mcp_begin`]);
+    /// a user's server starts connecting now.
+    pub(crate) fn mcp_define(&mut self, def: ServerDef, now: Instant) {
+        match def.kind {
+            ServerKind::Sdk => self.mcp.add(&def.name, None),
+            ServerKind::User(user) => {
+                let i = self.mcp.add_user(&def.name, user);
+                self.mcp_connect(i, now);
+            }
+        }
+    }
+
+    /// Starts a new connection attempt of user server `i` (`pending`; a turn waits for it
+    /// until the connect timeout).
+    pub(crate) fn mcp_connect(&mut self, i: usize, now: Instant) {
+        let s = &mut self.mcp.servers[i];
+        let Some(server) = s.user.clone() else { return };
+        s.epoch += 1;
+        s.status = Status::Pending;
+        s.connect_deadline = now.checked_add(self.config.mcp.connect_timeout);
+        let (name, epoch) = (s.name.clone(), s.epoch);
+        self.mcp_withdraw(i);
+        self.actions.push_back(Action::McpConnect {
+            name,
+            epoch,
+            server,
+        });
+    }
+
+    /// What the driver's client reports about user server `name`'s connection `epoch`
+    /// (PROFILE §18 "Status"); a report of an older connection is ignored.
+    pub fn handle_mcp_server(&mut self, name: &str, epoch: u64, report: McpReport, now: Instant) {
+        let Some(i) = self.mcp.servers.iter().position(|s| s.name == name) else {
+            return;
+        };
+        let s = &mut self.mcp.servers[i];
+        if s.user.is_none() || s.epoch != epoch || s.status == Status::Disabled {
+            return;
+        }
+        s.connect_deadline = None;
+        match report {
+            McpReport::Connected { server_info, tools } => {
+                s.status = Status::Connected;
+                s.server_info = Some(server_info);
+                s.error = None;
+                s.tools = tools;
+                s.offered = true;
+            }
+            McpReport::ToolsChanged { tools } if s.status == Status::Connected => {
+                s.tools = tools;
+            }
+            McpReport::ToolsChanged { .. } => {}
+            McpReport::Failed { error } => {
+                s.status = Status::Failed;
+                s.error = Some(error);
+                s.tools.clear();
+                s.offered = false;
+            }
+            McpReport::NeedsAuth { error } => {
+                s.status = Status::NeedsAuth;
+                s.error = Some(error);
+                s.tools.clear();
+                s.offered = false;
+            }
+        }
+        self.mcp_rebuild_tools();
+        self.after_step(now);
+    }
+
+    /// A user server's tools leave the model's list.
+    fn mcp_withdraw(&mut self, i: usize) {
+        let s = &mut self.mcp.servers[i];
+        s.offered = false;
+        s.tools.clear();
+        self.mcp_rebuild_tools();
+    }
+
+    /// The model's tools: the built-in ones, then every offered server's in configuration
+    /// order (PROFILE §18 "Tools"), less those `--disallowedTools` names plainly (§15); a name
+    /// taken earlier is not offered twice.
+    pub(crate) fn mcp_rebuild_tools(&mut self) {
+        self.config
+            .tools
+            .retain(|t| !t.name.starts_with(mcp::TOOL_PREFIX));
+        let mut added: Vec<ToolSpec> = Vec::new();
+        for s in self.mcp.servers.iter().filter(|s| s.offered) {
+            for t in &s.tools {
+                let name = mcp::tool_name(&s.name, &t.name);
+                let disallowed = self
+                    .config
+                    .tool_rules
+                    .disallowed
+                    .iter()
+                    .any(|r| r.is_name() && r.tool == name);
+                let taken = added
+                    .iter()
+                    .chain(&self.config.tools)
+                    .any(|a| a.name == name);
+                if disallowed || taken {
+                    continue;
+                }
+                added.push(ToolSpec {
+                    name,
+                    description: t.description.clone(),
+                    input_schema: t.input_schema.clone(),
+                });
+            }
+        }
+        self.config.tools.extend(added);
+    }
+
+    /// True while an SDK server is listed: no turn starts (its system/init and first request
     /// must see the tools).
     pub(crate) fn mcp_listing(&self) -> bool {
-        self.mcp.started && self.mcp.servers.iter().any(|s| s.status == Status::Pending)
+        self.mcp.started
+            && self
+                .mcp
+                .servers
+                .iter()
+                .any(|s| s.user.is_none() && s.status == Status::Pending)
     }
 
     /// Starts listing every server that needs it and was not listed yet (a server an
@@ -219,9 +425,12 @@ impl Session {
         self.mcp.started = true;
         for i in 0..self.mcp.servers.len() {
             let s = &mut self.mcp.servers[i];
-            if s.status == Status::Pending && !std::mem::replace(&mut s.begun, true) {
+            if s.user.is_none()
+                && s.status == Status::Pending
+                && !std::mem::replace(&mut s.begun, true)
+            {
                 let id = self.mcp.rpc_id();
-                let message = mcp::initialize_message(id, &self.config.version);
+                let message = mcp::initialize_message(id, &self.config.version, "{}");
                 self.mcp_send(i, StepKind::Initialize, message, Some(id), now);
             }
         }
@@ -378,40 +587,27 @@ impl Session {
     /// the model's list, after the built-in ones (and the servers offered before), less those
     /// `--disallowedTools` names plainly (PROFILE §15).
     fn mcp_maybe_registered(&mut self) {
-        if !self.mcp.started || self.mcp.servers.iter().any(|s| s.status == Status::Pending) {
+        if !self.mcp_sdk_settled() {
             return;
         }
-        let mut added: Vec<ToolSpec> = Vec::new();
         for s in self
             .mcp
             .servers
             .iter_mut()
-            .filter(|s| s.status == Status::Connected && !s.offered)
+            .filter(|s| s.user.is_none() && s.status == Status::Connected)
         {
             s.offered = true;
-            for t in &s.tools {
-                let name = mcp::tool_name(&s.name, &t.name);
-                let disallowed = self
-                    .config
-                    .tool_rules
-                    .disallowed
-                    .iter()
-                    .any(|r| r.is_name() && r.tool == name);
-                let taken = added
-                    .iter()
-                    .chain(&self.config.tools)
-                    .any(|a| a.name == name);
-                if disallowed || taken {
-                    continue;
-                }
-                added.push(ToolSpec {
-                    name,
-                    description: t.description.clone(),
-                    input_schema: t.input_schema.clone(),
-                });
-            }
         }
-        self.config.tools.extend(added);
+        self.mcp_rebuild_tools();
+    }
+
+    fn mcp_sdk_settled(&self) -> bool {
+        self.mcp.started
+            && !self
+                .mcp
+                .servers
+                .iter()
+                .any(|s| s.user.is_none() && s.status == Status::Pending)
     }
 
     /// Timer: every listing request whose deadline passed is cancelled

@@ -60,6 +60,7 @@ mod input;
 mod interrupt;
 pub mod mcp;
 mod mcp_calls;
+pub mod mcp_config;
 mod mcp_servers;
 mod output;
 pub mod permission;
@@ -86,7 +87,9 @@ pub use config::{
     SettingSource, TurnLimits, CLAUDE_CODE_VERSION,
 };
 pub use environment::{MAX_SESSION_BYTES, MAX_SESSION_VARIABLES};
-pub use mcp_servers::{McpConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_LIST_TIMEOUT};
+pub use mcp_servers::{
+    McpConfig, McpReport, DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_LIST_TIMEOUT,
+};
 pub use prompts::{Settlement, REQUEST_ID_PREFIX, RESOLVED_CAPACITY};
 pub use queue::{QUEUE_MAX_BYTES, QUEUE_MAX_RECORDS};
 pub use replayed::{MAX_REPLAYED_BYTES, SHUTTING_DOWN};
@@ -225,6 +228,8 @@ pub struct Session {
     /// PROFILE §19: what the last completed request reported (`None`: estimate the whole
     /// request; so after a compaction and on resume).
     pub(crate) report: Option<context::Report>,
+    /// The user's servers of an initialize being answered: defined after its response.
+    pub(crate) mcp_pending_defs: Vec<mcp_config::ServerDef>,
     /// The names `update_environment_variables` holds (PROFILE §8's bound).
     pub(crate) environment: environment::Environment,
     /// PROFILE §11: the store owes more than its bound; new prompts are refused with this
@@ -240,7 +245,6 @@ impl Session {
     /// The credential union of `config` is installed in the output validator now, before any
     /// frame exists (WIRE-013).
     pub fn new(config: SessionConfig, now: Instant) -> Result<Session, ConfigError> {
-        let _ = now;
         let session_id = Uuid::new(config.session_id.clone()).ok_or(ConfigError::SessionId)?;
         let stamp = Stamp {
             session_id: session_id.into_owned(),
@@ -257,15 +261,13 @@ impl Session {
             },
             config.replay_user_messages,
         );
-        let mut mcp = mcp_servers::McpServers::default();
-        for name in &config.mcp.servers {
-            mcp.add(name, None);
-        }
+        let mcp = mcp_servers::McpServers::default();
+        let servers = config.mcp.servers.clone();
         let system_prompt = (
             config.system_prompt.clone().map(|s| vec![s]),
             config.append_system_prompt.clone(),
         );
-        Ok(Session {
+        let mut session = Session {
             system_prompt,
             output_schema: config.output_schema.clone(),
             config,
@@ -293,10 +295,16 @@ impl Session {
             sdk_hooks: Default::default(),
             mcp,
             report: None,
+            mcp_pending_defs: Vec::new(),
             environment: Default::default(),
             replayed: Default::default(),
             store_unavailable: None,
-        })
+        };
+        // PROFILE §18 "Connecting": the user's servers connect at startup.
+        for def in servers {
+            session.mcp_define(def, now);
+        }
+        Ok(session)
     }
 
     /// PROFILE §11 "Disk errors": the driver's store owes more than its bound (`Some`, with
@@ -601,7 +609,9 @@ impl Session {
             if !self.queue.is_empty() {
                 self.mcp_begin(now);
             }
-            if self.mcp_listing() {
+            // PROFILE §18: the first model request of a turn waits for the user's servers to
+            // settle, at most the connect timeout.
+            if self.mcp_listing() || self.mcp.connecting(now) {
                 break;
             }
             match self.queue.pop() {

@@ -13,9 +13,9 @@ use agentx_wire::wire::initialize::SdkInitializeResponse;
 use agentx_wire::wire::sdk_input::{decode_sdk_line, SdkInitialize, SdkInput};
 
 use super::controls::ALREADY_INITIALIZED;
-use super::mcp;
 use super::records::{control_error, control_success_with};
 use super::Session;
+use super::{mcp, mcp_config};
 
 impl Session {
     /// One input line of the SDK profile: the SDKs' dialect, then the common dispatch.
@@ -42,7 +42,7 @@ impl Session {
             control_error(id, ALREADY_INITIALIZED)
         } else if let Some(why) = init.refusal() {
             control_error(id, &why)
-        } else if let Err(why) = sdk_mcp_servers(init).map(|s| servers = s) {
+        } else if let Err(why) = self.sdk_mcp_servers(init).map(|s| servers = s) {
             control_error(id, &why)
         } else if let Err(why) = self.sdk_output_schema(init) {
             control_error(id, &why)
@@ -71,9 +71,16 @@ impl Session {
                         .to_string(),
                 );
             }
-            for (name, tools) in std::mem::take(&mut servers) {
-                self.mcp_add(&name, tools);
+            // PROFILE §18: the user's servers start connecting; their connection is queued
+            // after this response.
+            let mut user = Vec::new();
+            for (def, tools) in std::mem::take(&mut servers) {
+                match def.kind {
+                    mcp_config::ServerKind::Sdk => self.mcp_add(&def.name, tools),
+                    mcp_config::ServerKind::User(_) => user.push(def),
+                }
             }
+            self.mcp_pending_defs = user;
             self.initialized = true;
             // PROFILE §16: this profile honours `onFailure` (both SDKs refuse a `block`
             // matcher without it), and says when the request's hooks were registered. What
@@ -91,6 +98,9 @@ impl Session {
         super::respond(&mut self.out, id, &rec);
         // PROFILE §16: the servers are listed once the host has its response.
         if self.initialized {
+            for def in std::mem::take(&mut self.mcp_pending_defs) {
+                self.mcp_define(def, now);
+            }
             self.mcp_begin(now);
         }
     }
@@ -153,44 +163,69 @@ impl Session {
     }
 }
 
-/// PROFILE §16: the SDK servers of an initialize (`mcpServers` entries of type `sdk`, then
-/// `sdkMcpServers`), each with its manifest's tools when `sdkMcpServerManifests` lists them.
-/// Any other server type is refused with a correlated error naming it.
-fn sdk_mcp_servers(init: &SdkInitialize<'static>) -> Result<Vec<McpServer>, String> {
-    let mut names = Vec::new();
-    if let Some(map) = &init.mcp_servers {
-        let doc = map
-            .0
-            .document()
-            .map_err(|_| "initialize.mcpServers: not JSON".to_string())?;
-        names = mcp::sdk_servers_of_map(doc.root())
+impl Session {
+    /// PROFILE §16, §18: the servers of an initialize (`mcpServers`, then `sdkMcpServers`),
+    /// an SDK server with its manifest's tools when `sdkMcpServerManifests` lists them. A
+    /// malformed config or a 65th server (counting those already configured) is a correlated
+    /// error naming the server.
+    fn sdk_mcp_servers(&self, init: &SdkInitialize<'static>) -> Result<Vec<McpServer>, String> {
+        let mut defs = Vec::new();
+        if let Some(map) = &init.mcp_servers {
+            let doc = map
+                .0
+                .document()
+                .map_err(|_| "initialize.mcpServers: not JSON".to_string())?;
+            defs = mcp_config::servers_of_map(doc.root())
+                .map_err(|e| format!("initialize.mcpServers: {e}"))?;
+        }
+        for name in init.sdk_mcp_servers.iter().flatten() {
+            if !mcp_config::valid_name(name) {
+                return Err(format!(
+                    "initialize.sdkMcpServers: MCP server {}: the name does not match \
+                     [A-Za-z0-9_-]{{1,64}}",
+                    mcp::quoted(name)
+                ));
+            }
+            if !defs.iter().any(|d| d.name == **name) {
+                defs.push(mcp_config::ServerDef {
+                    name: name.to_string(),
+                    kind: mcp_config::ServerKind::Sdk,
+                });
+            }
+        }
+        // The limit counts every configured server.
+        let mut all: Vec<mcp_config::ServerDef> = self
+            .mcp
+            .servers
+            .iter()
+            .map(|s| mcp_config::ServerDef {
+                name: s.name.clone(),
+                kind: mcp_config::ServerKind::Sdk,
+            })
+            .collect();
+        mcp_config::merge(&mut all, defs.clone())
             .map_err(|e| format!("initialize.mcpServers: {e}"))?;
+        let manifests = init
+            .sdk_mcp_server_manifests
+            .as_ref()
+            .and_then(|m| m.0.document().ok());
+        let manifest = |name: &str| {
+            let doc = manifests.as_ref()?;
+            let m = doc.root().as_object()?.get(name)?;
+            mcp::manifest_tools(m)
+        };
+        Ok(defs
+            .into_iter()
+            .map(|d| {
+                let tools = match d.kind {
+                    mcp_config::ServerKind::Sdk => manifest(&d.name),
+                    mcp_config::ServerKind::User(_) => None,
+                };
+                (d, tools)
+            })
+            .collect())
     }
-    for name in init.sdk_mcp_servers.iter().flatten() {
-        if name.is_empty() {
-            return Err("initialize.sdkMcpServers: an MCP server name is empty".into());
-        }
-        if !names.iter().any(|n| n == &**name) {
-            names.push(name.to_string());
-        }
-    }
-    let manifests = init
-        .sdk_mcp_server_manifests
-        .as_ref()
-        .and_then(|m| m.0.document().ok());
-    let manifest = |name: &str| {
-        let doc = manifests.as_ref()?;
-        let m = doc.root().as_object()?.get(name)?;
-        mcp::manifest_tools(m)
-    };
-    Ok(names
-        .into_iter()
-        .map(|n| {
-            let tools = manifest(&n);
-            (n, tools)
-        })
-        .collect())
 }
 
-/// A server's name and, from a manifest, its tools.
-type McpServer = (String, Option<Vec<mcp::ListedTool>>);
+/// A server and, from a manifest, an SDK server's tools.
+type McpServer = (mcp_config::ServerDef, Option<Vec<mcp::ListedTool>>);

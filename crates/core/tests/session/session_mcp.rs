@@ -19,7 +19,13 @@ const ADD: &str = r#"{"a":1,"b":2}"#;
 fn sdk_config(servers: &[&str]) -> SessionConfig {
     let mut c = config();
     c.profile = Profile::Sdk;
-    c.mcp.servers = servers.iter().map(|s| s.to_string()).collect();
+    c.mcp.servers = servers
+        .iter()
+        .map(|s| agentx_core::session::mcp_config::ServerDef {
+            name: s.to_string(),
+            kind: agentx_core::session::mcp_config::ServerKind::Sdk,
+        })
+        .collect();
     c
 }
 
@@ -65,13 +71,13 @@ fn two_tools() -> Value {
 /// Answers one server's handshake and `tools/list` (as the Python SDK's bridge does).
 fn serve_listing(sim: &mut Sim, tools: Value) {
     let (id, server, m) = last_mcp(sim, "initialize");
-    assert_eq!(m["params"]["protocolVersion"], "2025-06-18");
+    assert_eq!(m["params"]["protocolVersion"], "2025-11-25");
     assert_eq!(m["params"]["clientInfo"]["name"], "agentx");
     sim.send(&mcp_answer(
         &id,
         result_of(
             &m,
-            json!({"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":server,"version":"1"}}),
+            json!({"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":server,"version":"1"}}),
         ),
     ));
     let (id, _, m) = last_mcp(sim, "notifications/initialized");
@@ -366,21 +372,20 @@ fn failed_listing_makes_the_server_failed() {
 }
 
 /// TypeScript: initialize `sdkMcpServers` with `sdkMcpServerManifests` (the tools listed by
-/// the SDK itself) needs no listing; `mcp_servers_applied` is true; any server type but
-/// `sdk` in `mcpServers` is a correlated error naming it, and nothing is registered.
+/// the SDK itself) needs no listing; `mcp_servers_applied` is true; a malformed server in
+/// `mcpServers` (PROFILE §18) is a correlated error naming it, and nothing is registered.
 #[test]
 fn typescript_manifests_and_refusals() {
     let mut refused = Sim::new(sdk_config(&[]));
     refused.send(&control(
         "i1",
-        json!({"subtype":"initialize","mcpServers":{"files":{"type":"stdio","command":"x"}}}),
+        json!({"subtype":"initialize","mcpServers":{"files":{"type":"stdio"}}}),
     ));
     let r = &refused.last()["response"];
     assert_eq!(r["subtype"], "error");
     assert_eq!(
         r["error"],
-        "initialize.mcpServers: MCP server \"files\" is of type \"stdio\": only in-process SDK \
-         servers (type \"sdk\") are supported"
+        "initialize.mcpServers: MCP server \"files\": it has no command"
     );
     // Not counted: a later initialize is answered.
     refused.send(&control(

@@ -18,7 +18,7 @@ use super::command::{
 };
 use super::detached::{self, hand_over, write_by, Detached, Writer};
 use super::error::HostError;
-use super::inbound::Inbound;
+use super::inbound::{Bound, Inbound};
 use super::pending;
 use super::permission::{decide, CanUseToolHandler};
 use super::stream::{
@@ -42,6 +42,7 @@ pub struct ClientOptions {
     max_line: usize,
     stderr_cap: usize,
     profile: PeerProfile,
+    bound: Bound,
 }
 
 impl Default for ClientOptions {
@@ -51,6 +52,7 @@ impl Default for ClientOptions {
             max_line: DEFAULT_MAX_LINE,
             stderr_cap: DEFAULT_STDERR_CAP,
             profile: PeerProfile::Strict,
+            bound: Bound::default(),
         }
     }
 }
@@ -62,6 +64,8 @@ impl std::fmt::Debug for ClientOptions {
             .field("max_line", &self.max_line)
             .field("stderr_cap", &self.stderr_cap)
             .field("profile", &self.profile)
+            .field("max_buffered_records", &self.bound.records)
+            .field("max_buffered_bytes", &self.bound.bytes)
             .finish()
     }
 }
@@ -119,6 +123,36 @@ impl ClientOptions {
     /// ```
     pub fn peer_profile(mut self, profile: PeerProfile) -> Self {
         self.profile = profile;
+        self
+    }
+
+    /// At most this many records that [`Client::recv`] has not taken yet (default
+    /// [`DEFAULT_MAX_BUFFERED_RECORDS`](crate::host::DEFAULT_MAX_BUFFERED_RECORDS), at least 1). When this or the byte budget is reached
+    /// the client stops reading the agent's stdout until `recv` takes some: backpressure
+    /// reaches the agent, whose own output is bounded. **A host that stops calling `recv`
+    /// stalls its agent** (and control calls made meanwhile wait for their responses in vain).
+    ///
+    /// ```
+    /// use agentx_io::host::ClientOptions;
+    /// let o = ClientOptions::default().max_buffered_records(256);
+    /// # let _ = o;
+    /// ```
+    pub fn max_buffered_records(mut self, records: usize) -> Self {
+        self.bound.records = records.max(1);
+        self
+    }
+
+    /// At most about this many bytes of records that [`Client::recv`] has not taken yet
+    /// (default [`DEFAULT_MAX_BUFFERED_BYTES`](crate::host::DEFAULT_MAX_BUFFERED_BYTES)); counted per read, so the budget may be passed
+    /// by one read (64 KiB from a pipe, at most 256 KiB) or one line. See [`ClientOptions::max_buffered_records`].
+    ///
+    /// ```
+    /// use agentx_io::host::ClientOptions;
+    /// let o = ClientOptions::default().max_buffered_bytes(8 << 20);
+    /// # let _ = o;
+    /// ```
+    pub fn max_buffered_bytes(mut self, bytes: usize) -> Self {
+        self.bound.bytes = bytes.max(1);
         self
     }
 }
@@ -379,6 +413,7 @@ impl Client {
             inbound: Inbound::new(
                 Box::new(output),
                 Output::new(options.max_line, options.profile),
+                options.bound,
             ),
             detached: Detached::default(),
             ending: AtomicBool::new(false),

@@ -19,6 +19,15 @@
 //! and go, and without one while a single `recv` lasts a whole check period (that `recv` wakes
 //! it when it returns) or while it reads.
 //!
+//! **Bound.** The queue holds at most [`Bound::records`] records and about [`Bound::bytes`]
+//! bytes (counted per read) that `recv` has not taken. While it is full the helper does not
+//! read (a [`Demand`] waits too), so the agent's stdout fills and backpressure reaches the
+//! agent; a `recv` that finds the queue empty still reads itself, and a client that drains
+//! (`close`, `Drop`) reads to the end. The queues of `host/`: this record queue (bounded
+//! here), the agent's stderr (kept up to `ClientOptions::stderr_cap`, the rest read and
+//! dropped), the input FIFO (`OutputFifo`'s own bound), and the pending calls and uploads
+//! (one per call the host itself made).
+//!
 //! Must never: have two readers at once, lose or reorder a record, leave the reading role
 //! taken after a reader returned or panicked, leave the output unread for longer than two
 //! check periods (at most 80 ms) while no `recv` reads it, or format the caller's reader's error (only
@@ -41,14 +50,40 @@ pub(crate) const UNATTENDED: Duration = Duration::from_millis(5);
 /// this (a wake-up of the helper costs about as much CPU as a read).
 pub(crate) const UNATTENDED_MAX: Duration = Duration::from_millis(40);
 
+/// The default of [`Bound::records`].
+pub const DEFAULT_MAX_BUFFERED_RECORDS: usize = 1024;
+/// The default of [`Bound::bytes`].
+pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 64 << 20;
+
+/// How much of the agent's output a client holds that `recv` has not taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Bound {
+    pub(crate) records: usize,
+    pub(crate) bytes: usize,
+}
+
+impl Default for Bound {
+    fn default() -> Self {
+        Bound {
+            records: DEFAULT_MAX_BUFFERED_RECORDS,
+            bytes: DEFAULT_MAX_BUFFERED_BYTES,
+        }
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Who reads, what was read, and who is waiting (under one lock).
-#[derive(Default)]
 struct Inbox {
     queue: VecDeque<RecordItem>,
+    /// The reads the queue's records came from, oldest first: how many of each read's records
+    /// are still queued, and the bytes that read brought (released with its last record).
+    reads: VecDeque<(usize, usize)>,
+    /// The bytes of the reads in `reads`.
+    queued_bytes: usize,
+    bound: Bound,
     /// Someone holds the reading role (and `Inbound::reading`).
     reading: bool,
     /// The output ended and its last records are queued.
@@ -70,6 +105,54 @@ struct Inbox {
 }
 
 impl Inbox {
+    fn new(bound: Bound) -> Inbox {
+        Inbox {
+            queue: VecDeque::new(),
+            reads: VecDeque::new(),
+            queued_bytes: 0,
+            bound,
+            reading: false,
+            ended: false,
+            wanted: 0,
+            draining: false,
+            sleepers: 0,
+            in_recv: 0,
+            recvs: 0,
+            helper_parked: false,
+        }
+    }
+
+    /// Queues one hand-over of a read, `bytes` being what the read brought (the first
+    /// hand-over of a read carries them, later ones 0).
+    fn push(&mut self, items: Vec<RecordItem>, bytes: usize) {
+        self.reads.push_back((items.len(), bytes));
+        self.queued_bytes += bytes;
+        if self.queue.is_empty() {
+            // The batch's own buffer becomes the queue: no copy of the records.
+            self.queue = VecDeque::from(items);
+        } else {
+            self.queue.extend(items);
+        }
+    }
+
+    /// The oldest record, its read's bytes released with that read's last record.
+    fn pop(&mut self) -> Option<RecordItem> {
+        let item = self.queue.pop_front()?;
+        if let Some((left, bytes)) = self.reads.front_mut() {
+            *left -= 1;
+            if *left == 0 {
+                self.queued_bytes -= *bytes;
+                self.reads.pop_front();
+            }
+        }
+        Some(item)
+    }
+
+    /// The queue is at its bound: the helper does not read.
+    fn full(&self) -> bool {
+        self.queue.len() >= self.bound.records || self.queued_bytes >= self.bound.bytes
+    }
+
     /// Wakes the waiters on `changed`, if any, after this guard is released.
     fn wake(inbox: MutexGuard<'_, Inbox>, changed: &Condvar) {
         let any = inbox.sleepers > 0;
@@ -171,9 +254,9 @@ impl Drop for InRecv<'_> {
 }
 
 impl Inbound {
-    pub(crate) fn new(source: Box<dyn Read + Send>, side: Output) -> Inbound {
+    pub(crate) fn new(source: Box<dyn Read + Send>, side: Output, bound: Bound) -> Inbound {
         Inbound {
-            inbox: Mutex::new(Inbox::default()),
+            inbox: Mutex::new(Inbox::new(bound)),
             changed: Condvar::new(),
             wanted: Condvar::new(),
             reading: Mutex::new(Reading {
@@ -202,7 +285,7 @@ impl Inbound {
         let _in_recv = InRecv::enter(self);
         let mut inbox = lock(&self.inbox);
         loop {
-            if let Some(item) = inbox.queue.pop_front() {
+            if let Some(item) = inbox.pop() {
                 return Some(item);
             }
             if inbox.ended {
@@ -224,7 +307,7 @@ impl Inbound {
         let _demand = self.demand();
         let mut inbox = lock(&self.inbox);
         loop {
-            if let Some(item) = inbox.queue.pop_front() {
+            if let Some(item) = inbox.pop() {
                 return Ok(Some(item));
             }
             if inbox.ended {
@@ -255,6 +338,12 @@ impl Inbound {
                 unattended = false;
             }
             let needed = inbox.wanted > 0 || inbox.draining || unattended;
+            if needed && inbox.full() && !inbox.draining {
+                // The bound: nothing is read until `recv` takes some (checked again after a
+                // period; a `recv` that empties the queue reads itself).
+                inbox = wait(inbox, &self.wanted, Some(Instant::now() + UNATTENDED_MAX)).0;
+                continue;
+            }
             if needed && !inbox.reading {
                 inbox.reading = true;
                 drop(inbox);
@@ -298,22 +387,21 @@ impl Inbound {
         let _release = Release(self);
         let mut reading = lock(&self.reading);
         let Reading { source, side } = &mut *reading;
-        let mut hand_over = |items: Vec<RecordItem>| {
-            let mut inbox = lock(&self.inbox);
-            if inbox.queue.is_empty() {
-                // The batch's own buffer becomes the queue: no copy of the records.
-                inbox.queue = VecDeque::from(items);
-            } else {
-                inbox.queue.extend(items);
-            }
-            Inbox::wake(inbox, &self.changed);
-        };
         let Some(reader) = source.as_mut() else {
             return;
         };
         // WIRE-015 for the caller's reader too: a panic ends the output like an error, and an
         // error is kept only as its kind (the value is dropped unformatted).
         let read = contained(|| reader.read(side.buffer()));
+        let mut bytes = match &read {
+            Ok(Ok(n)) => *n,
+            _ => 0,
+        };
+        let mut hand_over = |items: Vec<RecordItem>| {
+            let mut inbox = lock(&self.inbox);
+            inbox.push(items, std::mem::take(&mut bytes));
+            Inbox::wake(inbox, &self.changed);
+        };
         let ended = side.took(read, route, &mut hand_over);
         if ended {
             // The pipe is closed before the stream ends: whoever saw `recv` return `None` finds

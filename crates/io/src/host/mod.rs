@@ -33,6 +33,8 @@
 //! # Ok::<(), agentx_io::host::HostError>(())
 //! ```
 
+#[cfg(feature = "tokio")]
+mod budget;
 mod calls;
 mod client;
 mod command;
@@ -55,6 +57,7 @@ pub use client::{Client, ClientOptions, ExitReport};
 pub use command::AgentCommand;
 pub use error::{DecodeError, HostError, ResponseFault, UploadStatus, INPUT_FAILURE_TEXT};
 pub use import::UploadSource;
+pub use inbound::{DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_BUFFERED_RECORDS};
 pub use limits::{
     descriptor_limit, raise_descriptor_limit, DescriptorLimit, DESCRIPTORS_PER_AGENT,
     DESCRIPTORS_PER_ASYNC_AGENT,

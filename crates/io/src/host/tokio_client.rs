@@ -6,7 +6,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
 use std::time::Duration;
@@ -15,12 +15,14 @@ use ::tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use ::tokio::process::Child;
 use ::tokio::sync::{mpsc, oneshot};
 
+use super::budget::Budget;
 use super::calls::{initialize_response, peer_initialize_response, Reply};
 use super::client::ExitReport;
 use super::command::{
     capture_stderr_async, pipes, AgentCommand, AsyncStderrCapture, DEFAULT_STDERR_CAP, STDERR_GRACE,
 };
 use super::error::HostError;
+use super::inbound::Bound;
 use super::outgoing::Outgoing;
 use super::pending;
 use super::permission::{
@@ -65,6 +67,7 @@ pub struct AsyncClientOptions {
     max_line: Option<usize>,
     stderr_cap: Option<usize>,
     profile: PeerProfile,
+    bound: Bound,
 }
 
 impl std::fmt::Debug for AsyncClientOptions {
@@ -126,6 +129,34 @@ impl AsyncClientOptions {
         self.profile = profile;
         self
     }
+
+    /// At most this many records that [`AsyncClient::recv`] has not taken (default 1,024, at
+    /// least 1); as [`ClientOptions::max_buffered_records`](super::ClientOptions::max_buffered_records):
+    /// when this or the byte budget is reached the client stops reading the agent's stdout, so
+    /// **a host that stops calling `recv` stalls its agent**.
+    ///
+    /// ```
+    /// use agentx_io::host::AsyncClientOptions;
+    /// let o = AsyncClientOptions::default().max_buffered_records(256);
+    /// # let _ = o;
+    /// ```
+    pub fn max_buffered_records(mut self, records: usize) -> Self {
+        self.bound.records = records.max(1);
+        self
+    }
+
+    /// At most about this many bytes of records that [`AsyncClient::recv`] has not taken
+    /// (default 64 MiB; counted per read, so one read or one line may pass it).
+    ///
+    /// ```
+    /// use agentx_io::host::AsyncClientOptions;
+    /// let o = AsyncClientOptions::default().max_buffered_bytes(8 << 20);
+    /// # let _ = o;
+    /// ```
+    pub fn max_buffered_bytes(mut self, bytes: usize) -> Self {
+        self.bound.bytes = bytes.max(1);
+        self
+    }
 }
 
 pub(crate) struct Shared {
@@ -175,6 +206,8 @@ pub struct AsyncClient {
     /// The batch being taken record by record: taken without awaiting (a plain mutex held
     /// for one `next`, not the async one per record).
     ready: Mutex<std::vec::IntoIter<RecordItem>>,
+    /// The bound on what the channel and `ready` hold (issue 46).
+    budget: Arc<Budget>,
     child: Option<Child>,
     stderr: Option<AsyncStderrCapture>,
     writer: Option<::tokio::task::JoinHandle<()>>,
@@ -185,6 +218,8 @@ impl Drop for AsyncClient {
     /// `kill_on_drop`).
     fn drop(&mut self) {
         self.shared.outgoing.close();
+        // Nobody will take what is read: the read task reads to the end, unbounded by `recv`.
+        self.budget.drain();
     }
 }
 
@@ -274,11 +309,19 @@ impl AsyncClient {
             options.max_line.unwrap_or(DEFAULT_MAX_LINE),
             options.profile,
         );
-        ::tokio::spawn(read_loop(output, side, reader_shared, tx));
+        let budget = Arc::new(Budget::new(options.bound));
+        ::tokio::spawn(read_loop(
+            output,
+            side,
+            reader_shared,
+            tx,
+            Arc::clone(&budget),
+        ));
         AsyncClient {
             shared,
             batches: ::tokio::sync::Mutex::new(rx),
             ready: Mutex::new(Vec::new().into_iter()),
+            budget,
             child: None,
             stderr: None,
             writer: Some(writer),
@@ -468,11 +511,13 @@ impl AsyncClient {
     pub async fn recv(&self) -> Option<RecordItem> {
         loop {
             if let Some(item) = lock(&self.ready).next() {
+                self.budget.took();
                 return Some(item);
             }
             let mut batches = self.batches.lock().await;
             // Another `recv` may have refilled `ready` while this one waited for `batches`.
             if let Some(item) = lock(&self.ready).next() {
+                self.budget.took();
                 return Some(item);
             }
             // Cancel-safe: a batch is either still in the channel or already in `ready`.
@@ -511,6 +556,8 @@ impl AsyncClient {
     pub async fn close(mut self, timeout: Duration) -> Result<ExitReport, HostError> {
         let deadline = ::tokio::time::Instant::now() + timeout;
         self.end_input();
+        // The agent exits only once its output is read: read it to the end.
+        self.budget.drain();
         if let Some(mut w) = self.writer.take() {
             // A writer stuck on an agent that stopped reading its stdin is given up at the
             // deadline (dropping the pipe); the agent is then killed below.
@@ -542,12 +589,18 @@ async fn read_loop(
     mut side: Output,
     shared: Arc<Shared>,
     tx: mpsc::UnboundedSender<Vec<RecordItem>>,
+    budget: Arc<Budget>,
 ) {
     let route = Routes(&shared);
-    let mut hand_over = |items| {
+    // The bytes of the read under way; its first hand-over carries them.
+    let bytes = AtomicUsize::new(0);
+    let mut hand_over = |items: Vec<RecordItem>| {
+        budget.handed(items.len(), bytes.swap(0, Ordering::Relaxed));
         let _ = tx.send(items);
     };
     loop {
+        // The bound: no read while `recv` has not taken enough (issue 46).
+        budget.room().await;
         // WIRE-015 for the caller's reader too: a panic ends the output like a failed read
         // (pending calls are rejected, WIRE-008, instead of waiting for their timeouts), and
         // an error is kept only as its kind.
@@ -560,6 +613,13 @@ async fn read_loop(
             }
         })
         .await;
+        bytes.store(
+            match &read {
+                Ok(Ok(n)) => *n,
+                _ => 0,
+            },
+            Ordering::Relaxed,
+        );
         if side.took(read, &route, &mut hand_over) {
             break;
         }

@@ -4,6 +4,7 @@
 
 mod host_async_pipes;
 mod host_batch_order;
+mod host_buffer_bound;
 mod host_claude_cli;
 mod host_client_pipes;
 mod host_input_containment;

@@ -200,6 +200,10 @@ impl Session {
                     |(name, status)| agentx_wire::wire::system_init::McpServerStatus {
                         name: Cow::Owned(name.to_string()),
                         status: Cow::Borrowed(status),
+                        config: None,
+                        server_info: None,
+                        error: None,
+                        tools: None,
                     },
                 )
                 .collect(),

@@ -1,0 +1,64 @@
+"""A tiny stdio MCP server that misbehaves on demand (agentx's PROFILE §18 fault tests),
+for what a real server cannot do when asked: hang in initialize, flood stdout with garbage,
+die mid-call, ignore SIGTERM. Standard library only.
+
+usage: fault_server.py MODE LOG
+MODE: hang-init | garbage | die-on-call | slow | stubborn
+Every message received is appended to LOG, one line each; the first line is "pid <pid>".
+"""
+
+import json
+import os
+import signal
+import sys
+import time
+
+mode, log_path = sys.argv[1], sys.argv[2]
+log = open(log_path, "a", buffering=1)
+log.write("pid %d\n" % os.getpid())
+
+
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+if mode == "stubborn":
+    signal.signal(signal.SIGTERM, lambda *_: log.write("sigterm\n"))
+
+if mode == "garbage":
+    line = "x" * 1023 + "\n"
+    try:
+        for _ in range(100 * 1024):  # 100 MiB of lines that are not JSON
+            sys.stdout.write(line)
+    except BrokenPipeError:
+        pass
+    sys.exit(0)
+
+TOOL = {"name": "slow", "description": "Never answers", "inputSchema": {"type": "object"}}
+
+for raw in sys.stdin:
+    log.write(raw if raw.endswith("\n") else raw + "\n")
+    msg = json.loads(raw)
+    method, rid = msg.get("method"), msg.get("id")
+    if method == "initialize":
+        if mode == "hang-init":
+            continue
+        send({"jsonrpc": "2.0", "id": rid, "result": {
+            "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "fault", "version": "1"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [TOOL]}})
+    elif method == "tools/call":
+        if mode == "die-on-call":
+            sys.stderr.write("fault: dying mid-call\n")
+            sys.stderr.flush()
+            os._exit(3)
+        # slow, stubborn: never answer
+    elif rid is not None:
+        send({"jsonrpc": "2.0", "id": rid, "result": {}})
+
+if mode == "stubborn":
+    # stdin closed: keep running until killed.
+    while True:
+        time.sleep(1)

@@ -1,0 +1,533 @@
+//! The user's MCP servers through the real `agentx` binary (PROFILE §18): a stdio server built
+//! with the official Python MCP SDK (MCPServer, formerly FastMCP; `tests/mcp/demo_server.py`,
+//! the SDK installed pinned into `target/tmp` from `tests/mcp/requirements.txt` on first use;
+//! skipped with a printed reason when it cannot be installed, failed under `CI`), and a tiny
+//! standard-library fault server (`tests/mcp/fault_server.py`) for what a real server does not
+//! do on demand: hang in `initialize`, flood stdout, die mid-call, ignore SIGTERM.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use agentx_test_support::harness::{self, Agentx, TempDir};
+use serde_json::{json, Value};
+
+const SDK: [&str; 7] = [
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--input-format",
+    "stream-json",
+    "--permission-mode",
+    "bypassPermissions",
+];
+
+fn assets() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp")
+}
+
+/// Skips (or, under `CI`, fails) with `reason`.
+fn unavailable(reason: String) -> Option<PathBuf> {
+    if std::env::var_os("CI").is_some() {
+        panic!("MCP test prerequisites unavailable while CI is set: {reason}");
+    }
+    eprintln!("SKIP: {reason}");
+    None
+}
+
+fn run_quiet(cmd: &mut Command) -> Result<(), String> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{cmd:?} could not start: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let tail: String = err
+            .chars()
+            .rev()
+            .take(2000)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        Err(format!("{cmd:?} failed ({}): {tail}", out.status))
+    }
+}
+
+/// The venv's python with the pinned official MCP SDK, installed once per target directory
+/// (`target/tmp/mcp-python-<hash of the pins>`, renamed into place when complete).
+fn python() -> Option<PathBuf> {
+    static PY: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PY.get_or_init(|| {
+        let pins = std::fs::read(assets().join("requirements.txt")).unwrap_or_default();
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in pins {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        let dir = base.join(format!("mcp-python-{h:016x}"));
+        if !dir.join(".complete").exists() {
+            let tmp = base.join(format!("mcp-python-partial-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&tmp);
+            eprintln!(
+                "installing the pinned Python MCP SDK into {}",
+                dir.display()
+            );
+            let installed = run_quiet(
+                Command::new("python3")
+                    .args(["-m", "venv"])
+                    .arg(tmp.join("venv")),
+            )
+            .and_then(|()| {
+                run_quiet(
+                    Command::new(tmp.join("venv/bin/python"))
+                        .args([
+                            "-m",
+                            "pip",
+                            "install",
+                            "--quiet",
+                            "--disable-pip-version-check",
+                            "-r",
+                        ])
+                        .arg(assets().join("requirements.txt")),
+                )
+            })
+            .and_then(|()| std::fs::write(tmp.join(".complete"), b"").map_err(|e| e.to_string()));
+            if let Err(e) = installed {
+                let _ = std::fs::remove_dir_all(&tmp);
+                return unavailable(format!("the Python MCP SDK could not be installed: {e}"));
+            }
+            if std::fs::rename(&tmp, &dir).is_err() {
+                let _ = std::fs::remove_dir_all(&tmp);
+            }
+        }
+        Some(dir.join("venv/bin/python"))
+    })
+    .clone()
+}
+
+fn user(text: &str) -> Value {
+    json!({"type":"user","session_id":"","message":{"role":"user","content":text},"parent_tool_use_id":null})
+}
+
+fn control(id: &str, request: Value) -> Value {
+    json!({"type":"control_request","request_id":id,"request":request})
+}
+
+fn spawn(home: &Path, config: &Value, env: &[(&str, &str)]) -> Agentx {
+    let mut cmd = harness::agentx_command(home);
+    cmd.args(SDK)
+        .arg("--mcp-config")
+        .arg(config.to_string())
+        .arg("--cwd")
+        .arg(home);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    Agentx::start(cmd)
+}
+
+fn demo(python: &Path, env: Value) -> Value {
+    json!({"mcpServers":{"demo":{"command":python,"args":[assets().join("demo_server.py")],"env":env}}})
+}
+
+fn fault(mode: &str, log: &Path, extra: Value) -> Value {
+    let mut c = json!({"command":"python3","args":[assets().join("fault_server.py"), mode, log]});
+    if let (Some(c), Some(extra)) = (c.as_object_mut(), extra.as_object()) {
+        c.extend(extra.clone());
+    }
+    json!({"mcpServers":{"f":c}})
+}
+
+/// One turn: the records from the prompt's first to its result.
+fn turn(a: &mut Agentx, prompt: &str) -> Vec<Value> {
+    a.send(&user(prompt));
+    a.until(harness::is_result)
+}
+
+fn tool_result(records: &[Value]) -> Value {
+    records
+        .iter()
+        .find_map(|r| (r["type"] == "user").then(|| r["message"]["content"][0].clone()))
+        .expect("a tool_result")
+}
+
+fn mcp_status(a: &mut Agentx, id: &str) -> Value {
+    a.send(&control(id, json!({"subtype":"mcp_status"})));
+    let r = a.until(|v| v["type"] == "control_response" && v["response"]["request_id"] == id);
+    r.last().unwrap()["response"]["response"]["mcpServers"].clone()
+}
+
+#[test]
+fn a_stdio_server_of_the_official_python_sdk_is_connected_listed_and_called() {
+    let Some(py) = python() else { return };
+    let home = TempDir::new("mcp-demo");
+    let mut a = spawn(home.path(), &demo(&py, json!({})), &[]);
+    let first = turn(&mut a, r#"!mcp demo add {"a":1,"b":2}"#);
+    let init = &first[0];
+    assert_eq!(init["subtype"], "init");
+    // PROFILE §18: the built-in tools, then the server's in its order.
+    let tools: Vec<&str> = init["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.as_str())
+        .filter(|t| t.starts_with("mcp__"))
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "mcp__demo__add",
+            "mcp__demo__env_names",
+            "mcp__demo__echo_env",
+            "mcp__demo__boom",
+            "mcp__demo__cwd"
+        ]
+    );
+    assert!(!init["tools"][0].as_str().unwrap().starts_with("mcp__"));
+    assert_eq!(
+        init["mcp_servers"],
+        json!([{"name":"demo","status":"connected"}])
+    );
+    assert_eq!(
+        tool_result(&first),
+        json!({"type":"tool_result","tool_use_id":first[2]["message"]["content"][0]["id"],"content":"3","is_error":false})
+    );
+    // PROFILE §18: `structuredContent` becomes the record's `tool_use_result`.
+    let record = first.iter().find(|r| r["type"] == "user").unwrap();
+    assert_eq!(record["tool_use_result"], json!({"result":3}), "{record}");
+    // isError: the server's own failure is an is_error tool_result.
+    let r = tool_result(&turn(&mut a, "!mcp demo boom {}"));
+    assert_eq!(r["is_error"], true, "{r}");
+    assert_eq!(r["content"], "Error executing tool boom", "{r}");
+    // The command runs in the cwd.
+    let r = tool_result(&turn(&mut a, "!mcp demo cwd {}"));
+    assert_eq!(
+        Path::new(r["content"].as_str().unwrap())
+            .canonicalize()
+            .unwrap(),
+        home.path().canonicalize().unwrap()
+    );
+    let status = mcp_status(&mut a, "s1");
+    assert_eq!(status[0]["name"], "demo");
+    assert_eq!(status[0]["status"], "connected");
+    assert_eq!(
+        status[0]["config"],
+        json!({"type":"stdio","command":py,"args":[assets().join("demo_server.py")]})
+    );
+    assert_eq!(status[0]["serverInfo"]["name"], "demo");
+    assert_eq!(
+        status[0]["tools"][0],
+        json!({"name":"add","description":"Add two numbers"})
+    );
+    a.close_stdin();
+    let f = a.finish();
+    assert_eq!(f.status, Some(0), "{}", f.stderr);
+}
+
+#[test]
+fn a_server_sees_its_env_and_the_inherited_set_only_and_a_secret_is_withheld() {
+    let Some(py) = python() else { return };
+    let home = TempDir::new("mcp-env");
+    let secret = "tok-0123456789-secret";
+    let mut a = spawn(
+        home.path(),
+        &demo(&py, json!({"SERVICE_TOKEN":secret,"PLAIN":"v"})),
+        &[
+            ("OPENAI_API_KEY", "sk-agentx-only-variable"),
+            ("AGENTX_PRIVATE", "x"),
+        ],
+    );
+    let r = tool_result(&turn(&mut a, "!mcp demo env_names {}"));
+    let names: Vec<&str> = r["content"].as_str().unwrap().split(' ').collect();
+    for n in &names {
+        assert!(
+            [
+                "HOME",
+                "LOGNAME",
+                "PATH",
+                "SHELL",
+                "TERM",
+                "USER",
+                "SERVICE_TOKEN",
+                "PLAIN",
+                "LC_CTYPE"
+            ]
+            .contains(n),
+            "the server saw {n}: {names:?}"
+        );
+    }
+    assert!(
+        names.contains(&"SERVICE_TOKEN") && names.contains(&"PLAIN"),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"OPENAI_API_KEY") && !names.contains(&"AGENTX_PRIVATE"));
+    // PROFILE §18 "Secrets": a tool result carrying one is withheld; the session goes on.
+    let records = turn(&mut a, r#"!mcp demo echo_env {"name":"SERVICE_TOKEN"}"#);
+    let r = tool_result(&records);
+    assert_eq!(
+        r["content"],
+        "MCP output withheld: it contains a configured secret"
+    );
+    assert_eq!(r["is_error"], true);
+    assert_eq!(records.last().unwrap()["subtype"], "success");
+    let r = tool_result(&turn(&mut a, r#"!mcp demo echo_env {"name":"PLAIN"}"#));
+    assert_eq!(r["content"], "v");
+    a.close_stdin();
+    let f = a.finish();
+    assert_eq!(f.status, Some(0));
+    assert!(!String::from_utf8_lossy(&f.stdout).contains(secret));
+    assert!(!f.stderr.contains(secret));
+    let store = walk(home.path());
+    assert!(!store.contains(secret), "the store holds the secret");
+}
+
+/// Every file under `dir`, concatenated (lossily).
+fn walk(dir: &Path) -> String {
+    let mut out = String::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.push_str(&walk(&p));
+            } else if let Ok(b) = std::fs::read(&p) {
+                out.push_str(&String::from_utf8_lossy(&b));
+            }
+        }
+    }
+    out
+}
+
+fn log_lines(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// Waits (polling the file, at most 20 s) until `log` has a line matching `pred`.
+fn wait_log(log: &Path, pred: impl Fn(&str) -> bool) -> Vec<String> {
+    let start = Instant::now();
+    loop {
+        let lines = log_lines(log);
+        if lines.iter().any(|l| pred(l)) {
+            return lines;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "log: {lines:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn alive(pid: i32) -> bool {
+    Command::new("kill")
+        .args(["-0", &pid.to_string()])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn server_pid(log: &Path) -> i32 {
+    let lines = wait_log(log, |l| l.starts_with("pid "));
+    lines[0].trim_start_matches("pid ").parse().unwrap()
+}
+
+#[test]
+fn a_call_times_out_at_the_config_timeout_and_the_server_is_told() {
+    let home = TempDir::new("mcp-timeout");
+    let log = home.path().join("server.log");
+    let mut a = spawn(
+        home.path(),
+        &fault("slow", &log, json!({"timeout":1000})),
+        &[],
+    );
+    let records = turn(&mut a, "!mcp f slow {}");
+    let r = tool_result(&records);
+    assert_eq!(r["content"], "MCP tool call timed out after 1000 ms");
+    assert_eq!(r["is_error"], true);
+    let lines = wait_log(&log, |l| l.contains("notifications/cancelled"));
+    let call: Value =
+        serde_json::from_str(lines.iter().find(|l| l.contains("tools/call")).unwrap()).unwrap();
+    let cancelled: Value = serde_json::from_str(
+        lines
+            .iter()
+            .find(|l| l.contains("notifications/cancelled"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(cancelled["params"]["requestId"], call["id"]);
+    a.close_stdin();
+    assert_eq!(a.finish().status, Some(0));
+}
+
+#[test]
+fn an_interrupt_cancels_the_call_in_flight() {
+    let home = TempDir::new("mcp-interrupt");
+    let log = home.path().join("server.log");
+    let mut a = spawn(home.path(), &fault("slow", &log, json!({})), &[]);
+    a.send(&user("!mcp f slow {}"));
+    a.until(|v| v["type"] == "assistant");
+    wait_log(&log, |l| l.contains("tools/call"));
+    a.send(&control("int", json!({"subtype":"interrupt"})));
+    let records = a.until(harness::is_result);
+    assert!(records
+        .iter()
+        .any(|r| r["type"] == "control_response" && r["response"]["request_id"] == "int"));
+    let lines = wait_log(&log, |l| l.contains("notifications/cancelled"));
+    assert!(
+        lines.iter().any(|l| l.contains("\"requestId\"")),
+        "{lines:?}"
+    );
+    a.close_stdin();
+    assert_eq!(a.finish().status, Some(0));
+}
+
+#[test]
+fn a_server_killed_mid_call_gives_an_is_error_tool_result() {
+    let home = TempDir::new("mcp-die");
+    let log = home.path().join("server.log");
+    let mut a = spawn(home.path(), &fault("die-on-call", &log, json!({})), &[]);
+    let records = turn(&mut a, "!mcp f slow {}");
+    let r = tool_result(&records);
+    assert_eq!(r["is_error"], true, "{r}");
+    assert_eq!(
+        r["content"], "MCP error: the server closed its stdout",
+        "{r}"
+    );
+    let status = mcp_status(&mut a, "s");
+    assert_eq!(status[0]["status"], "failed");
+    assert_eq!(
+        status[0]["error"],
+        "the server closed its stdout: fault: dying mid-call"
+    );
+    a.close_stdin();
+    assert_eq!(a.finish().status, Some(0));
+}
+
+#[test]
+fn a_server_that_never_answers_initialize_delays_the_turn_by_the_connect_timeout_only() {
+    let home = TempDir::new("mcp-hang");
+    let log = home.path().join("server.log");
+    let mut a = spawn(
+        home.path(),
+        &fault("hang-init", &log, json!({})),
+        &[("MCP_TIMEOUT", "1500")],
+    );
+    let records = turn(&mut a, "hi");
+    assert_eq!(records.last().unwrap()["subtype"], "success");
+    let init = &records[0];
+    let status = init["mcp_servers"][0]["status"].as_str().unwrap();
+    assert!(status == "pending" || status == "failed", "{init}");
+    assert!(!init["tools"].to_string().contains("mcp__f__"));
+    let start = Instant::now();
+    loop {
+        let s = mcp_status(&mut a, "s");
+        if s[0]["status"] == "failed" {
+            assert_eq!(s[0]["error"], "initialize: no answer within 1500 ms");
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "{s}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    a.close_stdin();
+    assert_eq!(a.finish().status, Some(0));
+}
+
+#[test]
+fn a_server_flooding_stdout_with_garbage_fails_without_taking_agentx_down() {
+    let home = TempDir::new("mcp-garbage");
+    let log = home.path().join("server.log");
+    let mut a = spawn(home.path(), &fault("garbage", &log, json!({})), &[]);
+    let start = Instant::now();
+    loop {
+        let s = mcp_status(&mut a, "s");
+        if s[0]["status"] == "failed" {
+            assert_eq!(s[0]["error"], "stdout is not JSON-RPC");
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "{s}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let records = turn(&mut a, "hi");
+    assert_eq!(records.last().unwrap()["subtype"], "success");
+    a.close_stdin();
+    assert_eq!(a.finish().status, Some(0));
+}
+
+#[test]
+fn no_server_process_outlives_agentx_by_7_s_even_one_that_ignores_sigterm() {
+    for how in ["eof", "sigterm", "sighup"] {
+        let home = TempDir::new("mcp-orphan");
+        let log = home.path().join("server.log");
+        let mut a = spawn(home.path(), &fault("stubborn", &log, json!({})), &[]);
+        let records = turn(&mut a, "hi");
+        assert_eq!(records[0]["mcp_servers"][0]["status"], "connected");
+        let pid = server_pid(&log);
+        match how {
+            "eof" => a.close_stdin(),
+            "sigterm" => assert!(Command::new("kill")
+                .args(["-TERM", &a.pid().to_string()])
+                .status()
+                .unwrap()
+                .success()),
+            _ => assert!(Command::new("kill")
+                .args(["-HUP", &a.pid().to_string()])
+                .status()
+                .unwrap()
+                .success()),
+        }
+        let f = a.finish();
+        assert!(f.status.is_some(), "{how}");
+        // agentx waited for the group (SIGTERM at 2 s, SIGKILL at 5 s) before it exited.
+        assert!(!alive(pid), "{how}: server {pid} outlived agentx");
+        assert!(
+            log_lines(&log).iter().any(|l| l == "sigterm"),
+            "{how}: no SIGTERM reached it"
+        );
+    }
+}
+
+#[test]
+fn bad_configurations_are_usage_errors_naming_the_server() {
+    let home = TempDir::new("mcp-usage");
+    for (config, line) in [
+        (
+            r#"{"mcpServers":{"w":{"type":"http","url":"http://example.com/mcp"}}}"#.to_string(),
+            "agentx: --mcp-config: MCP server \"w\": a plain http:// url must be loopback (use https://) (argument 9)",
+        ),
+        (
+            r#"{"mcpServers":{"a.b":{"command":"x"}}}"#.to_string(),
+            "agentx: --mcp-config: MCP server \"a.b\": the name does not match [A-Za-z0-9_-]{1,64} (argument 9)",
+        ),
+    ] {
+        let out = harness::agentx_command(home.path())
+            .args(SDK)
+            .args(["--mcp-config", &config])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().next().unwrap(), line);
+        assert!(out.stdout.is_empty());
+    }
+    // A file path: read at startup; a bad file is a usage error too.
+    let file = home.path().join("mcp.json");
+    std::fs::write(&file, r#"{"mcpServers":{"x":{"type":"sse"}}}"#).unwrap();
+    let out = harness::agentx_command(home.path())
+        .args(SDK)
+        .arg("--mcp-config")
+        .arg(&file)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).lines().next().unwrap(),
+        "agentx: --mcp-config: MCP server \"x\": it has no url"
+    );
+}
