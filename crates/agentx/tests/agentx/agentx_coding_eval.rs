@@ -280,3 +280,86 @@ fn todo_write_limits() {
     );
     a.finish();
 }
+
+/// PROFILE §17: "inside" is the canonical path's: a symbolic link inside the cwd that points
+/// out is outside, so reading or searching through it is asked in `default`; a link that
+/// stays inside is inside.
+#[test]
+fn a_link_inside_the_cwd_that_points_out_is_outside() {
+    let home = TempDir::new("coding-link");
+    let cwd = home.path().join("work");
+    let out = home.path().join("elsewhere");
+    std::fs::create_dir_all(cwd.join("real")).unwrap();
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("secret.txt"), "s\n").unwrap();
+    std::fs::write(cwd.join("real/ok.txt"), "k\n").unwrap();
+    std::os::unix::fs::symlink(&out, cwd.join("out")).unwrap();
+    std::os::unix::fs::symlink(cwd.join("real"), cwd.join("in")).unwrap();
+    let mut a = Agentx::session(home.path(), &["--cwd", cwd.to_str().unwrap()]);
+    a.say(concat!(
+        "!tool Read {\"file_path\":\"in/ok.txt\"}\n",
+        "!tool Read {\"file_path\":\"out/secret.txt\"}\n",
+        "!tool Grep {\"pattern\":\"s\",\"path\":\"out\"}",
+    ));
+    let mut asked = Vec::new();
+    for _ in 0..2 {
+        let upto = a.until(is_permission_request);
+        let req = upto.last().unwrap();
+        asked.push(req["request"]["description"].as_str().unwrap().to_owned());
+        a.send(&deny(req["request_id"].as_str().unwrap(), "no"));
+    }
+    a.turn();
+    asked.sort();
+    assert_eq!(asked, ["Grep s", "Read out/secret.txt"]);
+    let r = results(&a.seen);
+    assert_eq!(r[0], ("     1\tk\n".to_string(), false));
+    assert_eq!(r[1], ("no".to_string(), true));
+    assert_eq!(r[2], ("no".to_string(), true));
+    assert_eq!(
+        a.seen.iter().filter(|v| is_permission_request(v)).count(),
+        2
+    );
+    a.finish();
+}
+
+/// PROFILE §17's fallbacks at the SDK profile's 1 MiB line: a Read whose record with the full
+/// `tool_use_result` would pass it keeps the numbered text and sets `file.content` to null;
+/// one whose text alone passes it drops `tool_use_result` and cuts the text with a marker.
+#[test]
+fn tool_use_result_gives_way_before_the_tool_result_at_the_line_limit() {
+    let home = TempDir::new("coding-limit");
+    let line = |n: usize| format!("{}\n", "r".repeat(n));
+    std::fs::write(home.path().join("mid.txt"), line(399).repeat(2_000)).unwrap();
+    std::fs::write(home.path().join("big.txt"), line(599).repeat(2_000)).unwrap();
+    let mut a = sdk(&home, &[]);
+    a.say("!tool Read {\"file_path\":\"mid.txt\"}");
+    let t = a.turn();
+    let user = t
+        .iter()
+        .find(|r| label(r).starts_with("user:tool_result"))
+        .unwrap();
+    let (text, is_error) = crate::agentx_edit::outcome(user);
+    assert!(!is_error);
+    assert_eq!(text.lines().count(), 2_000);
+    assert_eq!(user["tool_use_result"]["file"]["content"], Value::Null);
+    assert_eq!(user["tool_use_result"]["file"]["numLines"], 2_000);
+    a.say("!tool Read {\"file_path\":\"big.txt\"}");
+    let t = a.turn();
+    let user = t
+        .iter()
+        .find(|r| label(r).starts_with("user:tool_result"))
+        .unwrap();
+    assert!(user.get("tool_use_result").is_none(), "dropped");
+    let (text, _) = crate::agentx_edit::outcome(user);
+    assert!(
+        text.len() < 1_048_576 && text.len() > 1_000_000,
+        "{}",
+        text.len()
+    );
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+    assert!(done
+        .stdout
+        .split(|b| *b == b'\n')
+        .all(|l| l.len() <= 1_048_576));
+}
