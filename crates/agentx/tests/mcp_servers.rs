@@ -531,3 +531,188 @@ fn bad_configurations_are_usage_errors_naming_the_server() {
         "agentx: --mcp-config: MCP server \"x\": it has no url"
     );
 }
+
+/// Waits (sending `mcp_status`, at most 20 s) until server 0 has `status`.
+fn wait_status(a: &mut Agentx, status: &str) -> Value {
+    let start = Instant::now();
+    for n in 0.. {
+        let s = mcp_status(a, &format!("w{n}"));
+        if s[0]["status"] == status {
+            return s;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "{s}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    unreachable!()
+}
+
+fn answer(a: &mut Agentx, id: &str, request: Value) -> Value {
+    a.send(&control(id, request));
+    let r = a.until(|v| v["type"] == "control_response" && v["response"]["request_id"] == id);
+    r.last().unwrap()["response"].clone()
+}
+
+#[test]
+fn mcp_set_servers_toggle_and_reconnect_in_the_sdk_profile() {
+    let home = TempDir::new("mcp-live");
+    let log = home.path().join("server.log");
+    let mut a = spawn(home.path(), &json!({"mcpServers":{}}), &[]);
+    let r = answer(&mut a, "init", json!({"subtype":"initialize"}));
+    assert_eq!(r["subtype"], "success");
+    let config = fault("slow", &log, json!({}))["mcpServers"]["f"].clone();
+    // PROFILE §18: a bad entry is an `errors` entry, not in `added`.
+    let r = answer(
+        &mut a,
+        "set",
+        json!({"subtype":"mcp_set_servers","servers":{"f":config,"bad":{"type":"http","url":"http://example.com/"}}}),
+    );
+    assert_eq!(r["subtype"], "success", "{r}");
+    assert_eq!(r["response"]["added"], json!(["f"]));
+    assert_eq!(r["response"]["removed"], json!([]));
+    assert_eq!(
+        r["response"]["errors"],
+        json!({"bad":"MCP server \"bad\": a plain http:// url must be loopback (use https://)"})
+    );
+    wait_status(&mut a, "connected");
+    let first_pid = server_pid(&log);
+    let records = turn(&mut a, "hi");
+    assert!(records[0]["tools"].to_string().contains("mcp__f__slow"));
+    // Unknown names.
+    for (id, req) in [
+        ("u1", json!({"subtype":"mcp_reconnect","serverName":"nope"})),
+        (
+            "u2",
+            json!({"subtype":"mcp_toggle","serverName":"nope","enabled":false}),
+        ),
+    ] {
+        let r = answer(&mut a, id, req);
+        assert_eq!(
+            r,
+            json!({"subtype":"error","request_id":id,"error":"unknown MCP server nope"})
+        );
+    }
+    // Disable: closed, `disabled`, no tools; enable: connected again (a new process).
+    let r = answer(
+        &mut a,
+        "off",
+        json!({"subtype":"mcp_toggle","serverName":"f","enabled":false}),
+    );
+    assert_eq!(r["subtype"], "success");
+    let s = mcp_status(&mut a, "s-off");
+    assert_eq!(s[0]["status"], "disabled");
+    let start = Instant::now();
+    while alive(first_pid) {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the disabled server is still running"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let r = answer(
+        &mut a,
+        "on",
+        json!({"subtype":"mcp_toggle","serverName":"f","enabled":true}),
+    );
+    assert_eq!(r["subtype"], "success");
+    wait_status(&mut a, "connected");
+    // Reconnect answers once the server is connected again.
+    let r = answer(
+        &mut a,
+        "re",
+        json!({"subtype":"mcp_reconnect","serverName":"f"}),
+    );
+    assert_eq!(r, json!({"subtype":"success","request_id":"re"}));
+    assert_eq!(mcp_status(&mut a, "s-re")[0]["status"], "connected");
+    let pids = log_lines(&log)
+        .iter()
+        .filter(|l| l.starts_with("pid "))
+        .count();
+    assert_eq!(pids, 3, "started, enabled again, reconnected");
+    // Replacing the set with nothing removes the dynamic server.
+    let r = answer(
+        &mut a,
+        "clear",
+        json!({"subtype":"mcp_set_servers","servers":{}}),
+    );
+    assert_eq!(r["response"]["removed"], json!(["f"]));
+    assert_eq!(mcp_status(&mut a, "s-clear"), json!([]));
+    a.close_stdin();
+    assert_eq!(a.finish().status, Some(0));
+}
+
+/// agentx's peak resident set (VmHWM), in KiB.
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_100_mib_garbage_line_fails_the_server_and_agentx_stays_under_64_mib() {
+    for (mode, error) in [
+        ("garbage-line", "a message is over 8388608 bytes"),
+        ("garbage", "stdout is not JSON-RPC"),
+    ] {
+        let home = TempDir::new("mcp-flood");
+        let log = home.path().join("server.log");
+        let mut a = spawn(home.path(), &fault(mode, &log, json!({})), &[]);
+        let s = wait_status(&mut a, "failed");
+        assert_eq!(s[0]["error"], error);
+        let rss = peak_rss_kib(a.pid());
+        eprintln!("{mode}: agentx VmHWM {rss} KiB");
+        assert!(rss < 64 * 1024, "{mode}: agentx peaked at {rss} KiB");
+        let records = turn(&mut a, "hi");
+        assert_eq!(records.last().unwrap()["subtype"], "success");
+        a.close_stdin();
+        assert_eq!(a.finish().status, Some(0));
+    }
+}
+
+#[test]
+fn sigterm_cancels_the_call_in_flight() {
+    let home = TempDir::new("mcp-sigterm");
+    let log = home.path().join("server.log");
+    let mut a = spawn(home.path(), &fault("slow", &log, json!({})), &[]);
+    a.send(&user("!mcp f slow {}"));
+    a.until(|v| v["type"] == "assistant");
+    wait_log(&log, |l| l.contains("tools/call"));
+    assert!(Command::new("kill")
+        .args(["-TERM", &a.pid().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let f = a.finish();
+    assert!(f.status.is_some());
+    let lines = log_lines(&log);
+    let cancelled = lines
+        .iter()
+        .find(|l| l.contains("notifications/cancelled"))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(cancelled.contains("agentx is terminating"), "{cancelled}");
+}
+
+#[test]
+fn list_changed_lists_the_tools_again_for_the_next_request() {
+    let home = TempDir::new("mcp-changed");
+    let log = home.path().join("server.log");
+    let mut a = spawn(home.path(), &fault("changing", &log, json!({})), &[]);
+    let first = turn(&mut a, "!mcp f slow {}");
+    assert_eq!(tool_result(&first)["content"], "changed");
+    let start = Instant::now();
+    loop {
+        let s = mcp_status(&mut a, "s");
+        if s[0]["tools"].as_array().is_some_and(|t| t.len() == 2) {
+            assert_eq!(s[0]["tools"][1]["name"], "added");
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "{s}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let r = tool_result(&turn(&mut a, "!mcp f added {}"));
+    assert_eq!(r["content"], "changed", "the new tool is offered: {r}");
+    a.close_stdin();
+    assert_eq!(a.finish().status, Some(0));
+}

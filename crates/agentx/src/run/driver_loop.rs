@@ -162,7 +162,16 @@ pub fn run_loop(
                         name,
                         epoch,
                         server,
-                    } => mcp.connect(name, epoch, server),
+                    } => {
+                        // Scenario 8 (PROFILE §18): the frames before this connection (an
+                        // `mcp_set_servers` response) reach stdout before its process starts.
+                        if let Err(e) = flush_writer(sink) {
+                            workers.kill_all();
+                            mcp.shut_down();
+                            return output_failed(e);
+                        }
+                        mcp.connect(name, epoch, server)
+                    }
                     Action::McpClose { name } => mcp.close(&name),
                     Action::McpCall {
                         tool_use_id,

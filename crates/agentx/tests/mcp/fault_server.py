@@ -3,7 +3,7 @@ for what a real server cannot do when asked: hang in initialize, flood stdout wi
 die mid-call, ignore SIGTERM. Standard library only.
 
 usage: fault_server.py MODE LOG
-MODE: hang-init | garbage | die-on-call | slow | stubborn
+MODE: hang-init | garbage | garbage-line | die-on-call | slow | stubborn | changing
 Every message received is appended to LOG, one line each; the first line is "pid <pid>".
 """
 
@@ -35,8 +35,19 @@ if mode == "garbage":
         pass
     sys.exit(0)
 
+if mode == "garbage-line":
+    chunk = "y" * (1 << 20)
+    try:
+        for _ in range(100):  # one 100 MiB line that is not JSON
+            sys.stdout.write(chunk)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        pass
+    sys.exit(0)
+
 TOOL = {"name": "slow", "description": "Never answers", "inputSchema": {"type": "object"}}
 
+changed = False
 for raw in sys.stdin:
     log.write(raw if raw.endswith("\n") else raw + "\n")
     msg = json.loads(raw)
@@ -48,8 +59,18 @@ for raw in sys.stdin:
             "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
             "serverInfo": {"name": "fault", "version": "1"}}})
     elif method == "tools/list":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [TOOL]}})
+        tools = [TOOL]
+        if mode == "changing" and changed:
+            tools.append({"name": "added", "description": "After list_changed",
+                          "inputSchema": {"type": "object"}})
+        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": tools}})
     elif method == "tools/call":
+        if mode == "changing":
+            changed = True
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            send({"jsonrpc": "2.0", "id": rid, "result": {
+                "content": [{"type": "text", "text": "changed"}]}})
+            continue
         if mode == "die-on-call":
             sys.stderr.write("fault: dying mid-call\n")
             sys.stderr.flush()

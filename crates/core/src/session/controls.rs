@@ -73,6 +73,16 @@ impl Session {
             ControlRequestBody::StopTask(st) if self.config.profile == super::Profile::Sdk => {
                 return self.stop_task(&id, st.task_id.as_ref(), now);
             }
+            // PROFILE §18 "Live changes" (the SDK profile).
+            ControlRequestBody::McpSetServers(m) if self.config.profile == super::Profile::Sdk => {
+                return self.mcp_live_set_servers(&id, m, now);
+            }
+            ControlRequestBody::McpReconnect(m) if self.config.profile == super::Profile::Sdk => {
+                return self.mcp_live_reconnect(&id, &m.server_name, now);
+            }
+            ControlRequestBody::McpToggle(m) if self.config.profile == super::Profile::Sdk => {
+                return self.mcp_live_toggle(&id, &m.server_name, m.enabled, now);
+            }
             other => Err(unsupported(other.subtype_name())),
         };
         let rec: OutputRecord<'_> = match reply {

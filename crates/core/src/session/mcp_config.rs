@@ -291,7 +291,8 @@ fn string_map(v: Value<'_, '_>) -> Option<Vec<(String, String)>> {
     Some(out)
 }
 
-fn server_of(name: &str, config: Value<'_, '_>) -> Result<ServerDef, ConfigError> {
+/// One server's definition `NAME: CONFIG`, checked.
+pub fn server_of(name: &str, config: Value<'_, '_>) -> Result<ServerDef, ConfigError> {
     if !valid_name(name) {
         return Err(server_error(
             name,

@@ -111,7 +111,7 @@ pub(crate) struct Server {
     /// Its listing was started.
     begun: bool,
     /// Its tools joined the model's list.
-    offered: bool,
+    pub(crate) offered: bool,
     /// The user's server (§18) this is; `None` for an SDK server (§16).
     pub(crate) user: Option<UserServer>,
     /// Why it failed (`mcp_status` `error`).
@@ -122,6 +122,8 @@ pub(crate) struct Server {
     pub(crate) epoch: u64,
     /// Until when a turn waits for this pending user server.
     connect_deadline: Option<Instant>,
+    /// Named by an `mcp_set_servers` call (PROFILE §18 "Live changes").
+    pub(crate) dynamic: bool,
 }
 
 /// The servers, their listing and the calls in flight.
@@ -131,6 +133,8 @@ pub(crate) struct McpServers {
     pub(crate) calls: Vec<super::mcp_calls::Call>,
     /// The outcomes of calls settled while their turn was borrowed (applied after the step).
     pub(crate) ready: std::collections::VecDeque<(String, super::ToolOutcome)>,
+    /// `mcp_reconnect` requests waiting for their server to settle: (request id, server).
+    pub(crate) reconnects: Vec<(String, String)>,
     next_rpc: u64,
     /// The listing started (at initialize, or before the first turn).
     started: bool,
@@ -160,6 +164,7 @@ impl McpServers {
             server_info: None,
             epoch: 0,
             connect_deadline: None,
+            dynamic: false,
         });
     }
 
@@ -362,11 +367,12 @@ impl Session {
             }
         }
         self.mcp_rebuild_tools();
+        self.mcp_answer_reconnects();
         self.after_step(now);
     }
 
     /// A user server's tools leave the model's list.
-    fn mcp_withdraw(&mut self, i: usize) {
+    pub(crate) fn mcp_withdraw(&mut self, i: usize) {
         let s = &mut self.mcp.servers[i];
         s.offered = false;
         s.tools.clear();

@@ -60,6 +60,7 @@ mod interrupt;
 pub mod mcp;
 mod mcp_calls;
 pub mod mcp_config;
+mod mcp_live;
 mod mcp_servers;
 mod output;
 pub mod permission;

@@ -693,3 +693,131 @@ fn a_server_added_while_listing_is_listed_too() {
     );
     assert_eq!(sim.last_of("result")["result"], "echo: hi");
 }
+
+fn user_server(name: &str) -> agentx_core::session::mcp_config::ServerDef {
+    use agentx_core::session::mcp_config::{ServerDef, ServerKind, Transport, UserServer};
+    ServerDef {
+        name: name.into(),
+        kind: ServerKind::User(UserServer {
+            transport: Transport::Stdio {
+                command: "srv".into(),
+                args: vec![],
+                env: vec![],
+            },
+            timeout_ms: None,
+            tool_policies: vec![],
+        }),
+    }
+}
+
+/// PROFILE §18 "Connecting": a user's server connects at startup; the first model request of
+/// a turn waits for it at most the connect timeout (virtual time, at its edge), and
+/// system/init shows the status of that moment.
+#[test]
+fn a_turn_waits_for_a_user_server_at_most_the_connect_timeout() {
+    use agentx_core::session::Action;
+    let mut c = sdk_config(&[]);
+    c.mcp.servers = vec![user_server("fs")];
+    c.mcp.connect_timeout = Duration::from_millis(1500);
+    let mut sim = Sim::new(c);
+    sim.send(&user("hi"));
+    assert!(
+        matches!(&sim.actions[0], Action::McpConnect { name, epoch: 1, .. } if name == "fs"),
+        "{:?}",
+        sim.actions
+    );
+    assert!(sim.requests.is_empty(), "the turn waits");
+    assert_eq!(
+        sim.s.poll_timeout(),
+        Some(sim.now + Duration::from_millis(1500))
+    );
+    sim.advance(1499);
+    sim.s.handle_timeout(sim.now);
+    sim.step();
+    assert!(
+        sim.requests.is_empty(),
+        "1 ms before the timeout it still waits"
+    );
+    sim.advance(1);
+    sim.s.handle_timeout(sim.now);
+    sim.step();
+    assert_eq!(sim.requests.len(), 1);
+    let init = sim.out.iter().find(|v| v["subtype"] == "init").unwrap();
+    assert_eq!(
+        init["mcp_servers"],
+        json!([{"name":"fs","status":"pending"}])
+    );
+}
+
+/// A user's server that connects before the deadline: the turn starts at once with its tools,
+/// a call of one is an `McpCall` for the driver (`MCP_TOOL_TIMEOUT`'s default), and its
+/// outcome is the tool's; a report of an older connection is ignored.
+#[test]
+fn a_connected_user_server_offers_its_tools_and_calls_go_to_the_driver() {
+    use agentx_core::session::mcp::ListedTool;
+    use agentx_core::session::{Action, McpReport, ToolOutcome};
+    let mut c = sdk_config(&[]);
+    c.mcp.servers = vec![user_server("fs")];
+    c.permission_mode = PermissionMode::BypassPermissions;
+    let mut sim = Sim::new(c);
+    sim.step();
+    let ls = ListedTool {
+        name: "ls".into(),
+        description: "List".into(),
+        input_schema: r#"{"type":"object"}"#.into(),
+    };
+    // A stale epoch changes nothing.
+    sim.s.handle_mcp_server(
+        "fs",
+        0,
+        McpReport::Failed {
+            error: "old".into(),
+        },
+        sim.now,
+    );
+    sim.s.handle_mcp_server(
+        "fs",
+        1,
+        McpReport::Connected {
+            server_info: r#"{"name":"fs","version":"1"}"#.into(),
+            tools: vec![ls],
+        },
+        sim.now,
+    );
+    sim.script(tool_reply("m1", &[("t1", "mcp__fs__ls", "{}")]));
+    sim.hold_tools = true;
+    sim.send(&user("list"));
+    let init = sim.out.iter().find(|v| v["subtype"] == "init").unwrap();
+    assert_eq!(
+        init["mcp_servers"],
+        json!([{"name":"fs","status":"connected"}])
+    );
+    assert!(init["tools"].as_array().unwrap().last().unwrap() == "mcp__fs__ls");
+    let call = sim
+        .actions
+        .iter()
+        .find_map(|a| match a {
+            Action::McpCall {
+                tool_use_id,
+                server,
+                tool,
+                input_json,
+                timeout_ms,
+            } => Some((
+                tool_use_id.clone(),
+                server.clone(),
+                tool.clone(),
+                input_json.clone(),
+                *timeout_ms,
+            )),
+            _ => None,
+        })
+        .expect("an McpCall");
+    assert_eq!(
+        call,
+        ("t1".into(), "fs".into(), "ls".into(), "{}".into(), 600_000)
+    );
+    sim.finish_tool("t1", ToolOutcome::ok("a\nb"));
+    assert_eq!(tool_result(&sim, "t1")["content"], "a\nb");
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+}
