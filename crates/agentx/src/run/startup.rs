@@ -187,6 +187,7 @@ pub fn start(
         system_prompt,
         append_system_prompt: sdk.and_then(|s| s.append_system_prompt.clone()),
         default_system_prompt: None,
+        resolve_links: None,
         output_schema: sdk.and_then(|s| s.json_schema.clone()),
         permission_mode: common.permission_mode(),
         replay_user_messages,
@@ -224,6 +225,10 @@ pub fn start(
     if let Some(sdk) = sdk {
         sdk_options::apply(&mut config, sdk, &selection, &cwd, &mut notices)?;
     }
+    // PROFILE §17: "inside" is judged on canonical paths too (a link that points out is out).
+    config.resolve_links = Some(agentx_core::session::policy::LinkResolver(
+        std::sync::Arc::new(crate::tools::fsx::canonical),
+    ));
     // PROFILE §17: the default system message names the tools offered (after `--tools`).
     let offered: Vec<&str> = config.tools.iter().map(|t| t.name.as_str()).collect();
     config.default_system_prompt = Some(super::system_prompt::default_system_prompt(

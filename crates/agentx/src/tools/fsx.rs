@@ -112,3 +112,26 @@ pub fn numbered(out: &mut String, n: u64, line: &str) {
     let line = line.strip_suffix('\r').unwrap_or(line);
     let _ = writeln!(out, "{n:>6}\t{line}");
 }
+
+/// The canonical form of an absolute `path` (PROFILE §17 "inside"): symbolic links of its
+/// longest existing prefix resolved, the missing rest kept as written (a file not yet created
+/// is judged by its directory).
+pub fn canonical(path: &str) -> String {
+    let mut existing = Path::new(path);
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(mut real) = std::fs::canonicalize(existing) {
+            for part in rest.iter().rev() {
+                real.push(part);
+            }
+            return real.to_string_lossy().into_owned();
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return path.to_string(),
+        }
+    }
+}

@@ -280,3 +280,44 @@ fn todo_write_limits() {
     );
     a.finish();
 }
+
+/// PROFILE §17: "inside" is the canonical path's: a symbolic link inside the cwd that points
+/// out is outside, so reading or searching through it is asked in `default`; a link that
+/// stays inside is inside.
+#[test]
+fn a_link_inside_the_cwd_that_points_out_is_outside() {
+    let home = TempDir::new("coding-link");
+    let cwd = home.path().join("work");
+    let out = home.path().join("elsewhere");
+    std::fs::create_dir_all(cwd.join("real")).unwrap();
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("secret.txt"), "s\n").unwrap();
+    std::fs::write(cwd.join("real/ok.txt"), "k\n").unwrap();
+    std::os::unix::fs::symlink(&out, cwd.join("out")).unwrap();
+    std::os::unix::fs::symlink(cwd.join("real"), cwd.join("in")).unwrap();
+    let mut a = Agentx::session(home.path(), &["--cwd", cwd.to_str().unwrap()]);
+    a.say(concat!(
+        "!tool Read {\"file_path\":\"in/ok.txt\"}\n",
+        "!tool Read {\"file_path\":\"out/secret.txt\"}\n",
+        "!tool Grep {\"pattern\":\"s\",\"path\":\"out\"}",
+    ));
+    let mut asked = Vec::new();
+    for _ in 0..2 {
+        let upto = a.until(is_permission_request);
+        let req = upto.last().unwrap();
+        asked.push(req["request"]["description"].as_str().unwrap().to_owned());
+        a.send(&deny(req["request_id"].as_str().unwrap(), "no"));
+    }
+    a.turn();
+    asked.sort();
+    assert_eq!(asked, ["Grep s", "Read out/secret.txt"]);
+    let r = results(&a.seen);
+    assert_eq!(r[0], ("     1\tk\n".to_string(), false));
+    assert_eq!(r[1], ("no".to_string(), true));
+    assert_eq!(r[2], ("no".to_string(), true));
+    assert_eq!(
+        a.seen.iter().filter(|v| is_permission_request(v)).count(),
+        2
+    );
+    a.finish();
+}

@@ -232,6 +232,25 @@ const FLOWS = {
     await s.turn("after the budget");
     await s.close();
   },
+  // PROFILE §17: allowedTools runs a Read-then-Edit with no permission callback; a PreToolUse
+  // hook matching Edit|Write sees the Edit; the user message carries tool_use_result.
+  async coding() {
+    writeFileSync(join(process.env.FLOW_CWD, "code.txt"), "a\nb\nc\n");
+    const pre = async (input) => {
+      emit({ event: "hook", hook: input.hook_event_name, tool: input.tool_name });
+      return {};
+    };
+    const s = session({
+      allowedTools: ["Read", "Edit", "Glob", "Grep"],
+      hooks: { PreToolUse: [{ matcher: "Edit|Write", hooks: [pre] }] },
+    });
+    const onMessage = async (m) => {
+      if (m.type === "user") emit({ event: "tool_use_result", value: m.tool_use_result ?? null });
+    };
+    await s.turn('!tool Read {"file_path":"code.txt"}', onMessage);
+    await s.turn('!tool Edit {"file_path":"code.txt","old_string":"b","new_string":"B"}', onMessage);
+    await s.close();
+  },
   async tool_rules() {
     const s = session({
       allowedTools: ["Bash(echo:*)"],

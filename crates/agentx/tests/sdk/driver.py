@@ -487,6 +487,32 @@ async def flow_interrupt_hook_mcp():
                 emit(event="interrupted")
         await turn(c, "after the interrupt")
 
+async def flow_coding():
+    """PROFILE §17: allowed_tools runs a Read-then-Edit with no permission callback; a
+    PreToolUse hook matching Edit|Write sees the Edit; the UserMessage carries
+    tool_use_result with a structuredPatch."""
+    with open(os.path.join(os.environ["FLOW_CWD"], "code.txt"), "w") as f:
+        f.write("a\nb\nc\n")
+
+    async def pre(input_data, _tool_use_id, _context):
+        emit(event="hook", hook=input_data["hook_event_name"], tool=input_data["tool_name"])
+        return {}
+
+    opts = options(
+        allowed_tools=["Read", "Edit", "Glob", "Grep"],
+        hooks={"PreToolUse": [HookMatcher(matcher="Edit|Write", hooks=[pre])]},
+    )
+    async with ClaudeSDKClient(options=opts) as c:
+        for prompt in (
+            '!tool Read {"file_path":"code.txt"}',
+            '!tool Edit {"file_path":"code.txt","old_string":"b","new_string":"B"}',
+        ):
+            await c.query(prompt)
+            async for m in c.receive_response():
+                record(m)
+                if type(m).__name__ == "UserMessage":
+                    emit(event="tool_use_result", value=getattr(m, "tool_use_result", None))
+
 
 async def main():
     await globals()["flow_" + sys.argv[1]]()
@@ -494,3 +520,4 @@ async def main():
 
 
 anyio.run(main)
+

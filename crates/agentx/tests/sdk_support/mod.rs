@@ -46,6 +46,7 @@ macro_rules! every_flow {
             max_turns => check_max_turns,
             budget => check_budget,
             tool_rules => check_tool_rules,
+            coding => check_coding,
             stop_task => check_stop_task,
             hooks_pre_tool_use => check_hooks_pre_tool_use,
             hooks_post_tool_use => check_hooks_post_tool_use,
@@ -717,11 +718,40 @@ pub fn check_budget(f: &Flow) {
         .any(|a| a["blocks"][0]["text"] == "echo: after the budget"));
 }
 
+pub fn check_coding(f: &Flow) {
+    // PROFILE §17: no permission callback was needed (allowed_tools), the Edit|Write hook saw
+    // the Edit only, and the user messages carry the Read's and the Edit's tool_use_result.
+    assert!(f.named("callback").is_empty());
+    let hooks: Vec<&Value> = f.named("hook").iter().map(|h| &h["tool"]).collect();
+    assert_eq!(hooks, [&serde_json::json!("Edit")]);
+    let results: Vec<&Value> = f
+        .named("tool_use_result")
+        .iter()
+        .map(|r| &r["value"])
+        .collect();
+    assert_eq!(results.len(), 2, "{:?}", f.events);
+    assert_eq!(results[0]["type"], "text");
+    assert_eq!(results[0]["file"]["content"], "a\nb\nc");
+    assert_eq!(
+        results[1]["structuredPatch"],
+        serde_json::json!([{"oldStart": 1, "oldLines": 3, "newStart": 1, "newLines": 3,
+            "lines": [" a", "-b", "+B", " c"]}])
+    );
+    assert_eq!(results[1]["originalFile"], "a\nb\nc\n");
+    assert_eq!(
+        std::fs::read_to_string(f.cwd.path().join("code.txt")).unwrap(),
+        "a\nB\nc\n"
+    );
+}
+
 pub fn check_tool_rules(f: &Flow) {
     // PROFILE §15: `--allowedTools Bash(echo:*)` runs `echo …` without asking, `ls` is asked;
     // `--disallowedTools Write` removes Write from `tools` and from the model's tools.
     let init = f.events.iter().find(|e| e["subtype"] == "init").unwrap();
-    assert_eq!(init["data"]["tools"], serde_json::json!(["Read", "Bash"]));
+    assert_eq!(
+        init["data"]["tools"],
+        serde_json::json!(["Read", "Bash", "Edit", "Glob", "Grep", "TodoWrite"])
+    );
     let calls: Vec<&Value> = f.named("callback").iter().map(|c| &c["input"]).collect();
     assert_eq!(calls, [&serde_json::json!({"command": "ls"})]);
     let results: Vec<(&Value, &Value)> = f

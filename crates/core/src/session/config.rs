@@ -167,6 +167,9 @@ pub struct SessionConfig {
     /// The driver's default coding-agent system message (PROFILE §17): sent when neither
     /// `system_prompt` nor initialize `systemPrompt` sets one, in both profiles.
     pub default_system_prompt: Option<String>,
+    /// The driver's canonical path function for "inside the cwd" (PROFILE §17); `None`:
+    /// paths are judged as written.
+    pub resolve_links: Option<super::policy::LinkResolver>,
     /// `--json-schema` (PROFILE §16, the SDK profile only): the final text of every turn must
     /// be one JSON value valid against it; initialize `jsonSchema` replaces it.
     pub output_schema: Option<super::structured::OutputSchema>,
@@ -232,6 +235,7 @@ impl SessionConfig {
             system_prompt: None,
             append_system_prompt: None,
             default_system_prompt: None,
+            resolve_links: None,
             output_schema: None,
             permission_mode: PermissionMode::Default,
             replay_user_messages: false,

@@ -321,6 +321,39 @@ pub struct Scope<'a> {
     /// The names of the tools offered (`--tools`, less the plainly disallowed ones); a call of
     /// any other tool is invalid (an unknown tool, no prompt).
     pub offered: &'a [String],
+    /// The driver's canonical form of a path (PROFILE §17: symbolic links resolved), when it
+    /// gave one: a path is inside only when both its lexical and its canonical forms are.
+    pub resolve: Option<&'a LinkResolver>,
+}
+
+/// A driver's function from an absolute path to its canonical form (symbolic links resolved;
+/// a missing tail kept as written), so the core decides "inside" without touching the file
+/// system itself (PROFILE §17).
+#[derive(Clone)]
+pub struct LinkResolver(pub std::sync::Arc<dyn Fn(&str) -> String + Send + Sync>);
+
+impl std::fmt::Debug for LinkResolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LinkResolver")
+    }
+}
+
+/// [`inside_any`], and with a resolver the same of the canonical forms (PROFILE §17: a link
+/// inside the cwd that points out is outside).
+fn inside_scope(scope: &Scope<'_>, path: &str) -> bool {
+    if !inside_any(scope.cwd, scope.add_dirs, path) {
+        return false;
+    }
+    let Some(LinkResolver(resolve)) = scope.resolve else {
+        return true;
+    };
+    let joined = if path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("{}/{}", scope.cwd.trim_end_matches('/'), path)
+    };
+    let dirs: Vec<String> = scope.add_dirs.iter().map(|d| resolve(d)).collect();
+    inside_any(&resolve(scope.cwd), &dirs, &resolve(&joined))
 }
 
 /// PROFILE §10 for one tool call. `input_json` is the call's input as compact JSON.
@@ -352,7 +385,7 @@ pub fn evaluate(scope: &Scope<'_>, rules: &Rules, tool: &str, input_json: &str) 
     if scope.tool_rules.allows(tool, primary) {
         return Verdict::Allow;
     }
-    let inside = |p: &str| inside_any(scope.cwd, scope.add_dirs, p);
+    let inside = |p: &str| inside_scope(scope, p);
     // PROFILE §17: `Glob` and `Grep` are read-only and evaluated as `Read`; `Edit` as
     // `Write`.
     match (&input, mode) {
@@ -432,6 +465,7 @@ mod tests {
             add_dirs: &[],
             tool_rules: &tool_rules,
             offered: &offered,
+            resolve: None,
         };
         super::evaluate(&scope, rules, tool, input)
     }
@@ -460,6 +494,7 @@ mod tests {
             add_dirs,
             tool_rules: &tool_rules,
             offered: &offered,
+            resolve: None,
         };
         super::evaluate(&scope, &Rules::default(), tool, input)
     }

@@ -67,6 +67,7 @@ impl Session {
                     add_dirs: &self.config.add_dirs,
                     tool_rules: &self.config.tool_rules,
                     offered: &offered,
+                    resolve: self.config.resolve_links.as_ref(),
                 };
                 policy::evaluate(&scope, &self.rules, &u.name, &u.input)
             }
