@@ -321,3 +321,45 @@ fn a_link_inside_the_cwd_that_points_out_is_outside() {
     );
     a.finish();
 }
+
+/// PROFILE §17's fallbacks at the SDK profile's 1 MiB line: a Read whose record with the full
+/// `tool_use_result` would pass it keeps the numbered text and sets `file.content` to null;
+/// one whose text alone passes it drops `tool_use_result` and cuts the text with a marker.
+#[test]
+fn tool_use_result_gives_way_before_the_tool_result_at_the_line_limit() {
+    let home = TempDir::new("coding-limit");
+    let line = |n: usize| format!("{}\n", "r".repeat(n));
+    std::fs::write(home.path().join("mid.txt"), line(399).repeat(2_000)).unwrap();
+    std::fs::write(home.path().join("big.txt"), line(599).repeat(2_000)).unwrap();
+    let mut a = sdk(&home, &[]);
+    a.say("!tool Read {\"file_path\":\"mid.txt\"}");
+    let t = a.turn();
+    let user = t
+        .iter()
+        .find(|r| label(r).starts_with("user:tool_result"))
+        .unwrap();
+    let (text, is_error) = crate::agentx_edit::outcome(user);
+    assert!(!is_error);
+    assert_eq!(text.lines().count(), 2_000);
+    assert_eq!(user["tool_use_result"]["file"]["content"], Value::Null);
+    assert_eq!(user["tool_use_result"]["file"]["numLines"], 2_000);
+    a.say("!tool Read {\"file_path\":\"big.txt\"}");
+    let t = a.turn();
+    let user = t
+        .iter()
+        .find(|r| label(r).starts_with("user:tool_result"))
+        .unwrap();
+    assert!(user.get("tool_use_result").is_none(), "dropped");
+    let (text, _) = crate::agentx_edit::outcome(user);
+    assert!(
+        text.len() < 1_048_576 && text.len() > 1_000_000,
+        "{}",
+        text.len()
+    );
+    let done = a.finish();
+    assert_eq!(done.status, Some(0));
+    assert!(done
+        .stdout
+        .split(|b| *b == b'\n')
+        .all(|l| l.len() <= 1_048_576));
+}

@@ -4,7 +4,9 @@
 //!
 //! Owns the four modes (`bypassPermissions` allows all; `plan` allows `Read` and denies the
 //! rest with `plan mode: no changes`; `acceptEdits` allows `Read` and `Write` inside the cwd
-//! and asks for the rest; `default` allows `Read` inside the cwd and asks for the rest), the
+//! and asks for the rest; `default` allows `Read` inside the cwd and asks for the rest) with
+//! PROFILE §17's per-tool extension (`Glob` and `Grep` as `Read`, `Edit` as `Write`,
+//! `TodoWrite` always allowed; "inside" also on the driver's canonical paths), the
 //! input checks that make an unknown tool or invalid input a prompt-free error, and rule
 //! matching. Must never: run a tool, touch the file system (paths are compared lexically) or
 //! start a prompt.
