@@ -669,6 +669,7 @@ impl<'d> Gen<'d> {
                         anchor_uuid: g.text(),
                         tail_uuid: g.text(),
                     }),
+                    summary: self.opt(|g| g.text()),
                 },
                 uuid,
                 session_id,

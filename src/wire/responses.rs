@@ -155,9 +155,11 @@ wire_struct! {
         skip: [],
         categories: Vec<ContextCategory<'a>> = "categories" => req,
         total_tokens: u64 = "totalTokens" => req,
-        max_tokens: u64 = "maxTokens" => req,
+        /// PROFILE §19: `null` when the provider declares no `context_window`.
+        max_tokens: Option<u64> = "maxTokens" => nul,
         raw_max_tokens: Option<u64> = "rawMaxTokens" => opt,
-        percentage: Option<f64> = "percentage" => opt,
+        /// PROFILE §19: `null` without a window.
+        percentage: Option<f64> = "percentage" => nul,
         grid_rows: Option<RawJson<'a>> = "gridRows" => opt,
         model: Option<Text<'a>> = "model" => opt,
     }
@@ -303,7 +305,7 @@ mod tests {
         );
         assert_eq!(
             round_trip::<ContextUsageResponse<'_>>(&raws[1]).max_tokens,
-            200000
+            Some(200000)
         );
         assert!(round_trip::<RewindFilesResponse<'_>>(&raws[2]).can_rewind);
         assert!(!round_trip::<CancelAsyncMessageResponse>(&raws[3]).cancelled);

@@ -37,15 +37,18 @@ pub enum HookEvent {
     UserPromptSubmit,
     /// After the last model request of a turn, before its result.
     Stop,
+    /// Before a compaction (PROFILE §19); the matcher matches its trigger (`auto`, `manual`).
+    PreCompact,
 }
 
 impl HookEvent {
     /// Every event agentx calls.
-    pub const ALL: [HookEvent; 4] = [
+    pub const ALL: [HookEvent; 5] = [
         HookEvent::PreToolUse,
         HookEvent::PostToolUse,
         HookEvent::UserPromptSubmit,
         HookEvent::Stop,
+        HookEvent::PreCompact,
     ];
 
     /// The wire name (`hook_event_name`).
@@ -55,6 +58,7 @@ impl HookEvent {
             HookEvent::PostToolUse => "PostToolUse",
             HookEvent::UserPromptSubmit => "UserPromptSubmit",
             HookEvent::Stop => "Stop",
+            HookEvent::PreCompact => "PreCompact",
         }
     }
 
@@ -65,6 +69,12 @@ impl HookEvent {
     /// True for the events whose matcher pattern names a tool.
     pub fn is_tool_event(self) -> bool {
         matches!(self, HookEvent::PreToolUse | HookEvent::PostToolUse)
+    }
+
+    /// True for the events whose matcher pattern is matched: a tool name, or `PreCompact`'s
+    /// trigger (PROFILE §19).
+    pub fn is_matched(self) -> bool {
+        self.is_tool_event() || self == HookEvent::PreCompact
     }
 }
 

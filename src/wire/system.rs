@@ -46,6 +46,9 @@ wire_struct! {
         trigger: CompactTrigger = "trigger" => req,
         pre_tokens: u64 = "pre_tokens" => req,
         preserved_segment: Option<PreservedSegment<'a>> = "preserved_segment" => opt,
+        /// agentx (PROFILE §19): the model's summary that opens the compacted context, so a
+        /// resume rebuilds it; absent for `!compact`, whose summary is a fixed text.
+        summary: Option<Text<'a>> = "summary" => opt,
     }
 }
 

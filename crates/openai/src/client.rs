@@ -170,6 +170,11 @@ impl Client {
                     return;
                 }
                 Attempt::Opening(failure, message) => (failure, message),
+                Attempt::ContextTooLong(message) => {
+                    let message = message.filter(|m| media_parts == 0 || !media::may_echo_media(m));
+                    sink(Report::Event(ModelEvent::ContextLengthExceeded { message }));
+                    return;
+                }
             };
             match retry::decide(&failure, retries, SystemTime::now()) {
                 Decision::Retry { wait, warn } => {
@@ -258,6 +263,10 @@ impl Client {
                             Ok(None) => break,
                         }
                     }
+                    // PROFILE §19: a 400 that says the context is too long is its own answer.
+                    if status.as_u16() == 400 && mapping::context_length_exceeded(&body) {
+                        return Attempt::ContextTooLong(mapping::error_body_message(&body));
+                    }
                     mapping::error_body_message(&body)
                 }
                 Decision::Retry { .. } => None,
@@ -318,6 +327,8 @@ enum Attempt {
     Cancelled,
     /// A failure before the first body byte, with the provider's message when one was read.
     Opening(Opening, Option<String>),
+    /// PROFILE §19: HTTP 400 `context_length_exceeded` (never retried), with its message.
+    ContextTooLong(Option<String>),
 }
 
 /// The WARN word for a transport error, from its source chain.

@@ -140,6 +140,14 @@ pub fn start(
         .ok()
         .filter(|p| p.is_dir())
         .ok_or(StartupError::CwdNotDirectory)?;
+    // PROFILE §19: the automatic-compaction threshold, checked before any output.
+    let autocompact_pct = match std::env::var_os("AGENTX_AUTOCOMPACT_PCT") {
+        None => agentx_core::session::DEFAULT_AUTOCOMPACT_PCT,
+        Some(v) => agentx_core::session::autocompact_pct(Some(
+            v.to_str().ok_or(StartupError::AutocompactPct)?,
+        ))
+        .map_err(|_| StartupError::AutocompactPct)?,
+    };
     let model = model_runner(&selection, &home)?;
     // PROFILE §15: `--system-prompt-file` is read once, here (UTF-8, at most 1 MiB).
     let system_prompt = match sdk {
@@ -221,6 +229,7 @@ pub fn start(
             tool_timeout: crate::mcp::config::tool_timeout(),
             ..Default::default()
         },
+        autocompact_pct,
     };
     if let Some(sdk) = sdk {
         sdk_options::apply(&mut config, sdk, &selection, &cwd, &mut notices)?;

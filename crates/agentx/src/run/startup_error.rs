@@ -45,6 +45,8 @@ pub enum StartupError {
     SessionIdWithoutFork,
     /// The process's current directory cannot be used as the tools' directory.
     CurrentDirUnusable,
+    /// PROFILE §19: `AGENTX_AUTOCOMPACT_PCT` is not an integer from 50 to 98.
+    AutocompactPct,
     /// `--cwd` names no directory.
     CwdNotDirectory,
     /// `--add-dir` names no directory.
@@ -129,6 +131,7 @@ impl fmt::Display for StartupError {
                 "agentx: --session-id with --resume or --continue needs --fork-session"
             }
             E::CurrentDirUnusable => "agentx: the current directory is unusable",
+            E::AutocompactPct => "agentx: AGENTX_AUTOCOMPACT_PCT must be an integer from 50 to 98",
             E::CwdNotDirectory => "agentx: --cwd is not a directory",
             E::AddDirNotDirectory => "agentx: --add-dir is not a directory",
             E::SystemPromptUnreadable => {
@@ -197,6 +200,10 @@ mod tests {
             (
                 StartupError::CurrentDirUnusable,
                 "agentx: the current directory is unusable",
+            ),
+            (
+                StartupError::AutocompactPct,
+                "agentx: AGENTX_AUTOCOMPACT_PCT must be an integer from 50 to 98",
             ),
             (
                 StartupError::CwdNotDirectory,

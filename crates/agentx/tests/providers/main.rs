@@ -8,6 +8,7 @@ use agentx_test_support::http as provider_http_support;
 mod provider_http_agentx;
 mod provider_http_attachments;
 mod provider_http_coding;
+mod provider_http_compact;
 mod provider_http_cost;
 mod provider_http_deltas;
 mod provider_http_structured;

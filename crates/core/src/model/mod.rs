@@ -100,7 +100,19 @@ pub enum Message {
     },
 }
 
+/// PROFILE §19: the user message that ends a summarization request (instructions of
+/// `/compact` follow it after a blank line). The scripted model recognizes it.
+pub const SUMMARY_REQUEST: &str = "Summarize the conversation so far for your own later use. Keep the task, the decisions made, the files touched and the open work; leave out what no longer matters. Answer with the summary only.";
+
 impl Message {
+    /// PROFILE §19: the user message asking for a summary, with `/compact`'s instructions.
+    pub fn summary_request(instructions: Option<&str>) -> Message {
+        match instructions {
+            Some(i) => Message::user(format!("{SUMMARY_REQUEST}\n\n{i}")),
+            None => Message::user(SUMMARY_REQUEST.to_string()),
+        }
+    }
+
     /// The summary that stands for the `removed` messages a compaction removed (WIRE-005):
     /// the live session and the store's rebuilt context (`transcript::context`) use this one text.
     pub fn compaction_summary(removed: usize) -> Message {
@@ -181,6 +193,13 @@ pub enum ModelEvent {
     Failed {
         /// The assistant record's `error` category.
         category: AssistantError,
+        /// The provider's message, if any.
+        message: Option<String>,
+    },
+    /// PROFILE §19: the provider refused the request because the context is too long (HTTP
+    /// 400 `context_length_exceeded`). The session compacts once and retries the request; a
+    /// second one ends the turn like [`ModelEvent::Failed`] `invalid_request`.
+    ContextLengthExceeded {
         /// The provider's message, if any.
         message: Option<String>,
     },

@@ -219,6 +219,9 @@ pub struct SessionConfig {
     /// PROFILE §16 in-process MCP servers (`--mcp-config`'s; initialize adds its own) and
     /// their timeouts.
     pub mcp: super::McpConfig,
+    /// PROFILE §19 `AGENTX_AUTOCOMPACT_PCT` (50..=98, default 90): compact before a request
+    /// whose estimate is over this share of the declared `context_window`.
+    pub autocompact_pct: u8,
 }
 
 impl SessionConfig {
@@ -256,6 +259,7 @@ impl SessionConfig {
             max_record_len: agentx_wire::encode::DEFAULT_MAX_RECORD_LEN,
             transcript_path: String::new(),
             mcp: Default::default(),
+            autocompact_pct: super::DEFAULT_AUTOCOMPACT_PCT,
         }
     }
 }

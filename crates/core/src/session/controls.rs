@@ -128,7 +128,12 @@ impl Session {
     pub(crate) fn initialize_response(&self) -> InitializeResponse<'_> {
         let p = &self.config.projection;
         let response = InitializeResponse {
-            commands: Vec::new(),
+            // PROFILE §19: `/compact` is a command.
+            commands: vec![agentx_wire::wire::initialize::SlashCommand {
+                name: Cow::Borrowed("compact"),
+                description: Cow::Borrowed("Summarize the conversation to free context"),
+                argument_hint: Some(Cow::Borrowed("[instructions]")),
+            }],
             agents: Vec::new(),
             output_style: Cow::Borrowed("default"),
             available_output_styles: vec![Cow::Borrowed("default")],
@@ -151,36 +156,33 @@ impl Session {
         response
     }
 
-    /// `get_context_usage`: categories, totals, maximum and an (empty) grid.
+    /// `get_context_usage` (PROFILE §19): the estimate of the next request as `totalTokens`,
+    /// `maxTokens` the declared `context_window` (`null` when undeclared), `percentage` of it
+    /// (0–100, two decimals; `null` without a window), and the categories system prompt,
+    /// tools and messages.
     fn context_usage(&self) -> ContextUsageResponse<'_> {
-        let words = |s: &str| s.split_whitespace().count() as u64;
-        let tokens: u64 = self.context[..self.history_len]
-            .iter()
-            .map(|m| match m {
-                crate::model::Message::User { text, .. } => words(text),
-                crate::model::Message::Assistant { blocks, .. } => blocks
-                    .iter()
-                    .map(|b| match b {
-                        crate::model::Block::Text(t) => words(t),
-                        crate::model::Block::ToolUse { input, .. } => words(input),
-                    })
-                    .sum(),
-                crate::model::Message::ToolResult { content, .. } => words(content),
-            })
-            .sum();
-        const MAX: u64 = 200_000;
+        let e = self.estimate();
+        let total = e.total();
+        let window = self.config.projection.context_window.map(u64::from);
+        let category = |name: &'static str, tokens: u64, color: &'static str| ContextCategory {
+            name: Cow::Borrowed(name),
+            tokens,
+            color: Cow::Borrowed(color),
+            is_deferred: Some(false),
+        };
         ContextUsageResponse {
-            categories: vec![ContextCategory {
-                name: Cow::Borrowed("Messages"),
-                tokens,
-                color: Cow::Borrowed("purple"),
-                is_deferred: Some(false),
-            }],
-            total_tokens: tokens,
-            max_tokens: MAX,
-            raw_max_tokens: Some(MAX),
-            // An integral percentage, written as an integer (WIRE-012's number spelling).
-            percentage: Some((tokens * 100 / MAX) as f64),
+            categories: vec![
+                category("System prompt", e.system, "gray"),
+                category("System tools", e.tools, "blue"),
+                category("Messages", e.messages, "purple"),
+            ],
+            total_tokens: total,
+            max_tokens: window,
+            raw_max_tokens: window,
+            percentage: window.map(|w| {
+                let hundredths = (total as f64 * 10_000.0 / w as f64).round() / 100.0;
+                hundredths.min(100.0)
+            }),
             grid_rows: Some(RawJson::empty_array()),
             model: Some(Cow::Borrowed(&self.config.projection.init.model)),
         }

@@ -74,6 +74,10 @@ impl Session {
         if was_streaming {
             self.actions.push_back(Action::CancelModel { turn: t.id });
         }
+        if t.compacting() {
+            // PROFILE §19: the summarization ends `cancelled`; the context stays as it was.
+            self.status_done();
+        }
         // 3 and 4: settle every accepted tool use; one terminal tool_result each.
         for u in std::mem::take(&mut t.uses) {
             let mut results = Vec::new();

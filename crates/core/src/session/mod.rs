@@ -51,6 +51,7 @@
 mod action;
 mod attachments;
 mod config;
+mod context;
 mod controls;
 mod environment;
 mod fit;
@@ -94,6 +95,7 @@ pub use prompts::{Settlement, REQUEST_ID_PREFIX, RESOLVED_CAPACITY};
 pub use queue::{QUEUE_MAX_BYTES, QUEUE_MAX_RECORDS};
 pub use replayed::{MAX_REPLAYED_BYTES, SHUTTING_DOWN};
 pub use sdk_hooks::HOOK_CALLBACK_FAILED;
+pub use turn::autocompact::{autocompact_pct, DEFAULT_AUTOCOMPACT_PCT};
 
 use crate::model::{Message, ModelEvent, TurnId};
 use agentx_wire::json::Parser;
@@ -224,6 +226,9 @@ pub struct Session {
     pub(crate) sdk_hooks: sdk_hooks::SdkHooks,
     /// The host's in-process MCP servers, their listing and calls (PROFILE §16).
     pub(crate) mcp: mcp_servers::McpServers,
+    /// PROFILE §19: what the last completed request reported (`None`: estimate the whole
+    /// request; so after a compaction and on resume).
+    pub(crate) report: Option<context::Report>,
     /// The user's servers of an initialize being answered: defined after its response.
     pub(crate) mcp_pending_defs: Vec<mcp_config::ServerDef>,
     /// The names `update_environment_variables` holds (PROFILE §8's bound).
@@ -290,6 +295,7 @@ impl Session {
             spent_usd: 0.0,
             sdk_hooks: Default::default(),
             mcp,
+            report: None,
             mcp_pending_defs: Vec::new(),
             environment: Default::default(),
             replayed: Default::default(),

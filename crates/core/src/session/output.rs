@@ -307,6 +307,16 @@ impl Output {
         self.transcript.len()
     }
 
+    /// Moves kept line `at` (an index [`Output::kept`] gave) to the end of the turn's
+    /// transcript (PROFILE §19: a prompt that triggered a compaction is stored after its
+    /// boundary).
+    pub(crate) fn move_kept_to_end(&mut self, at: usize) {
+        if at < self.transcript.len() {
+            let line = self.transcript.remove(at);
+            self.transcript.push(line);
+        }
+    }
+
     /// Replaces kept line `at` (an index [`Output::kept`] gave) with `line`.
     pub(crate) fn rekeep(&mut self, at: usize, line: Bytes) {
         if let Some(slot) = self.transcript.get_mut(at) {

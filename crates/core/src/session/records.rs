@@ -291,10 +291,13 @@ impl Stamp {
         uuid: Uuid<'static>,
         pre_tokens: u64,
         segment: Option<(String, String, String)>,
+        trigger: CompactTrigger,
+        summary: Option<String>,
     ) -> OutputRecord<'static> {
         OutputRecord::System(SystemEvent::CompactBoundary(CompactBoundary {
             compact_metadata: CompactMetadata {
-                trigger: CompactTrigger::Manual,
+                trigger,
+                summary: summary.map(Cow::Owned),
                 pre_tokens,
                 preserved_segment: segment.map(|(head, anchor, tail)| PreservedSegment {
                     head_uuid: Cow::Owned(head),

@@ -45,6 +45,8 @@ pub(crate) enum Target {
     Prompt,
     /// `Stop` of the turn.
     Stop,
+    /// `PreCompact` of the turn's compaction (PROFILE §19).
+    Compact,
 }
 
 /// One callback to call.
@@ -122,7 +124,7 @@ impl SdkHooks {
         let mut out = VecDeque::new();
         for m in self.map.matchers(event) {
             // The matcher names a tool for tool events only; other events call every matcher.
-            if let Some(tool) = tool.filter(|_| event.is_tool_event()) {
+            if let Some(tool) = tool.filter(|_| event.is_matched()) {
                 if !matches_tool(m.pattern.as_deref(), tool) {
                     continue;
                 }
@@ -279,7 +281,7 @@ impl Session {
         }
         let tool_use_id = match &target {
             Target::Pre(id) | Target::Post(id) => Some(id.clone()),
-            Target::Prompt | Target::Stop => None,
+            Target::Prompt | Target::Stop | Target::Compact => None,
         };
         let run = Run {
             turn,
@@ -482,7 +484,10 @@ impl Session {
             super::policy::cut(&cb.id, 64),
             why.as_str()
         ));
-        if cb.on_failure == OnFailure::Block && run.event != HookEvent::Stop {
+        // Stop ignores `block` (both SDKs); PreCompact's failure is no decision (PROFILE §19).
+        if cb.on_failure == OnFailure::Block
+            && !matches!(run.event, HookEvent::Stop | HookEvent::PreCompact)
+        {
             run.combined.block = Some(HOOK_CALLBACK_FAILED.to_string());
         }
     }
@@ -523,6 +528,8 @@ fn fold(event: HookEvent, c: &mut Combined, a: Answer) {
                 c.permission = p;
             }
         }
+        // PROFILE §19: PreCompact has no decision of its own; `continue: false` ends the turn.
+        HookEvent::PreCompact => {}
         HookEvent::PostToolUse | HookEvent::UserPromptSubmit | HookEvent::Stop => {
             if a.decision == Some(TopDecision::Block) {
                 c.block = Some(a.reason.unwrap_or_default());

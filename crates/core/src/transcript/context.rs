@@ -85,9 +85,14 @@ pub fn prior_context(lines: &[Vec<u8>]) -> Result<Vec<Message>, ContextError> {
                     None => None,
                 };
                 let kept = segment.as_ref().map_or(0, |(_, s)| s.len());
+                // PROFILE §19: a model-written summary is stored in the boundary.
+                let summary = match &b.compact_metadata.summary {
+                    Some(text) => Message::user(text.to_string()),
+                    None => compaction_summary(removed.len() - kept),
+                };
                 entries.push(Entry {
                     uuids: uuid.into_iter().collect(),
-                    message: compaction_summary(removed.len() - kept),
+                    message: summary,
                 });
                 pending = segment;
                 // The anchor may be the boundary itself (splice right after the summary).

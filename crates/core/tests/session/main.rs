@@ -8,6 +8,7 @@ mod session_sim;
 
 mod permission_race;
 mod profile_strings;
+mod session_compaction;
 mod session_controls;
 mod session_hooks;
 mod session_limits;

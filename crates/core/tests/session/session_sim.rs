@@ -45,6 +45,8 @@ pub struct Sim {
     pub diagnostics: Vec<String>,
     /// Scripts for the next model calls, in order.
     pub scripts: VecDeque<Script>,
+    /// Scripts for the next summarization requests (PROFILE §19), in order.
+    pub summaries: VecDeque<Script>,
     /// The requests the model received.
     pub requests: Vec<ModelRequest>,
     /// The rest of the current call's script (after a pause) and its turn.
@@ -87,6 +89,7 @@ impl Sim {
             action_frames: Vec::new(),
             diagnostics: Vec::new(),
             scripts: VecDeque::new(),
+            summaries: VecDeque::new(),
             requests: Vec::new(),
             current: None,
             hold_tools: false,
@@ -184,10 +187,17 @@ impl Sim {
     fn act(&mut self, a: Action) {
         match a {
             Action::StartModel(req) => {
-                let script = self
-                    .scripts
-                    .pop_front()
-                    .unwrap_or_else(|| echo_script(&req));
+                // PROFILE §19: a summarization request takes the next summary script (else
+                // `summary of N messages`), never a turn's script.
+                let script = if is_summary_request(&req) {
+                    self.summaries
+                        .pop_front()
+                        .unwrap_or_else(|| summary_script(&req))
+                } else {
+                    self.scripts
+                        .pop_front()
+                        .unwrap_or_else(|| echo_script(&req))
+                };
                 self.current = Some((req.turn, script.into()));
                 self.requests.push(req);
                 self.feed();
@@ -358,6 +368,32 @@ pub fn echo_script(req: &ModelRequest) -> Script {
         _ => "done".to_string(),
     };
     text_reply(&format!("msg_{}_{}", req.turn, req.index), &text, None)
+}
+
+/// PROFILE §19: the request is a compaction's summarization request.
+pub fn is_summary_request(req: &ModelRequest) -> bool {
+    matches!(req.messages.last(), Some(agentx_core::model::Message::User { text, .. })
+        if text.starts_with(agentx_core::model::SUMMARY_REQUEST))
+}
+
+/// The default summary: `summary of N messages`, usage 1/1.
+pub fn summary_script(req: &ModelRequest) -> Script {
+    let text = format!("summary of {} messages", req.messages.len() - 1);
+    text_reply_usage(
+        &format!("msg_sum_{}_{}", req.turn, req.index),
+        &text,
+        usage(1, 1),
+        None,
+    )
+}
+
+/// A message with one text block and the given usage.
+pub fn text_reply_usage(message_id: &str, text: &str, u: Usage, cost: Option<f64>) -> Script {
+    let mut s = text_reply(message_id, text, cost);
+    if let Some(Step::Event(ModelEvent::MessageStop { usage, .. })) = s.last_mut() {
+        *usage = u;
+    }
+    s
 }
 
 pub fn ev(e: ModelEvent) -> Step {

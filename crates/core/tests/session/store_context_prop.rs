@@ -28,6 +28,13 @@ enum Reply {
     Fail,
     /// A text block, then the stream stalls until resumed (or interrupted).
     Stall,
+    /// PROFILE §19: the answer reports more tokens than the window, so the next request
+    /// compacts automatically (`tools`: after that many tool uses, mid tool loop).
+    Heavy {
+        tools: usize,
+    },
+    /// PROFILE §19: the provider refuses the request as too long once (compact, retry).
+    TooLong,
 }
 
 #[derive(Clone, Debug)]
@@ -49,6 +56,8 @@ fn reply() -> impl Strategy<Value = Reply> {
         2 => any::<bool>().prop_map(|compact_first| Reply::Compact { compact_first }),
         1 => Just(Reply::Fail),
         2 => Just(Reply::Stall),
+        2 => (0usize..3).prop_map(|tools| Reply::Heavy { tools }),
+        1 => Just(Reply::TooLong),
     ]
 }
 
@@ -125,6 +134,30 @@ fn scripts(reply: &Reply, n: usize) -> Vec<Script> {
             }));
             vec![s]
         }
+        Reply::Heavy { tools } => {
+            let heavy = |mut s: Script| {
+                if let Some(Step::Event(ModelEvent::MessageStop { usage: u, .. })) = s.last_mut() {
+                    *u = usage(2_000, 0);
+                }
+                s
+            };
+            if *tools == 0 {
+                return vec![heavy(text_reply(&id, "heavy", None))];
+            }
+            let ids: Vec<String> = (0..*tools).map(|i| format!("toolu_{n}_{i}")).collect();
+            let uses: Vec<(&str, &str, &str)> = ids
+                .iter()
+                .map(|i| (i.as_str(), "Read", r#"{"file_path":"/work/project/a.txt"}"#))
+                .collect();
+            vec![
+                heavy(tool_reply(&id, &uses)),
+                text_reply(&format!("{id}_b"), "after heavy tools", None),
+            ]
+        }
+        Reply::TooLong => vec![
+            vec![ev(ModelEvent::ContextLengthExceeded { message: None })],
+            text_reply(&id, "retried", None),
+        ],
         Reply::Stall => {
             let mut s = text_events(&id, "one");
             s.push(Step::Pause);
@@ -194,7 +227,10 @@ fn check(sim: &Sim) {
 }
 
 fn run(ops: &[Op]) {
-    let mut sim = Sim::local();
+    // PROFILE §19: a declared window, so heavy answers compact the next request.
+    let mut config = config();
+    config.projection.context_window = Some(1_024);
+    let mut sim = Sim::new(config);
     let mut n = 0usize;
     let mut int = 0usize;
     for op in ops {

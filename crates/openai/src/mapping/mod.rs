@@ -390,6 +390,26 @@ pub fn error_message(error: Value<'_, '_>) -> Option<String> {
     Some(message.as_str()?.decode().into_owned())
 }
 
+/// PROFILE §19: an error body that says the context is too long: its error `code` is
+/// `context_length_exceeded`, or its message says the maximum context length was exceeded.
+pub fn context_length_exceeded(body: &[u8]) -> bool {
+    let Ok(doc) = json::parse(body) else {
+        return false;
+    };
+    let Some(error) = doc.root().as_object().and_then(|o| o.get("error")) else {
+        return false;
+    };
+    let code = error
+        .as_object()
+        .and_then(|e| e.get("code"))
+        .and_then(|c| c.as_str())
+        .is_some_and(|c| c.eq_str("context_length_exceeded"));
+    code || error_message(error).is_some_and(|m| {
+        let m = m.to_ascii_lowercase();
+        m.contains("maximum context length") || m.contains("context length exceeded")
+    })
+}
+
 /// The provider's error text from an error response body, when it is Chat Completions'
 /// `{"error": {"message": …}}` shape.
 pub fn error_body_message(body: &[u8]) -> Option<String> {

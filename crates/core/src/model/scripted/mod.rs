@@ -163,7 +163,13 @@ impl ScriptedModel {
         };
         // What only a script or a directive reads is looked up only then: an echo turn does
         // not walk the whole conversation (three passes per turn did, growing with it).
+        // PROFILE §19: a summarization request answers `!compact`'s summary text.
+        let summarizing = text.starts_with(crate::model::SUMMARY_REQUEST);
         let plan = match plan(text, attachments) {
+            _ if summarizing => Plan::Echo(format!(
+                "[compacted summary of {} earlier messages]",
+                request.messages.len().saturating_sub(1)
+            )),
             Plan::Echo(echo) => {
                 let turn_number = || {
                     request

@@ -52,7 +52,13 @@ impl Session {
             .last_exchange
             .as_ref()
             .map(|e| (e.head.clone(), uuid.as_str().to_string(), e.tail.clone()));
-        let rec = self.stamp.compact_boundary(uuid, pre_tokens, segment);
+        let rec = self.stamp.compact_boundary(
+            uuid,
+            pre_tokens,
+            segment,
+            agentx_wire::wire::system::CompactTrigger::Manual,
+            None,
+        );
         let written = self.out.push_turn(&rec, true);
         let rec = self.stamp.status(None);
         self.out.push_turn(&rec, false);
@@ -78,5 +84,7 @@ impl Session {
         self.context = Arc::new(context);
         self.context_turn = 0;
         t.messages.clear();
+        // PROFILE §19: right after a compaction the estimate is the whole request again.
+        self.report = None;
     }
 }

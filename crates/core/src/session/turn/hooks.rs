@@ -409,6 +409,7 @@ impl Session {
                 self.advance(now);
             }
             Target::Prompt => self.prompt_applied(c, now),
+            Target::Compact => self.pre_compact_applied(c, now),
             Target::Stop => {
                 let Some(t) = self.turn.take() else { return };
                 if let Some(t) = self.stop_applied(t, c, now) {

@@ -31,6 +31,7 @@
 //! Must never: run a tool or a model (it queues actions), read a clock (time is the `now`
 //! argument), or emit `idle` while a result is held.
 
+pub(crate) mod autocompact;
 mod compact;
 mod end;
 pub(crate) mod hooks;
@@ -116,6 +117,11 @@ pub(crate) enum Phase {
     Between,
     /// A model call is open.
     Streaming(Request),
+    /// PROFILE §19: the summarization request of a compaction is open; the request it
+    /// precedes (or the `/compact` command's result) follows it.
+    Compacting(autocompact::Summary),
+    /// PROFILE §19: a compaction waits for its `PreCompact` hook callbacks (§16).
+    PreCompact(autocompact::Pending),
     /// The model's work is over; the turn ends once its tool results are written, its tasks
     /// have finished (the held result, WIRE-004) and its `Stop` hook has run.
     Ended(End),
@@ -203,14 +209,36 @@ pub(crate) struct Turn {
     answer: String,
     /// PROFILE §16: the answers checked against the output schema so far.
     structured_attempts: u32,
+    /// PROFILE §19: the next request was checked against the threshold (and compacted when
+    /// over it): at most one compaction per request.
+    compact_checked: bool,
+    /// PROFILE §19: the next request compacts first whatever the estimate (a
+    /// `context_length_exceeded` answer).
+    force_compact: bool,
+    /// PROFILE §19: this request was refused for its length once already (a second refusal
+    /// ends the turn).
+    context_retried: bool,
+    /// The next request is to be started once the step that set this is done (after a
+    /// summary, or to retry a refused request).
+    resend: bool,
+    /// Where the prompt's line is in the turn's transcript (a compaction at the turn's start
+    /// moves it after the boundary, PROFILE §19).
+    prompt_line: Option<usize>,
+    /// PROFILE §19 `/compact`: this turn is the command, not a prompt.
+    pub(crate) command: Option<autocompact::Command>,
     /// The last answer's validation error (the result's `errors` after the last attempt).
     structured_error: Option<String>,
 }
 
 impl Turn {
-    /// A model call is open.
+    /// A model call is open (an answer's or a compaction's summary).
     pub(crate) fn model_active(&self) -> bool {
-        matches!(self.phase, Phase::Streaming(_))
+        matches!(self.phase, Phase::Streaming(_) | Phase::Compacting(_))
+    }
+
+    /// PROFILE §19: a compaction's summarization request is open.
+    pub(crate) fn compacting(&self) -> bool {
+        matches!(self.phase, Phase::Compacting(_) | Phase::PreCompact(_))
     }
 
     /// The model's work ended with its final answer (no failure, limit or `continue: false`):
@@ -259,6 +287,7 @@ impl Turn {
     pub(crate) fn api_ms_until(&self, now: Instant) -> u64 {
         let open = match &self.phase {
             Phase::Streaming(r) => millis(r.started, now),
+            Phase::Compacting(s) => millis(s.started, now),
             _ => 0,
         };
         self.api_ms + open

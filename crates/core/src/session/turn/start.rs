@@ -52,14 +52,22 @@ impl Session {
         self.join_replayed();
         let id = self.next_turn;
         self.next_turn += 1;
+        let prompt = prompt_of(&q.record);
+        // PROFILE §19: `/compact [instructions]` is a command: not a message, not stored.
+        let command = match &prompt {
+            Message::User {
+                text, attachments, ..
+            } if attachments.is_empty() => super::autocompact::compact_command(text),
+            _ => None,
+        };
+        let line = if command.is_some() { None } else { q.line };
         // PROFILE §11 "Order is context order": the prompt is stored where it enters the
         // model's context, at the start of its own turn.
-        let kept_at = q.line.map(|line| {
+        let kept_at = line.map(|line| {
             let at = self.out.kept();
             self.out.keep(line);
             at
         });
-        let prompt = prompt_of(&q.record);
         let has_attachments =
             matches!(&prompt, Message::User { attachments, .. } if !attachments.is_empty());
         let prompt_uuid = has_attachments.then(|| q.record.uuid.clone()).flatten();
@@ -81,7 +89,11 @@ impl Session {
             stop_reason: None,
             network: None,
             network_count: 0,
-            messages: vec![prompt],
+            messages: if command.is_some() {
+                Vec::new()
+            } else {
+                vec![prompt]
+            },
             prompt_record: q.record.uuid.as_ref().map(|u| u.as_str().to_string()),
             prompt_uuid_given: q.uuid_given,
             // PROFILE §16: a UserPromptSubmit context is stored with its prompt; the record
@@ -100,6 +112,12 @@ impl Session {
             answer: String::new(),
             structured_attempts: 0,
             structured_error: None,
+            compact_checked: false,
+            force_compact: false,
+            context_retried: false,
+            resend: false,
+            prompt_line: kept_at,
+            command: command.clone(),
         }));
         self.publish(SessionState::Running);
         if self.budget_reached() {
@@ -107,6 +125,17 @@ impl Session {
             // (`num_turns` 0).
             if let Some(t) = self.turn.as_mut() {
                 t.end_work(End::Limit(Limit::Budget));
+            }
+            self.advance(now);
+            return;
+        }
+        if let Some(c) = command {
+            // PROFILE §19: the command compacts, then ends the turn with its result.
+            if !self.begin_compaction(c.instructions.as_deref(), now) {
+                if let Some(t) = self.turn.as_mut() {
+                    t.last_text = "nothing to compact".to_string();
+                    t.end_work(End::Halted);
+                }
             }
             self.advance(now);
             return;
@@ -120,7 +149,7 @@ impl Session {
 
     /// PROFILE §15 `--max-budget-usd`: the known cost since this process started (unknown
     /// costs never count, WIRE-012) has reached the budget.
-    fn budget_reached(&self) -> bool {
+    pub(super) fn budget_reached(&self) -> bool {
         self.config
             .limits
             .max_budget
@@ -183,7 +212,7 @@ impl Session {
             provider_type: Some(Cow::Borrowed(p.provider_type.as_str())),
             reasoning_capabilities: Some(p.reasoning_capabilities.clone()),
             permission_mode: Cow::Borrowed(c.permission_mode.as_str()),
-            slash_commands: Some(Vec::new()),
+            slash_commands: Some(vec![Cow::Borrowed("compact")]),
             output_style: Some(Cow::Borrowed("default")),
             skills: Some(Vec::new()),
             plugins: Some(Vec::new()),
@@ -197,9 +226,15 @@ impl Session {
         OutputRecord::System(SystemEvent::Init(Box::new(init)))
     }
 
-    /// Queues the next model call of the active turn.
+    /// Queues the next model call of the active turn; PROFILE §19: when the estimate is over
+    /// the threshold (or the last answer said the context is too long), a compaction first.
     pub(crate) fn start_request(&mut self, now: Instant) {
+        if self.compaction_due() && self.begin_compaction(None, now) {
+            return;
+        }
         let Some(t) = self.turn.as_mut() else { return };
+        t.compact_checked = false;
+        t.force_compact = false;
         t.phase = Phase::Streaming(Request {
             started: now,
             message_id: None,

@@ -39,11 +39,19 @@ impl Session {
             }
             ModelEvent::Suggestion { text } => t.suggestion = Some(text),
             ModelEvent::Compact => self.compact(&mut t),
+            // PROFILE §19: the summarization request's events.
+            event if matches!(t.phase, Phase::Compacting(_)) => {
+                self.summary_event(&mut t, event, now)
+            }
             // An event of a call that is not open (after its stop): ignored.
             _ if !t.model_active() => {}
             event => self.call_event(&mut t, event, now),
         }
+        let resend = std::mem::take(&mut t.resend);
         self.turn = Some(t);
+        if resend {
+            self.start_request(now);
+        }
         self.advance(now);
     }
 
@@ -80,18 +88,22 @@ impl Session {
                 cost,
             } => self.message_stop(t, stop_reason, &usage, cost, now),
             ModelEvent::Failed { category, message } => self.call_failed(t, category, message, now),
-            ModelEvent::Cancelled => {
-                self.end_request(t, now);
-                self.abandon_uses(t, "model call cancelled");
-                t.errors.push("model call cancelled".into());
-                t.phase = Phase::Ended(End::Failed);
-                t.stop_reason = Some(StopReason::Cancelled.as_str());
-                // PROFILE §19: with the operator's prices an unfinished request costs nothing;
-                // without them its price is unknown (WIRE-012).
-                if !self.config.projection.priced {
-                    t.cost = None;
+            ModelEvent::ContextLengthExceeded { message } => {
+                if t.context_retried {
+                    // PROFILE §19: a second refusal ends the turn as §14 says.
+                    self.call_failed(t, AssistantError::InvalidRequest, message, now);
+                } else {
+                    // PROFILE §19: compact once and retry that request (a retry is no new
+                    // request: `num_turns` counts it once).
+                    t.context_retried = true;
+                    self.end_request(t, now);
+                    t.requests = t.requests.saturating_sub(1);
+                    t.force_compact = true;
+                    t.compact_checked = false;
+                    t.resend = true;
                 }
             }
+            ModelEvent::Cancelled => self.call_cancelled(t, now),
             ModelEvent::NetworkAccess { host, port } => self.network_access(t, &host, port, now),
             // Any phase's events: `model_event` handled them.
             ModelEvent::TaskStarted { .. }
@@ -179,7 +191,11 @@ impl Session {
         });
         self.partial(StreamPayload::MessageStop);
         self.end_request(t, now);
+        t.context_retried = false;
         add_usage(&mut t.usage, usage);
+        // PROFILE §19: the next estimate starts from what this request reported.
+        let context_len = self.logical_len(&t.messages);
+        self.note_usage(usage, context_len);
         match cost {
             Some(c) => {
                 t.cost = t.cost.map(|total| total + c);
@@ -205,9 +221,23 @@ impl Session {
         }
     }
 
+    /// The call observed the interrupt: the turn ends `cancelled`.
+    pub(super) fn call_cancelled(&mut self, t: &mut Turn, now: Instant) {
+        self.end_request(t, now);
+        self.abandon_uses(t, "model call cancelled");
+        t.errors.push("model call cancelled".into());
+        t.phase = Phase::Ended(End::Failed);
+        t.stop_reason = Some(StopReason::Cancelled.as_str());
+        // PROFILE §19: with the operator's prices an unfinished request costs nothing;
+        // without them its price is unknown (WIRE-012).
+        if !self.config.projection.priced {
+            t.cost = None;
+        }
+    }
+
     /// The call failed: one `assistant` record with the error category, and the turn's model
     /// work ends (`error_during_execution`).
-    fn call_failed(
+    pub(super) fn call_failed(
         &mut self,
         t: &mut Turn,
         category: AssistantError,
@@ -257,11 +287,14 @@ impl Session {
     }
 
     /// The open call is over: its API time is counted and no call is open.
-    fn end_request(&mut self, t: &mut Turn, now: Instant) {
-        if let Phase::Streaming(r) = &t.phase {
-            t.api_ms += millis(r.started, now);
-            t.phase = Phase::Between;
-        }
+    pub(super) fn end_request(&mut self, t: &mut Turn, now: Instant) {
+        let started = match &t.phase {
+            Phase::Streaming(r) => r.started,
+            Phase::Compacting(s) => s.started,
+            _ => return,
+        };
+        t.api_ms += millis(started, now);
+        t.phase = Phase::Between;
     }
 
     /// A complete block: one `assistant` record (PROFILE §8), and a tool use to evaluate.
@@ -410,7 +443,7 @@ fn open_block_at(t: &mut Turn, index: u32) -> Option<&mut (u32, OpenBlock, Delta
         .find(|(i, ..)| *i == index)
 }
 
-fn add_usage(total: &mut Usage, u: &Usage) {
+pub(super) fn add_usage(total: &mut Usage, u: &Usage) {
     total.input_tokens += u.input_tokens;
     total.output_tokens += u.output_tokens;
     total.cache_read_input_tokens += u.cache_read_input_tokens;
