@@ -64,11 +64,16 @@ impl Rules {
             } = u
             {
                 for r in rules {
-                    self.rules.push(Rule {
+                    let rule = Rule {
                         tool_name: r.tool_name.to_string(),
                         rule_content: r.rule_content.as_ref().map(|c| c.to_string()),
                         behavior: *behavior,
-                    });
+                    };
+                    // A host that allows with the same rule each time adds nothing: the
+                    // rules grow with distinct rules only.
+                    if !self.rules.contains(&rule) {
+                        self.rules.push(rule);
+                    }
                 }
             }
         }
@@ -713,5 +718,34 @@ mod tests {
         );
         assert_eq!(description("Bash", "{}"), "Bash");
         assert_eq!(description("Nope", "{}"), "Nope");
+    }
+}
+
+#[cfg(test)]
+mod rule_growth {
+    use super::*;
+    use agentx_wire::wire::permission::{PermissionDestination, PermissionRule};
+
+    fn add(tool: &str, content: Option<&str>) -> PermissionUpdate<'static> {
+        PermissionUpdate::Rules {
+            operation: RulesOperation::AddRules,
+            rules: vec![PermissionRule {
+                tool_name: tool.to_string().into(),
+                rule_content: content.map(|c| c.to_string().into()),
+            }],
+            behavior: PermissionBehavior::Allow,
+            destination: PermissionDestination::Session,
+        }
+    }
+
+    /// docs/limits.md: the same rule allowed again adds nothing; distinct rules are kept.
+    #[test]
+    fn a_repeated_rule_is_kept_once() {
+        let mut rules = Rules::default();
+        for _ in 0..1000 {
+            rules.apply(&[add("Bash", Some("ls:*"))]);
+        }
+        rules.apply(&[add("Bash", Some("git:*")), add("Read", None)]);
+        assert_eq!(rules.rules().len(), 3);
     }
 }
