@@ -251,6 +251,31 @@ const FLOWS = {
     await s.turn('!tool Edit {"file_path":"code.txt","old_string":"b","new_string":"B"}', onMessage);
     await s.close();
   },
+  // PROFILE §19: `/compact` with instructions calls the PreCompact hook (trigger manual).
+  async pre_compact() {
+    const pre = async (input) => {
+      emit({
+        event: "hook",
+        hook: input.hook_event_name,
+        trigger: input.trigger ?? null,
+        custom: input.custom_instructions ?? null,
+      });
+      return {};
+    };
+    const s = session({ hooks: { PreCompact: [{ matcher: "manual", hooks: [pre] }] } });
+    await s.turn("!say first");
+    await s.turn("!say second");
+    await s.turn("/compact keep the names");
+    await s.close();
+  },
+  // PROFILE §19: a priced local provider (auth.json prepared by the test) and maxBudgetUsd.
+  async priced_budget() {
+    const s = session({ maxBudgetUsd: 0.01 });
+    await s.turn("one");
+    await s.turn("two");
+    await s.turn("three");
+    await s.close();
+  },
   async tool_rules() {
     const s = session({
       allowedTools: ["Bash(echo:*)"],

@@ -514,6 +514,35 @@ async def flow_coding():
                     emit(event="tool_use_result", value=getattr(m, "tool_use_result", None))
 
 
+async def flow_pre_compact():
+    """PROFILE §19: `/compact` with instructions calls the PreCompact hook (trigger manual,
+    the instructions as custom_instructions) and ends with the compaction's result."""
+
+    async def pre(input_data, _tool_use_id, _context):
+        emit(
+            event="hook",
+            hook=input_data["hook_event_name"],
+            trigger=input_data.get("trigger"),
+            custom=input_data.get("custom_instructions"),
+        )
+        return {}
+
+    opts = options(hooks={"PreCompact": [HookMatcher(matcher="manual", hooks=[pre])]})
+    async with ClaudeSDKClient(options=opts) as c:
+        await turn(c, "!say first")
+        await turn(c, "!say second")
+        await turn(c, "/compact keep the names")
+
+
+async def flow_priced_budget():
+    """PROFILE §19: a priced local provider (auth.json prepared by the test) and
+    max_budget_usd: the second request reaches the budget, the third turn ends without one."""
+    async with ClaudeSDKClient(options=options(max_budget_usd=0.01)) as c:
+        await turn(c, "one")
+        await turn(c, "two")
+        await turn(c, "three")
+
+
 async def main():
     await globals()["flow_" + sys.argv[1]]()
     emit(event="done")

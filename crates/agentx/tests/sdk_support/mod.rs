@@ -57,6 +57,13 @@ macro_rules! every_flow {
             mcp_tools => check_mcp_tools,
             mcp_status => check_mcp_status,
             interrupt_hook_mcp => check_interrupt_hook_mcp,
+            pre_compact => check_pre_compact,
+        }
+
+        /// PROFILE §19 with a priced provider: its home is prepared, so not a `flow_tests` line.
+        #[test]
+        fn priced_budget() {
+            sdk_support::priced_budget($sdk);
         }
     };
 }
@@ -354,10 +361,14 @@ fn run_script(
 
 /// Runs flow `name` of `sdk` against the built agentx; `None` when skipped.
 pub fn run_flow(sdk: Sdk, name: &str) -> Option<Flow> {
+    run_flow_in(sdk, name, TempDir::new("sdk-home"))
+}
+
+/// [`run_flow`] with an AgentX home the caller prepared (an `auth.json`).
+pub fn run_flow_in(sdk: Sdk, name: &str, home: TempDir) -> Option<Flow> {
     let installed = installed(sdk)?;
     let script = installed.script.as_os_str();
     let what = format!("{sdk:?} flow {name}");
-    let home = TempDir::new("sdk-home");
     let cwd = TempDir::new("sdk-cwd");
     let args = [script, name.as_ref()];
     let (status, out, driver_stderr) = run_script(
@@ -700,6 +711,55 @@ pub fn check_max_turns(f: &Flow) {
     let next = result(f, 1);
     assert_eq!(next["subtype"], "success");
     assert_eq!(next["result"], "echo: next turn");
+}
+
+/// PROFILE §19: after two turns (the first to summarize, the second preserved), `/compact keep
+/// the names` is a command: PreCompact is called with `manual` and the instructions, and the
+/// turn's result is the compaction's.
+pub fn check_pre_compact(f: &Flow) {
+    let hooks: Vec<&Value> = f.events.iter().filter(|e| e["event"] == "hook").collect();
+    assert_eq!(hooks.len(), 1, "{:#?}", f.events);
+    assert_eq!(hooks[0]["hook"], "PreCompact");
+    assert_eq!(hooks[0]["trigger"], "manual");
+    assert_eq!(hooks[0]["custom"], "keep the names");
+    let r = result(f, 2);
+    assert_eq!(r["subtype"], "success", "{r}");
+    let text = r["result"].as_str().unwrap_or_default();
+    assert!(
+        text.starts_with("compacted: ") && text.ends_with(" tokens"),
+        "{text}"
+    );
+}
+
+/// PROFILE §19 through a real SDK: `max_budget_usd` 0.01 with a provider priced by the
+/// operator (2 USD per million input tokens, 4 per million output): each request costs
+/// 0.008 USD, so the second reaches the budget and the third turn ends
+/// `error_max_budget_usd` without a request.
+pub fn priced_budget(sdk: Sdk) {
+    use agentx_test_support::http::{text_with_usage, usage, Reply, Server};
+    let server = Server::start_in_thread(vec![
+        Reply::Sse(text_with_usage("first", usage(2000, 1000))),
+        Reply::Sse(text_with_usage("second", usage(2000, 1000))),
+    ]);
+    let home = TempDir::new("sdk-priced-home");
+    std::fs::write(
+        home.path().join("auth.json"),
+        format!(
+            r#"{{"version":2,"providers":[{{"id":"oa","type":"openai","model":"gpt-x","api_key":"sk-agentx-test-4f3e2d1c","base_url":"{}","pricing":{{"input_per_mtok":2,"output_per_mtok":4}}}}]}}"#,
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let Some(f) = run_flow_in(sdk, "priced_budget", home) else {
+        return;
+    };
+    let subtypes: Vec<&str> = f
+        .messages("result")
+        .iter()
+        .map(|r| r["subtype"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(subtypes, ["success", "success", "error_max_budget_usd"]);
+    assert_eq!(server.requests().len(), 2, "the third turn made no request");
 }
 
 pub fn check_budget(f: &Flow) {
