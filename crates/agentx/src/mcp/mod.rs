@@ -394,7 +394,7 @@ impl Ctx {
         }
         match handshake(&rpc, timeout) {
             Ok((server_info, tools)) => {
-                let (ntx, nrx) = std::sync::mpsc::channel();
+                let (ntx, nrx) = std::sync::mpsc::sync_channel(1);
                 rpc.on_notice(ntx);
                 if !self.current() {
                     return;

@@ -9,7 +9,7 @@
 //! flight).
 
 use std::collections::HashMap;
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -48,7 +48,7 @@ pub struct Rpc {
     state: Mutex<State>,
     /// `file://` URIs of the cwd and the `--add-dir` directories (`roots/list`).
     roots: Vec<String>,
-    notices: Mutex<Option<Sender<Notice>>>,
+    notices: Mutex<Option<SyncSender<Notice>>>,
 }
 
 #[derive(Default)]
@@ -75,7 +75,7 @@ impl Rpc {
     }
 
     /// Where notifications go from now on.
-    pub fn on_notice(&self, tx: Sender<Notice>) {
+    pub fn on_notice(&self, tx: SyncSender<Notice>) {
         *self.notices.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
     }
 
@@ -203,7 +203,9 @@ impl Rpc {
                 if method == "notifications/tools/list_changed" {
                     let tx = self.notices.lock().unwrap_or_else(|e| e.into_inner());
                     if let Some(tx) = tx.as_ref() {
-                        let _ = tx.send(Notice::ToolsChanged);
+                        // Coalesced: one pending notice already lists the tools again, so a
+                        // flood of them queues at most one (docs/limits.md).
+                        let _ = tx.try_send(Notice::ToolsChanged);
                     }
                 }
                 true

@@ -147,12 +147,24 @@ fn stored_meta(home: &Path, session_id: &str) -> Result<(PathBuf, Vec<u8>), Stor
         return Err(unknown());
     }
     let dir = home.join(SESSIONS_DIR).join(session_id);
-    match fs::read(dir.join(META_FILE)) {
-        Ok(b) => Ok((dir, b)),
+    let mut bytes = Vec::new();
+    let read = File::open(dir.join(META_FILE)).and_then(|f| {
+        // docs/limits.md: a file on disk is read up to its bound, never whole.
+        f.take(MAX_META_BYTES as u64 + 1).read_to_end(&mut bytes)
+    });
+    match read {
+        Ok(n) if n > MAX_META_BYTES => Err(StoreError::Corrupt {
+            id: shown(session_id),
+            what: "meta.json is over 65536 bytes",
+        }),
+        Ok(_) => Ok((dir, bytes)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Err(unknown()),
         Err(e) => Err(io_err("read meta.json")(e)),
     }
 }
+
+/// The longest `meta.json` read back (this store writes a few hundred bytes).
+pub const MAX_META_BYTES: usize = 64 << 10;
 
 /// The errno text of an I/O error (`No space left on device`), without Rust's
 /// ` (os error N)` suffix; an error without an errno gives its kind's text. `io::Error`'s

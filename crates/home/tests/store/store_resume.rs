@@ -217,6 +217,26 @@ fn another_provider_fails_closed_before_reading_the_transcript() {
     );
 }
 
+/// docs/limits.md: `meta.json` is read up to 65,536 bytes; at the bound it resumes, one byte
+/// more is a corrupt session (never read whole).
+#[test]
+fn meta_json_is_read_up_to_its_bound() {
+    let home = home("meta-bound");
+    drop(SessionStore::create(&home, &meta("local")).unwrap());
+    let path = home.join("sessions").join(SID).join("meta.json");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.resize(agentx_home::store::MAX_META_BYTES, b' ');
+    std::fs::write(&path, &bytes).unwrap();
+    SessionStore::resume(&home, SID, &binding("local")).unwrap();
+    bytes.push(b' ');
+    std::fs::write(&path, &bytes).unwrap();
+    let e = SessionStore::resume(&home, SID, &binding("local")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("agentx: cannot resume {SID}: meta.json is over 65536 bytes")
+    );
+}
+
 #[test]
 fn meta_json_holds_no_private_value() {
     let home = home("private");
