@@ -5,7 +5,7 @@
 
 use agentx_wire::json::{Kind, Object, Value};
 
-use super::input::{nonempty_string, string};
+use super::members::{nonempty_string, string};
 
 /// The most items a `TodoWrite` list may hold (PROFILE §17).
 pub const TODO_MAX_ITEMS: usize = 100;

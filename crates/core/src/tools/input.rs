@@ -6,6 +6,7 @@
 use std::fmt;
 
 use super::coding::{self, GrepInput, Todo};
+use super::members::{nonempty_string, string};
 use super::{BASH_MAX_TIMEOUT_MS, NAMES};
 use agentx_wire::json::{self, Kind, Object};
 
@@ -220,27 +221,6 @@ fn optional_path(obj: &Object<'_, '_>) -> Result<Option<String>, String> {
         Some(v) if v.kind() == Kind::Null => Ok(None),
         Some(_) => nonempty_string(obj, "path").map(Some),
     }
-}
-
-pub(super) fn string(obj: &Object<'_, '_>, name: &str) -> Result<String, String> {
-    match obj.get(name) {
-        None => Err(format!("{name} is required")),
-        Some(v) => v
-            .as_str()
-            .map(|s| s.decode().into_owned())
-            .ok_or_else(|| format!("{name} must be a string")),
-    }
-}
-
-pub(super) fn nonempty_string(obj: &Object<'_, '_>, name: &str) -> Result<String, String> {
-    let s = string(obj, name)?;
-    if s.is_empty() {
-        return Err(format!("{name} must not be empty"));
-    }
-    if s.contains('\0') {
-        return Err(format!("{name} must not contain NUL"));
-    }
-    Ok(s)
 }
 
 /// An optional integer in `1..=max`; `null` is absent.

@@ -12,6 +12,7 @@
 
 mod coding;
 mod input;
+mod members;
 mod specs;
 
 pub use coding::{
