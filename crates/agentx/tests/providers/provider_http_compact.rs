@@ -6,9 +6,6 @@
 //! (the same context is sent); and the `scripted` provider with a `context_window`, compacting
 //! deterministically.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use crate::provider_http_support;
 
 use provider_http_support::agentx_home::*;
@@ -26,44 +23,7 @@ fn windowed_auth(server: &Server, window: u32) -> String {
 
 /// A stream-json session (standalone profile) with `prompts`, stdin closed after them.
 fn session(home: &Home, extra: &[&str], prompts: &[&str]) -> (i32, Vec<Value>, String) {
-    let mut child = Command::new(agentx_test_support::bin("agentx"))
-        .args([
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-        ])
-        .args(extra)
-        .arg("--cwd")
-        .arg(home.cwd())
-        .env("AGENTX_HOME", &home.0)
-        .env("HOME", &home.0)
-        .env_remove("AGENTX_AUTOCOMPACT_PCT")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    for p in prompts {
-        let line =
-            json!({"type":"user","message":{"role":"user","content":p},"parent_tool_use_id":null})
-                .to_string()
-                + "\n";
-        stdin.write_all(line.as_bytes()).unwrap();
-    }
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let records = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    (
-        out.status.code().unwrap_or(-1),
-        records,
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    stream_session(home, extra, prompts)
 }
 
 fn body(r: &Request) -> Value {

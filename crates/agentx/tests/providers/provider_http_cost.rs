@@ -4,7 +4,6 @@
 //! a request without usage makes the total `null` (WIRE-012), `--max-budget-usd` triggers with
 //! real prices, and `context_window`'s edges through `--list-providers`.
 
-use std::io::Write;
 use std::process::{Command, Stdio};
 
 use crate::provider_http_support;
@@ -46,44 +45,10 @@ fn tool_stream_with(call_id: &str, path: &str, usage: Vec<u8>) -> Vec<Vec<u8>> {
 
 /// An SDK-profile session (`--verbose`, stream-json in) with `prompts`, stdin closed after them.
 fn sdk_session(home: &Home, extra: &[&str], prompts: &[&str]) -> (i32, Vec<Value>, String) {
-    let mut child = Command::new(agentx_test_support::bin("agentx"))
-        .args([
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--input-format",
-            "stream-json",
-        ])
-        .args(extra)
-        .arg("--cwd")
-        .arg(home.cwd())
-        .env("AGENTX_HOME", &home.0)
-        .env("HOME", &home.0)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    for p in prompts {
-        let line =
-            json!({"type":"user","message":{"role":"user","content":p},"parent_tool_use_id":null})
-                .to_string()
-                + "\n";
-        stdin.write_all(line.as_bytes()).unwrap();
-    }
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let records = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+    let args: Vec<&str> = std::iter::once("--verbose")
+        .chain(extra.iter().copied())
         .collect();
-    (
-        out.status.code().unwrap_or(-1),
-        records,
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    stream_session(home, &args, prompts)
 }
 
 #[test]

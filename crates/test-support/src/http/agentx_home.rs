@@ -166,3 +166,47 @@ pub fn assert_no_key_piece(what: &str, bytes: &[u8]) {
         );
     }
 }
+
+/// `agentx` in stream-json mode with `args`, `--cwd` the home's work directory and no
+/// `AGENTX_AUTOCOMPACT_PCT` from the test's environment: `prompts` are written as user records,
+/// stdin is closed, and the run's status, records and stderr are returned.
+pub fn stream_session(home: &Home, args: &[&str], prompts: &[&str]) -> (i32, Vec<Value>, String) {
+    use std::io::Write as _;
+    let mut child = Command::new(crate::bin("agentx"))
+        .args([
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .args(args)
+        .arg("--cwd")
+        .arg(home.cwd())
+        .env("AGENTX_HOME", &home.0)
+        .env("HOME", &home.0)
+        .env_remove("AGENTX_AUTOCOMPACT_PCT")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for p in prompts {
+        let line = serde_json::json!({"type":"user","message":{"role":"user","content":p},"parent_tool_use_id":null})
+            .to_string()
+            + "\n";
+        stdin.write_all(line.as_bytes()).unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let records = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (
+        out.status.code().unwrap_or(-1),
+        records,
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
