@@ -171,7 +171,10 @@ fn an_unanswered_elicitation_is_cancel_after_600_s() {
     sim.advance(1);
     sim.s.handle_timeout(sim.now);
     sim.step();
-    assert_eq!(sim.labels_from(from), [format!("control_cancel_request:{id}")]);
+    assert_eq!(
+        sim.labels_from(from),
+        [format!("control_cancel_request:{id}")]
+    );
     assert_eq!(answers(&sim), [(1, 1, json!({"action":"cancel"}))]);
     // A late answer changes nothing (WIRE-007).
     let n = sim.actions.len();
