@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use agentx_test_support::harness::{self, Agentx, TempDir};
+use agentx_test_support::install;
 use serde_json::{json, Value};
 
 const SDK: [&str; 7] = [
@@ -27,85 +28,16 @@ fn assets() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp")
 }
 
-/// Skips (or, under `CI`, fails) with `reason`.
-fn unavailable(reason: String) -> Option<PathBuf> {
-    if std::env::var_os("CI").is_some() {
-        panic!("MCP test prerequisites unavailable while CI is set: {reason}");
-    }
-    eprintln!("SKIP: {reason}");
-    None
-}
-
-fn run_quiet(cmd: &mut Command) -> Result<(), String> {
-    let out = cmd
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("{cmd:?} could not start: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let tail: String = err
-            .chars()
-            .rev()
-            .take(2000)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        Err(format!("{cmd:?} failed ({}): {tail}", out.status))
-    }
-}
-
-/// The venv's python with the pinned official MCP SDK, installed once per target directory
-/// (`target/tmp/mcp-python-<hash of the pins>`, renamed into place when complete).
+/// The venv's python with the pinned official MCP SDK (`tests/mcp/requirements.txt`),
+/// installed once per target directory (`target/tmp/mcp-python-<hash of the pins>`).
 fn python() -> Option<PathBuf> {
     static PY: OnceLock<Option<PathBuf>> = OnceLock::new();
     PY.get_or_init(|| {
-        let pins = std::fs::read(assets().join("requirements.txt")).unwrap_or_default();
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in pins {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
+        let tmpdir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        match install::python_venv(tmpdir, "mcp-python", &assets().join("requirements.txt")) {
+            Ok(python) => Some(python),
+            Err(e) => install::unavailable("the Python MCP SDK", &e),
         }
-        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-        let dir = base.join(format!("mcp-python-{h:016x}"));
-        if !dir.join(".complete").exists() {
-            let tmp = base.join(format!("mcp-python-partial-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&tmp);
-            eprintln!(
-                "installing the pinned Python MCP SDK into {}",
-                dir.display()
-            );
-            let installed = run_quiet(
-                Command::new("python3")
-                    .args(["-m", "venv"])
-                    .arg(tmp.join("venv")),
-            )
-            .and_then(|()| {
-                run_quiet(
-                    Command::new(tmp.join("venv/bin/python"))
-                        .args([
-                            "-m",
-                            "pip",
-                            "install",
-                            "--quiet",
-                            "--disable-pip-version-check",
-                            "-r",
-                        ])
-                        .arg(assets().join("requirements.txt")),
-                )
-            })
-            .and_then(|()| std::fs::write(tmp.join(".complete"), b"").map_err(|e| e.to_string()));
-            if let Err(e) = installed {
-                let _ = std::fs::remove_dir_all(&tmp);
-                return unavailable(format!("the Python MCP SDK could not be installed: {e}"));
-            }
-            if std::fs::rename(&tmp, &dir).is_err() {
-                let _ = std::fs::remove_dir_all(&tmp);
-            }
-        }
-        Some(dir.join("venv/bin/python"))
     })
     .clone()
 }
@@ -751,4 +683,116 @@ fn tool_permission_policies_allow_and_deny_and_default_mode_asks() {
         a.close_stdin();
         assert_eq!(a.finish().status, Some(0));
     }
+}
+
+fn elicit_server(python: &Path) -> Value {
+    json!({"mcpServers":{"e":{"command":python,"args":[assets().join("elicit_server.py")]}}})
+}
+
+/// The host's answer to control request `id`.
+fn respond(a: &mut Agentx, id: &str, response: Value) {
+    a.send(&json!({"type":"control_response","response":{"subtype":"success","request_id":id,"response":response}}));
+}
+
+/// PROFILE §18 "Requests from a server": the server's `elicitation/create` becomes the
+/// `elicitation` control request; the host's accept (with content) or decline goes back to
+/// the server, which returns what it got.
+#[test]
+fn an_elicitation_goes_to_the_host_and_its_accept_or_decline_back_to_the_server() {
+    let Some(py) = python() else { return };
+    let home = TempDir::new("mcp-elicit");
+    let mut a = spawn(home.path(), &elicit_server(&py), &[]);
+    for (n, answer, expect) in [
+        (
+            1,
+            json!({"action":"accept","content":{"name":"Ada"}}),
+            "accept Ada",
+        ),
+        (2, json!({"action":"decline"}), "decline"),
+    ] {
+        a.send(&user("!mcp e ask {}"));
+        let asked = a.until(|v| v["type"] == "control_request");
+        let request = asked.last().unwrap().clone();
+        let id = request["request_id"].as_str().unwrap().to_string();
+        assert_eq!(
+            request["request"],
+            json!({"subtype":"elicitation","mcp_server_name":"e","message":"What is your name?",
+                   "mode":"form","requested_schema":{"properties":{"name":{"title":"Name","type":"string"}},
+                   "required":["name"],"title":"Name","type":"object"}}),
+            "{request}"
+        );
+        respond(&mut a, &id, answer);
+        let rest = a.until(|v| harness::is_state(v, "idle"));
+        let mut all = asked.clone();
+        all.extend(rest.iter().cloned());
+        let start = usize::from(n == 1);
+        assert_eq!(
+            harness::labels(&all[start..]),
+            [
+                "system/session_state_changed:running",
+                "assistant:tool_use:mcp__e__ask",
+                "control_request:elicitation",
+                "user:tool_result:ok",
+                "result:success",
+                "system/session_state_changed:idle",
+            ],
+            "turn {n}"
+        );
+        assert_eq!(tool_result(&rest)["content"], expect, "turn {n}");
+    }
+    // URL mode: `mode`, `url` and `elicitation_id` reach the host; the server's
+    // `notifications/elicitation/complete` is `system/elicitation_complete`, before the
+    // call's result.
+    a.send(&user("!mcp e visit {}"));
+    let asked = a.until(|v| v["type"] == "control_request");
+    let request = asked.last().unwrap().clone();
+    assert_eq!(
+        request["request"],
+        json!({"subtype":"elicitation","mcp_server_name":"e","message":"Sign in, please",
+               "mode":"url","url":"https://example.com/sign-in","elicitation_id":"e-1"})
+    );
+    respond(
+        &mut a,
+        request["request_id"].as_str().unwrap(),
+        json!({"action":"accept"}),
+    );
+    let rest = a.until(|v| harness::is_state(v, "idle"));
+    assert_eq!(
+        harness::labels(&rest),
+        [
+            "system/elicitation_complete",
+            "user:tool_result:ok",
+            "result:success",
+            "system/session_state_changed:idle",
+        ]
+    );
+    assert_eq!(rest[0]["mcp_server_name"], "e");
+    assert_eq!(rest[0]["elicitation_id"], "e-1");
+    assert_eq!(tool_result(&rest)["content"], "accept");
+    a.close_stdin();
+    assert_eq!(a.finish().status, Some(0));
+}
+
+/// PROFILE §18: an elicitation the host never answers resolves as `cancel` at EOF, and the
+/// turn finishes with the server's answer to that.
+#[test]
+fn an_elicitation_unanswered_at_eof_is_cancel() {
+    let Some(py) = python() else { return };
+    let home = TempDir::new("mcp-elicit-eof");
+    let mut a = spawn(home.path(), &elicit_server(&py), &[]);
+    a.send(&user("!mcp e ask {}"));
+    let asked = a.until(|v| v["type"] == "control_request");
+    assert_eq!(asked.last().unwrap()["request"]["subtype"], "elicitation");
+    a.close_stdin();
+    let f = a.finish();
+    assert_eq!(f.status, Some(0));
+    assert_eq!(
+        harness::labels(&f.rest),
+        [
+            "user:tool_result:ok",
+            "result:success",
+            "system/session_state_changed:idle",
+        ]
+    );
+    assert_eq!(tool_result(&f.rest)["content"], "cancel");
 }
