@@ -43,11 +43,13 @@ fn tool_result(records: &[Value]) -> (Value, Value) {
     )
 }
 
-/// PROFILE §18 against a server others wrote: system/init lists its 14 tools as
-/// `mcp__everything__*` after the built-in ones (get-roots-list only because agentx declares
-/// `roots`); `echo` and `get-sum` answer as text, `get-structured-content` gives the record's
-/// `tool_use_result`, an image block is `[image <mime> <N> bytes]`, the server's `roots/list`
-/// request is answered with the cwd, and `mcp_status` carries its serverInfo.
+/// PROFILE §18 against a server others wrote: system/init lists its 16 tools as
+/// `mcp__everything__*` after the built-in ones (get-roots-list and the two elicitation tools
+/// only because agentx declares `roots` and, in the SDK profile, `elicitation`); `echo` and
+/// `get-sum` answer as text, `get-structured-content` gives the record's `tool_use_result`, an
+/// image block is `[image <mime> <N> bytes]`, the server's `roots/list` request is answered
+/// with the cwd, its `elicitation/create` reaches the host as the `elicitation` control request
+/// and the host's accept goes back, and `mcp_status` carries its serverInfo.
 #[test]
 fn the_everything_server_from_npm_is_connected_listed_and_called() {
     let Some(server) = everything() else { return };
@@ -100,6 +102,8 @@ fn the_everything_server_from_npm_is_connected_listed_and_called() {
             "toggle-subscriber-updates",
             "trigger-long-running-operation",
             "get-roots-list",
+            "trigger-elicitation-request",
+            "trigger-url-elicitation",
             "simulate-research-query",
         ]
         .map(|t| format!("mcp__everything__{t}"))
@@ -135,6 +139,34 @@ fn the_everything_server_from_npm_is_connected_listed_and_called() {
         roots.contains(&format!("URI: file://{}", cwd.display())),
         "{roots}"
     );
+
+    a.send(&user("!mcp everything trigger-elicitation-request {}"));
+    let asked = a.until(|v| v["type"] == "control_request");
+    let request = &asked.last().unwrap();
+    assert_eq!(request["request"]["subtype"], "elicitation", "{request}");
+    assert_eq!(request["request"]["mcp_server_name"], "everything");
+    assert_eq!(
+        request["request"]["message"],
+        "Please provide inputs for the following fields:"
+    );
+    assert_eq!(
+        request["request"]["requested_schema"]["properties"]["name"]["description"],
+        "Your full, legal name"
+    );
+    a.send(
+        &json!({"type":"control_response","response":{"subtype":"success",
+        "request_id":request["request_id"],
+        "response":{"action":"accept","content":{"name":"Ada","check":true}}}}),
+    );
+    let (block, _) = tool_result(&a.until(harness::is_result));
+    let text = block["content"].as_str().unwrap();
+    assert!(
+        text.starts_with(
+            "✅ User provided the requested information!\nUser inputs:\n- Name: Ada\n- Agreed to terms: true\n"
+        ),
+        "{text}"
+    );
+    assert_eq!(block["is_error"], false);
 
     a.send(&json!({"type":"control_request","request_id":"s","request":{"subtype":"mcp_status"}}));
     let status = a.until(|v| v["type"] == "control_response");
