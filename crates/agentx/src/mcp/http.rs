@@ -70,6 +70,9 @@ impl End {
     }
 }
 
+/// Called once with how a connection ended.
+pub type OnEnd = Box<dyn FnOnce(End) + Send>;
+
 /// The `needs-auth` error text.
 pub const NEEDS_AUTH: &str = "HTTP 401: the server asks for authorization";
 
@@ -203,7 +206,7 @@ pub struct Conn {
     pub headers: HeaderMap,
     /// How long opening a request may take before its answer starts.
     pub connect_timeout: Duration,
-    on_end: Mutex<Option<Box<dyn FnOnce(End) + Send>>>,
+    on_end: Mutex<Option<OnEnd>>,
     skipped: AtomicUsize,
     ended: watch::Sender<bool>,
 }
@@ -215,7 +218,7 @@ impl Conn {
         client: Client,
         headers: HeaderMap,
         connect_timeout: Duration,
-        on_end: Box<dyn FnOnce(End) + Send>,
+        on_end: OnEnd,
     ) -> Arc<Conn> {
         Arc::new(Conn {
             rpc,

@@ -458,7 +458,7 @@ impl Ctx {
     ) {
         // The first end is the one reported (a 401 is `needs-auth`).
         let failed = Arc::new(AtomicBool::new(false));
-        let on_end: Box<dyn FnOnce(http::End) + Send> = {
+        let on_end: http::OnEnd = {
             let (tx, name, epoch, secrets, failed) = (
                 self.tx.clone(),
                 self.name.clone(),

@@ -30,7 +30,7 @@ pub fn connect(
     headers: &[(String, String)],
     connect_timeout: Duration,
     roots: Vec<String>,
-    on_end: Box<dyn FnOnce(End) + Send>,
+    on_end: http::OnEnd,
 ) -> Result<(Arc<Link>, Arc<Rpc>), String> {
     let url = Url::parse(url).map_err(|_| "the url is not valid".to_string())?;
     let client = http::client(&url, connect_timeout)?;

@@ -6,7 +6,9 @@ network transports, for agentx's PROFILE §18 tests:
 binds a free loopback port, prints `PORT <n>` on stdout, and serves until it is killed. Its
 extra tools: `header` (the value of one request header as the server received it), `wait`
 (sleeps until cancelled and appends `cancelled` to LOG), `die` (the process exits mid-call),
-`changed` (adds the tool `late` and sends `notifications/tools/list_changed`)."""
+`changed` (adds the tool `late` and sends `notifications/tools/list_changed`). Its extra
+routes: `/moved` redirects (307) to the transport's own path on the same origin, `/away` to
+the same server under another origin (`localhost` for `127.0.0.1`)."""
 
 import os
 import socket
@@ -19,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from demo_server import server  # noqa: E402
 from mcp.server.mcpserver import Context  # noqa: E402
+from starlette.responses import RedirectResponse  # noqa: E402
 
 LOG = sys.argv[2]
 
@@ -66,11 +69,27 @@ async def changed(ctx: Context) -> str:
     return "changed"
 
 
+def own_path() -> str:
+    return "/sse" if sys.argv[1] == "sse" else "/mcp"
+
+
+@server.custom_route("/moved", methods=["GET", "POST", "DELETE"])
+async def moved(request):
+    return RedirectResponse(own_path(), status_code=307)
+
+
+@server.custom_route("/away", methods=["GET", "POST", "DELETE"])
+async def away(request):
+    return RedirectResponse(f"http://localhost:{request.url.port}{own_path()}", status_code=307)
+
+
 def main() -> None:
     transport = sys.argv[1]
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
+    # Connections wait in the backlog until uvicorn accepts them.
+    sock.listen(128)
     if transport == "sse":
         app = server.sse_app()
     else:
