@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use agentx_io::host::{Client, ClientOptions};
 
 /// Every record is exactly this long (LF included), so bytes read count records.
-const LINE: usize = 200;
+pub(crate) const LINE: usize = 200;
 
 fn record(i: usize) -> Vec<u8> {
     let head = format!(
@@ -78,7 +78,7 @@ fn settle(handed: &AtomicUsize, total: usize) -> usize {
 }
 
 /// The sequence number of a record (the tail of its `uuid`).
-fn number(
+pub(crate) fn number(
     item: Result<agentx_wire::wire::OutputRecord<'static>, agentx_io::host::HostError>,
 ) -> usize {
     let record = item.expect("a record");

@@ -7,5 +7,6 @@ mod host_batch_order;
 mod host_buffer_bound;
 mod host_claude_cli;
 mod host_client_pipes;
+mod host_flood_process;
 mod host_input_containment;
 mod host_limits;
