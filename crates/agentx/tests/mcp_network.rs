@@ -450,18 +450,26 @@ fn the_session_id_and_version_are_sent_back_and_the_session_deleted_at_exit() {
     let (block, _) = tool_result(&turn(&mut a, "!mcp w hello {}"));
     assert_eq!(block["content"], "hi");
     finish(a);
-    // PROFILE §18: the session is deleted on exit (before agentx is gone).
+    // PROFILE §18: the session is deleted on exit (before agentx is gone). The GET stream is
+    // asked for once initialized, concurrently with what follows (this stub offers none: 405).
     let lines = server.log_lines();
+    let (gets, posts): (Vec<&String>, Vec<&String>) =
+        lines.iter().partition(|l| l.starts_with("GET "));
+    assert_eq!(gets, ["GET /mcp"], "{lines:?}");
     assert_eq!(
-        lines,
+        posts,
         [
             "POST initialize session=None version=None",
             "POST notifications/initialized session=s-1 version=2025-11-25",
-            "GET /mcp",
             "POST tools/list session=s-1 version=2025-11-25",
             "POST tools/call session=s-1 version=2025-11-25",
             "DELETE session=s-1",
         ]
+    );
+    let get = lines.iter().position(|l| l.starts_with("GET ")).unwrap();
+    assert!(
+        get > 1,
+        "the GET follows notifications/initialized: {lines:?}"
     );
 }
 
