@@ -668,3 +668,115 @@ fn tool_permission_policies_allow_and_deny_and_default_mode_asks() {
         assert_eq!(a.finish().status, Some(0));
     }
 }
+
+fn elicit_server(python: &Path) -> Value {
+    json!({"mcpServers":{"e":{"command":python,"args":[assets().join("elicit_server.py")]}}})
+}
+
+/// The host's answer to control request `id`.
+fn respond(a: &mut Agentx, id: &str, response: Value) {
+    a.send(&json!({"type":"control_response","response":{"subtype":"success","request_id":id,"response":response}}));
+}
+
+/// PROFILE §18 "Requests from a server": the server's `elicitation/create` becomes the
+/// `elicitation` control request; the host's accept (with content) or decline goes back to
+/// the server, which returns what it got.
+#[test]
+fn an_elicitation_goes_to_the_host_and_its_accept_or_decline_back_to_the_server() {
+    let Some(py) = python() else { return };
+    let home = TempDir::new("mcp-elicit");
+    let mut a = spawn(home.path(), &elicit_server(&py), &[]);
+    for (n, answer, expect) in [
+        (
+            1,
+            json!({"action":"accept","content":{"name":"Ada"}}),
+            "accept Ada",
+        ),
+        (2, json!({"action":"decline"}), "decline"),
+    ] {
+        a.send(&user("!mcp e ask {}"));
+        let asked = a.until(|v| v["type"] == "control_request");
+        let request = asked.last().unwrap().clone();
+        let id = request["request_id"].as_str().unwrap().to_string();
+        assert_eq!(
+            request["request"],
+            json!({"subtype":"elicitation","mcp_server_name":"e","message":"What is your name?",
+                   "mode":"form","requested_schema":{"properties":{"name":{"title":"Name","type":"string"}},
+                   "required":["name"],"title":"Name","type":"object"}}),
+            "{request}"
+        );
+        respond(&mut a, &id, answer);
+        let rest = a.until(|v| harness::is_state(v, "idle"));
+        let mut all = asked.clone();
+        all.extend(rest.iter().cloned());
+        let start = usize::from(n == 1);
+        assert_eq!(
+            harness::labels(&all[start..]),
+            [
+                "system/session_state_changed:running",
+                "assistant:tool_use:mcp__e__ask",
+                "control_request:elicitation",
+                "user:tool_result:ok",
+                "result:success",
+                "system/session_state_changed:idle",
+            ],
+            "turn {n}"
+        );
+        assert_eq!(tool_result(&rest)["content"], expect, "turn {n}");
+    }
+    // URL mode: `mode`, `url` and `elicitation_id` reach the host; the server's
+    // `notifications/elicitation/complete` is `system/elicitation_complete`, before the
+    // call's result.
+    a.send(&user("!mcp e visit {}"));
+    let asked = a.until(|v| v["type"] == "control_request");
+    let request = asked.last().unwrap().clone();
+    assert_eq!(
+        request["request"],
+        json!({"subtype":"elicitation","mcp_server_name":"e","message":"Sign in, please",
+               "mode":"url","url":"https://example.com/sign-in","elicitation_id":"e-1"})
+    );
+    respond(
+        &mut a,
+        request["request_id"].as_str().unwrap(),
+        json!({"action":"accept"}),
+    );
+    let rest = a.until(|v| harness::is_state(v, "idle"));
+    assert_eq!(
+        harness::labels(&rest),
+        [
+            "system/elicitation_complete",
+            "user:tool_result:ok",
+            "result:success",
+            "system/session_state_changed:idle",
+        ]
+    );
+    assert_eq!(rest[0]["mcp_server_name"], "e");
+    assert_eq!(rest[0]["elicitation_id"], "e-1");
+    assert_eq!(tool_result(&rest)["content"], "accept");
+    a.close_stdin();
+    assert_eq!(a.finish().status, Some(0));
+}
+
+/// PROFILE §18: an elicitation the host never answers resolves as `cancel` at EOF, and the
+/// turn finishes with the server's answer to that.
+#[test]
+fn an_elicitation_unanswered_at_eof_is_cancel() {
+    let Some(py) = python() else { return };
+    let home = TempDir::new("mcp-elicit-eof");
+    let mut a = spawn(home.path(), &elicit_server(&py), &[]);
+    a.send(&user("!mcp e ask {}"));
+    let asked = a.until(|v| v["type"] == "control_request");
+    assert_eq!(asked.last().unwrap()["request"]["subtype"], "elicitation");
+    a.close_stdin();
+    let f = a.finish();
+    assert_eq!(f.status, Some(0));
+    assert_eq!(
+        harness::labels(&f.rest),
+        [
+            "user:tool_result:ok",
+            "result:success",
+            "system/session_state_changed:idle",
+        ]
+    );
+    assert_eq!(tool_result(&f.rest)["content"], "cancel");
+}

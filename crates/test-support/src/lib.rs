@@ -1,8 +1,9 @@
 //! Shared test support of the workspace (never shipping code): where the conformance corpora
 //! live and the replay of fuzz seeds ([`conformance`]), the black-box harness of the real
 //! `agentx` binary ([`harness`]), a real HTTP/1.1 + SSE server on loopback for the provider
-//! tests ([`http`]), and what the whole-process benches share ([`agentx_process`],
-//! [`proc_stat`]).
+//! tests ([`http`]), the pinned outside packages (Python venvs, npm trees) tests and benches
+//! install into `target/` on first use ([`install`]), and what the whole-process benches share
+//! ([`agentx_process`], [`proc_stat`]).
 //!
 //! It depends on none of the workspace's crates, so every crate can use it as a
 //! dev-dependency without a cycle; the binaries it drives are found with [`bin`].
@@ -12,6 +13,7 @@ pub mod conformance;
 pub mod cpu_time;
 pub mod harness;
 pub mod http;
+pub mod install;
 pub mod proc_stat;
 
 use std::path::PathBuf;

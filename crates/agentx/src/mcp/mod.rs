@@ -8,8 +8,10 @@
 //! Owns: the handshake (`initialize` at protocol 2025-11-25 with agentx's client info,
 //! `notifications/initialized`, `tools/list` with its pages and PROFILE §16's limits), the
 //! connect timeout (`MCP_TIMEOUT`), calls with their timeout and `notifications/cancelled`,
-//! `list_changed`, the secrets check of everything a server sends before it reaches a record,
-//! and shutdown with no orphan.
+//! `list_changed`, elicitations to the host (SDK profile: reported as
+//! [`McpReport::Elicitation`], answered with [`Clients::answer_elicitation`]), the secrets
+//! check of everything a server sends before it reaches a record, and shutdown with no
+//! orphan.
 //!
 //! Must never: decide a protocol rule the core owns; let a secret reach a report or outcome;
 //! block the driver loop (every wait is on a thread of its own).
@@ -95,6 +97,8 @@ pub struct Clients {
     secrets: Secrets,
     /// Every stdio process started, for shutdown.
     processes: Arc<Mutex<Vec<Arc<stdio::StdioServer>>>>,
+    /// The SDK profile: elicitations go to the host (PROFILE §18).
+    elicitation: bool,
 }
 
 impl Clients {
@@ -117,6 +121,27 @@ impl Clients {
             calls: Default::default(),
             secrets: Secrets::default(),
             processes: Default::default(),
+            elicitation: false,
+        }
+    }
+
+    /// In the SDK profile a server's elicitations go to the host, and the handshake declares
+    /// the capability (PROFILE §18 "Requests from a server").
+    pub fn with_elicitation(mut self, on: bool) -> Clients {
+        self.elicitation = on;
+        self
+    }
+
+    /// Answers elicitation `key` of `name`'s connection `epoch` (dropped when that
+    /// connection is gone).
+    pub fn answer_elicitation(&mut self, name: &str, epoch: u64, key: u64, result: &str) {
+        let rpc = self
+            .lock_servers()
+            .get(name)
+            .filter(|c| c.epoch == epoch)
+            .and_then(|c| c.rpc.clone());
+        if let Some(rpc) = rpc {
+            rpc.answer_elicitation(key, result);
         }
     }
 
@@ -139,6 +164,7 @@ impl Clients {
             epoch,
             secrets: self.secrets.clone(),
             servers: self.servers.clone(),
+            elicitation: self.elicitation,
         };
         let (cwd, roots, timeout) = (self.cwd.clone(), self.roots.clone(), self.connect_timeout);
         let processes = self.processes.clone();
@@ -204,7 +230,7 @@ impl Clients {
         let _ = std::thread::Builder::new()
             .name("agentx-mcp-call".into())
             .spawn(move || {
-                let answer = rpc.wait(id, &rx, Duration::from_millis(timeout_ms));
+                let answer = rpc.wait_call(id, &rx, Duration::from_millis(timeout_ms));
                 let ours = calls
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -311,9 +337,42 @@ struct Ctx {
     epoch: u64,
     secrets: Secrets,
     servers: Arc<Mutex<HashMap<String, Connection>>>,
+    elicitation: bool,
 }
 
 impl Ctx {
+    /// In the SDK profile, `rpc`'s elicitations go to the session (one that contains a
+    /// configured secret is answered `cancel`, PROFILE §18).
+    fn install_elicitation(&self, rpc: &Rpc) {
+        if !self.elicitation {
+            return;
+        }
+        let (tx, name, epoch, secrets) = (
+            self.tx.clone(),
+            self.name.clone(),
+            self.epoch,
+            self.secrets.clone(),
+        );
+        rpc.on_server_request(Box::new(move |req| {
+            let report = match req {
+                rpc::ServerRequest::Elicitation { key, params } => {
+                    if secrets.found_in(&params) {
+                        return false;
+                    }
+                    McpReport::Elicitation { key, params }
+                }
+                rpc::ServerRequest::ElicitationComplete { elicitation_id } => {
+                    if secrets.found_in(&elicitation_id) {
+                        return false;
+                    }
+                    McpReport::ElicitationComplete { elicitation_id }
+                }
+            };
+            tx.send(Event::McpServer(name.clone(), epoch, report))
+                .is_ok()
+        }));
+    }
+
     fn report(&self, report: McpReport) {
         let report = match report {
             McpReport::Failed { error } if self.secrets.found_in(&error) => McpReport::Failed {
@@ -393,6 +452,7 @@ impl Ctx {
             Ok(p) => p,
             Err(error) => return self.report(McpReport::Failed { error }),
         };
+        self.install_elicitation(&rpc);
         *ended.lock().unwrap_or_else(|e| e.into_inner()) = Some(process.clone());
         processes
             .lock()
@@ -512,9 +572,12 @@ impl Ctx {
 fn handshake(rpc: &Rpc, timeout: Duration) -> Result<(String, Vec<ListedTool>), String> {
     let mut params = b"{\"protocolVersion\":".to_vec();
     json::write_str(&mut params, mcp::PROTOCOL_VERSION);
-    params.extend_from_slice(
-        b",\"capabilities\":{\"roots\":{\"listChanged\":false}},\"clientInfo\":{\"name\":\"agentx\",\"version\":",
-    );
+    // PROFILE §18: capabilities `roots`, and `elicitation` (form and url) in the SDK profile.
+    params.extend_from_slice(if rpc.elicits() {
+        b",\"capabilities\":{\"roots\":{\"listChanged\":false},\"elicitation\":{\"form\":{},\"url\":{}}},\"clientInfo\":{\"name\":\"agentx\",\"version\":"
+    } else {
+        b",\"capabilities\":{\"roots\":{\"listChanged\":false}},\"clientInfo\":{\"name\":\"agentx\",\"version\":"
+    });
     json::write_str(&mut params, env!("CARGO_PKG_VERSION"));
     params.extend_from_slice(b"}}");
     let params = String::from_utf8(params).unwrap_or_default();

@@ -1,8 +1,11 @@
 //! One MCP connection's JSON-RPC over any [`Transport`] (PROFILE §18): requests agentx sends
 //! and waits for (by id, with a deadline), the messages a server sends (responses matched to
-//! their request; `ping` and `roots/list` answered; `elicitation/create` answered `cancel`;
-//! any other request -32601; `notifications/tools/list_changed` handed to the owner), and the
-//! connection's end (every waiting request fails).
+//! their request; `ping` and `roots/list` answered; `elicitation/create` handed to the owner
+//! when it takes them ([`Rpc::on_server_request`], the SDK profile) and answered `cancel`
+//! otherwise; any other request -32601; `notifications/tools/list_changed` and
+//! `notifications/elicitation/complete` handed to the owner), and the connection's end (every
+//! waiting request fails). While an elicitation waits for the host, the calls of the
+//! connection do not age ([`Rpc::wait_call`]; PROFILE §18: that time does not count).
 //!
 //! Must never: block the reader on a waiting caller (answers go through channels), keep a
 //! request entry after its waiter gave up, or grow without bound (one entry per request in
@@ -11,7 +14,7 @@
 use std::collections::HashMap;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agentx_wire::json::{self, Value};
 
@@ -42,6 +45,30 @@ pub enum Notice {
     ToolsChanged,
 }
 
+/// A request or notification from a server that goes to the host (PROFILE §18).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServerRequest {
+    /// `elicitation/create`: answer it with [`Rpc::answer_elicitation`] and `key`.
+    Elicitation {
+        /// This connection's key of the request.
+        key: u64,
+        /// Its params, compact JSON (`{}` when it had none).
+        params: String,
+    },
+    /// `notifications/elicitation/complete`.
+    ElicitationComplete {
+        /// Its `elicitationId`.
+        elicitation_id: String,
+    },
+}
+
+/// Takes [`ServerRequest`]s; `false` refuses one (an elicitation is then answered `cancel`).
+pub type OnServerRequest = Box<dyn Fn(ServerRequest) -> bool + Send + Sync>;
+
+/// At most this many elicitations of one connection wait for the host; one more is answered
+/// `cancel` at once (docs/limits.md).
+pub const MAX_ELICITATIONS: usize = 16;
+
 /// The shared state of one connection.
 pub struct Rpc {
     transport: Box<dyn Transport>,
@@ -49,6 +76,7 @@ pub struct Rpc {
     /// `file://` URIs of the cwd and the `--add-dir` directories (`roots/list`).
     roots: Vec<String>,
     notices: Mutex<Option<SyncSender<Notice>>>,
+    server_requests: Mutex<Option<OnServerRequest>>,
 }
 
 #[derive(Default)]
@@ -57,6 +85,34 @@ struct State {
     waiting: HashMap<u64, Sender<Answer>>,
     /// Why the connection ended, once it did.
     closed: Option<String>,
+    /// Elicitations waiting for the host: key → the request's JSON-RPC id (compact JSON).
+    elicitations: HashMap<u64, Vec<u8>>,
+    next_key: u64,
+    /// Since when an elicitation has been waiting, while one is.
+    paused_since: Option<Instant>,
+    /// The time elicitations waited before `paused_since`.
+    paused_total: Duration,
+}
+
+impl State {
+    /// The total time an elicitation of this connection waited for the host, up to `now`.
+    fn paused(&self, now: Instant) -> Duration {
+        self.paused_total
+            + self
+                .paused_since
+                .map_or(Duration::ZERO, |s| now.saturating_duration_since(s))
+    }
+
+    /// Elicitation `key` is over: the pause ends with the last one.
+    fn elicitation_done(&mut self, key: u64, now: Instant) -> Option<Vec<u8>> {
+        let id = self.elicitations.remove(&key)?;
+        if self.elicitations.is_empty() {
+            if let Some(s) = self.paused_since.take() {
+                self.paused_total += now.saturating_duration_since(s);
+            }
+        }
+        Some(id)
+    }
 }
 
 impl Rpc {
@@ -67,7 +123,65 @@ impl Rpc {
             state: Mutex::new(State::default()),
             roots,
             notices: Mutex::new(None),
+            server_requests: Mutex::new(None),
         })
+    }
+
+    /// Where `elicitation/create` and `notifications/elicitation/complete` go from now on
+    /// (the SDK profile); the handshake then declares the `elicitation` capability.
+    pub fn on_server_request(&self, f: OnServerRequest) {
+        *self
+            .server_requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(f);
+    }
+
+    /// True when elicitations go to the host.
+    pub fn elicits(&self) -> bool {
+        self.server_requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// Answers elicitation `key` with `result` (an MCP `ElicitResult`, compact JSON); an
+    /// answer to one already answered, or after the connection ended, is dropped.
+    pub fn answer_elicitation(&self, key: u64, result: &str) {
+        let Some(id) = self.lock().elicitation_done(key, Instant::now()) else {
+            return;
+        };
+        let mut m = b"{\"jsonrpc\":\"2.0\",\"id\":".to_vec();
+        m.extend_from_slice(&id);
+        m.extend_from_slice(b",\"result\":");
+        m.extend_from_slice(result.as_bytes());
+        m.push(b'}');
+        let _ = self.transport.send(&m);
+    }
+
+    /// Waits for the answer of call `id` at most `timeout`, not counting the time an
+    /// elicitation of this connection waited for the host meanwhile (PROFILE §18).
+    pub fn wait_call(&self, id: u64, rx: &Receiver<Answer>, timeout: Duration) -> Answer {
+        let start = Instant::now();
+        let paused_at_start = self.lock().paused(start);
+        loop {
+            let now = Instant::now();
+            let paused = self.lock().paused(now).saturating_sub(paused_at_start);
+            let aged = now.saturating_duration_since(start).saturating_sub(paused);
+            let Some(left) = timeout.checked_sub(aged).filter(|l| !l.is_zero()) else {
+                self.forget(id);
+                return Err(RpcError::Timeout);
+            };
+            match rx.recv_timeout(left) {
+                Ok(a) => return a,
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(RpcError::Closed(
+                        self.closed()
+                            .unwrap_or_else(|| "the request was cancelled".into()),
+                    ))
+                }
+            }
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -172,6 +286,10 @@ impl Rpc {
             if st.closed.is_none() {
                 st.closed = Some(why.to_string());
             }
+            st.elicitations.clear();
+            if let Some(s) = st.paused_since.take() {
+                st.paused_total += Instant::now().saturating_duration_since(s);
+            }
             st.waiting.drain().map(|(_, tx)| tx).collect()
         };
         for tx in waiting {
@@ -200,7 +318,21 @@ impl Rpc {
                 true
             }
             (Some(method), None) => {
-                if method == "notifications/tools/list_changed" {
+                if method == "notifications/elicitation/complete" {
+                    let id = obj
+                        .get("params")
+                        .and_then(|p| p.as_object())
+                        .and_then(|p| p.get("elicitationId"))
+                        .and_then(|v| v.as_str())
+                        .map(|v| v.decode().into_owned());
+                    let to = self
+                        .server_requests
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner());
+                    if let (Some(f), Some(elicitation_id)) = (to.as_ref(), id) {
+                        f(ServerRequest::ElicitationComplete { elicitation_id });
+                    }
+                } else if method == "notifications/tools/list_changed" {
                     let tx = self.notices.lock().unwrap_or_else(|e| e.into_inner());
                     if let Some(tx) = tx.as_ref() {
                         // Coalesced: one pending notice already lists the tools again, so a
@@ -242,12 +374,47 @@ impl Rpc {
         }
     }
 
+    /// An `elicitation/create` with JSON-RPC `id`: handed to the owner, or `false` when it
+    /// has none, is full, or refuses it.
+    fn elicit(&self, id: &[u8], params: Option<Value<'_, '_>>) -> bool {
+        let to = self
+            .server_requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let Some(f) = to.as_ref() else { return false };
+        let key = {
+            let mut st = self.lock();
+            if st.closed.is_some() || st.elicitations.len() >= MAX_ELICITATIONS {
+                return false;
+            }
+            let key = st.next_key;
+            st.next_key += 1;
+            st.elicitations.insert(key, id.to_vec());
+            st.paused_since.get_or_insert_with(Instant::now);
+            key
+        };
+        let mut p = Vec::new();
+        match params {
+            Some(v) => json::write_value(&mut p, v),
+            None => p.extend_from_slice(b"{}"),
+        }
+        let params = String::from_utf8(p).unwrap_or_default();
+        if f(ServerRequest::Elicitation { key, params }) {
+            return true;
+        }
+        self.lock().elicitation_done(key, Instant::now());
+        false
+    }
+
     /// PROFILE §18 "Requests from a server": `ping` → `{}`, `roots/list` → the roots,
-    /// `elicitation/create` → `cancel` (the capability is not declared), anything else
-    /// -32601.
-    fn answer_request(&self, method: &str, id: Value<'_, '_>, _params: Option<Value<'_, '_>>) {
-        let mut m = b"{\"jsonrpc\":\"2.0\",\"id\":".to_vec();
+    /// `elicitation/create` → to the host (else `cancel`), anything else -32601.
+    fn answer_request(&self, method: &str, id: Value<'_, '_>, params: Option<Value<'_, '_>>) {
+        const HEAD: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":";
+        let mut m = HEAD.to_vec();
         json::write_value(&mut m, id);
+        if method == "elicitation/create" && self.elicit(&m[HEAD.len()..], params) {
+            return;
+        }
         match method {
             "ping" => m.extend_from_slice(b",\"result\":{}}"),
             "roots/list" => {

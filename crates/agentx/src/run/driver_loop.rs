@@ -80,6 +80,7 @@ pub fn run_loop(
     let mut persist = Persister::new(home, store);
     let session_add_dirs = config.add_dirs.clone();
     let mcp_connect_timeout = config.mcp.connect_timeout;
+    let sdk_profile = config.profile == agentx_core::session::Profile::Sdk;
     // PROFILE §17: a resumed session's todo list is its last successful TodoWrite's input.
     let todos =
         crate::tools::todo::TodoList::new(crate::tools::todo::from_history(&config.history));
@@ -100,7 +101,8 @@ pub fn run_loop(
         cwd.clone(),
         &session_add_dirs,
         mcp_connect_timeout,
-    );
+    )
+    .with_elicitation(sdk_profile);
     let mut workers = Workers::new(tx.clone(), cwd, hook, todos);
     let mut calls: Vec<(TurnId, Box<dyn ModelCall>)> = Vec::new();
     let mut input_closed = false;
@@ -173,6 +175,12 @@ pub fn run_loop(
                         mcp.connect(name, epoch, server)
                     }
                     Action::McpClose { name } => mcp.close(&name),
+                    Action::McpElicitationAnswer {
+                        name,
+                        epoch,
+                        key,
+                        result,
+                    } => mcp.answer_elicitation(&name, epoch, key, &result),
                     Action::McpCall {
                         tool_use_id,
                         server,

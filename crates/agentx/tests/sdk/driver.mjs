@@ -463,6 +463,53 @@ const FLOWS = {
     await s.turn("after the interrupt");
     await s.close();
   },
+  // PROFILE §18: a stdio server in `mcpServers` becomes `--mcp-config`; agentx starts it, its
+  // tools go through canUseTool, their results (structuredContent as tool_use_result,
+  // isError) come back to the caller.
+  async mcp_stdio() {
+    const s = session({
+      mcpServers: { demo: demoServer({ PLAIN: "from the config" }) },
+      canUseTool: async (tool, input) => {
+        emit({ event: "callback", tool, input });
+        return { behavior: "allow", updatedInput: input };
+      },
+    });
+    await s.turn(STDIO_PROMPT, (m) => {
+      if (m.type === "user") emit({ event: "tool_use_result", value: m.tool_use_result ?? null });
+    });
+    emitStatus(await s.q.mcpServerStatus());
+    await s.close();
+  },
+  // PROFILE §18 live changes: toggle off (no tools), on, reconnect, an unknown name; then
+  // setMcpServers adds a dynamic server and an empty set removes it.
+  async mcp_stdio_live() {
+    const s = session({
+      mcpServers: { demo: demoServer() },
+      permissionMode: "bypassPermissions",
+      allowDangerouslySkipPermissions: true,
+    });
+    await s.turn("hello");
+    await s.q.toggleMcpServer("demo", false);
+    emitStatus(await s.q.mcpServerStatus());
+    await s.turn('!mcp demo add {"a": 2, "b": 2}');
+    await s.q.toggleMcpServer("demo", true);
+    await s.q.reconnectMcpServer("demo");
+    emitStatus(await s.q.mcpServerStatus());
+    await s.turn('!mcp demo add {"a": 3, "b": 4}');
+    try {
+      await s.q.reconnectMcpServer("nope");
+      emit({ event: "returned" });
+    } catch (e) {
+      emit({ event: "raised", error: String(e.message ?? e) });
+    }
+    emit({ event: "set_servers", value: await s.q.setMcpServers({ more: demoServer() }) });
+    await s.q.reconnectMcpServer("more");
+    emitStatus(await s.q.mcpServerStatus());
+    await s.turn('!mcp more add {"a": 5, "b": 6}');
+    emit({ event: "set_servers", value: await s.q.setMcpServers({}) });
+    emitStatus(await s.q.mcpServerStatus());
+    await s.close();
+  },
 };
 
 // PROFILE §16: an in-process SDK MCP server `calc` with two tools, `add` and `fail`.
@@ -486,6 +533,27 @@ function calcServer(onSlow = null) {
   });
   return createSdkMcpServer({ name: "calc", version: "1.0.0", tools: [add, fail] });
 }
+
+// PROFILE §18: the stdio server built with the official Python MCP SDK (FastMCP) from the
+// pinned venv the test installed (MCP_PYTHON, MCP_DEMO_SERVER).
+function demoServer(env = {}) {
+  return { type: "stdio", command: process.env.MCP_PYTHON, args: [process.env.MCP_DEMO_SERVER], env };
+}
+
+function emitStatus(status) {
+  emit({
+    event: "mcp_status",
+    value: status.map((x) => ({
+      name: x.name,
+      status: x.status,
+      server: x.serverInfo?.name ?? null,
+      tools: (x.tools ?? []).map((t) => t.name),
+    })),
+  });
+}
+
+const STDIO_PROMPT =
+  '!tool mcp__demo__add {"a": 1, "b": 2}\n!mcp demo echo_env {"name": "PLAIN"}\n!mcp demo boom {}\n!last_tool_result';
 
 const MCP_PROMPT = '!mcp calc add {"a": 1, "b": 2}\n!mcp calc fail {"why": "on purpose"}\n!last_tool_result';
 

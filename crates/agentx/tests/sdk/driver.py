@@ -487,6 +487,74 @@ async def flow_interrupt_hook_mcp():
                 emit(event="interrupted")
         await turn(c, "after the interrupt")
 
+def demo_server(**env):
+    """PROFILE §18: the stdio server built with the official Python MCP SDK (FastMCP) from
+    the pinned venv the test installed (MCP_PYTHON, MCP_DEMO_SERVER)."""
+    return {
+        "type": "stdio",
+        "command": os.environ["MCP_PYTHON"],
+        "args": [os.environ["MCP_DEMO_SERVER"]],
+        "env": env,
+    }
+
+
+def emit_status(status):
+    emit(event="mcp_status", value=[
+        {
+            "name": s["name"],
+            "status": s["status"],
+            "server": (s.get("serverInfo") or {}).get("name"),
+            "tools": [t["name"] for t in s.get("tools") or []],
+        }
+        for s in status["mcpServers"]
+    ])
+
+
+STDIO_PROMPT = (
+    '!tool mcp__demo__add {"a": 1, "b": 2}\n'
+    '!mcp demo echo_env {"name": "PLAIN"}\n'
+    "!mcp demo boom {}\n"
+    "!last_tool_result"
+)
+
+
+async def flow_mcp_stdio():
+    # PROFILE §18: a stdio server in `mcp_servers` becomes `--mcp-config`; agentx starts it,
+    # its tools go through can_use_tool, their results (structuredContent as
+    # tool_use_result, isError) come back to the caller.
+    async def decide(tool_name, tool_input, _context):
+        emit(event="callback", tool=tool_name, input=tool_input)
+        return PermissionResultAllow()
+
+    opts = options(mcp_servers={"demo": demo_server(PLAIN="from the config")}, can_use_tool=decide)
+    async with ClaudeSDKClient(options=opts) as c:
+        await c.query(STDIO_PROMPT)
+        async for m in c.receive_response():
+            record(m)
+            if type(m).__name__ == "UserMessage":
+                emit(event="tool_use_result", value=getattr(m, "tool_use_result", None))
+        emit_status(await c.get_mcp_status())
+
+
+async def flow_mcp_stdio_live():
+    # PROFILE §18 live changes: toggle off (no tools), on, reconnect, an unknown name.
+    opts = options(mcp_servers={"demo": demo_server()}, permission_mode="bypassPermissions")
+    async with ClaudeSDKClient(options=opts) as c:
+        await turn(c, "hello")
+        await c.toggle_mcp_server("demo", False)
+        emit_status(await c.get_mcp_status())
+        await turn(c, '!mcp demo add {"a": 2, "b": 2}')
+        await c.toggle_mcp_server("demo", True)
+        await c.reconnect_mcp_server("demo")
+        emit_status(await c.get_mcp_status())
+        await turn(c, '!mcp demo add {"a": 3, "b": 4}')
+        try:
+            await c.reconnect_mcp_server("nope")
+            emit(event="returned")
+        except Exception as e:  # noqa: BLE001 - the documented error is the point
+            emit(event="raised", error=str(e))
+
+
 async def flow_coding():
     """PROFILE §17: allowed_tools runs a Read-then-Edit with no permission callback; a
     PreToolUse hook matching Edit|Write sees the Edit; the UserMessage carries

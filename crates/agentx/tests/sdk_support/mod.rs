@@ -20,9 +20,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use agentx_test_support::harness;
+use agentx_test_support::install;
 
 #[macro_use]
 pub mod examples;
+pub mod mcp_stdio;
 
 pub use harness::TempDir;
 
@@ -60,6 +62,12 @@ macro_rules! every_flow {
             pre_compact => check_pre_compact,
         }
 
+        // PROFILE §18: flows that start the FastMCP server of tests/mcp from its pinned venv.
+        mcp_flow_tests! { $sdk;
+            mcp_stdio => check_mcp_stdio,
+            mcp_stdio_live => check_mcp_stdio_live,
+        }
+
         /// PROFILE §19 with a priced provider: its home is prepared, so not a `flow_tests` line.
         #[test]
         fn priced_budget() {
@@ -76,6 +84,21 @@ macro_rules! flow_tests {
             fn $name() {
                 if let Some(f) = sdk_support::run_flow($sdk, stringify!($name)) {
                     sdk_support::$check(&f);
+                }
+            }
+        )*
+    };
+}
+
+/// One `#[test]` per `flow => check` pair of [`mcp_stdio`]: runs the flow with the MCP venv
+/// (or skips) and checks it.
+macro_rules! mcp_flow_tests {
+    ($sdk:expr; $($name:ident => $check:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                if let Some(f) = sdk_support::mcp_stdio::run_flow($sdk, stringify!($name)) {
+                    sdk_support::mcp_stdio::$check(&f);
                 }
             }
         )*
@@ -102,154 +125,23 @@ fn sdk_dir() -> PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk")
 }
 
-/// FNV-1a of the pin files, so a changed pin installs afresh.
-fn pin_hash(files: &[&str]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for f in files {
-        let bytes = std::fs::read(sdk_dir().join(f)).unwrap_or_default();
-        for b in bytes {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    format!("{h:016x}")
-}
-
-/// Skips (or, under `CI`, fails) with `reason`.
-fn unavailable(reason: String) -> Option<Installed> {
-    if std::env::var_os("CI").is_some() {
-        panic!("SDK test prerequisites unavailable while CI is set: {reason}");
-    }
-    eprintln!("SKIP: {reason}");
-    None
-}
-
-fn run_quiet(cmd: &mut Command) -> Result<(), String> {
-    let out = cmd
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("{cmd:?} could not start: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        let tail = String::from_utf8_lossy(&out.stderr);
-        let tail: String = tail
-            .chars()
-            .rev()
-            .take(2000)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        Err(format!("{cmd:?} failed ({}): {tail}", out.status))
-    }
-}
-
-/// Installs into `target/tmp/<name>-<hash>` via a temporary sibling renamed into place, so a
-/// half-finished install is never used and concurrent runs do not clash.
-fn install_once(
-    name: &str,
-    pins: &[&str],
-    install: impl FnOnce(&Path) -> Result<(), String>,
-) -> Result<PathBuf, String> {
-    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let dir = base.join(format!("{name}-{}", pin_hash(pins)));
-    if dir.join(".complete").exists() {
-        return Ok(dir);
-    }
-    let tmp = base.join(format!("{name}-partial-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
-    eprintln!(
-        "installing the pinned {name} into {} (once per target directory)",
-        dir.display()
-    );
-    install(&tmp)?;
-    std::fs::write(tmp.join(".complete"), b"").map_err(|e| e.to_string())?;
-    if std::fs::rename(&tmp, &dir).is_err() {
-        // Another run finished first: use its install.
-        let _ = std::fs::remove_dir_all(&tmp);
-    }
-    if dir.join(".complete").exists() {
-        Ok(dir)
-    } else {
-        Err(format!("{} did not appear", dir.display()))
-    }
-}
-
 fn python() -> Option<Installed> {
-    let ok = Command::new("python3")
-        .args(["-c", "import sys; assert sys.version_info >= (3, 10)"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        return unavailable("python3 (3.10 or newer) is not available".into());
-    }
-    let dir = install_once("sdk-python", &["requirements.txt"], |tmp| {
-        run_quiet(
-            Command::new("python3")
-                .args(["-m", "venv"])
-                .arg(tmp.join("venv")),
-        )?;
-        run_quiet(
-            Command::new(tmp.join("venv/bin/python"))
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    "-r",
-                ])
-                .arg(sdk_dir().join("requirements.txt")),
-        )
-    });
-    match dir {
-        Ok(dir) => Some(Installed {
-            program: dir.join("venv/bin/python"),
+    let tmpdir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    match install::python_venv(tmpdir, "sdk-python", &sdk_dir().join("requirements.txt")) {
+        Ok(program) => Some(Installed {
+            program,
             script: sdk_dir().join("driver.py"),
             env: Vec::new(),
         }),
-        Err(e) => unavailable(format!("the Python SDK could not be installed: {e}")),
+        Err(e) => install::unavailable("the Python SDK", &e),
     }
 }
 
 fn typescript() -> Option<Installed> {
-    let ok = Command::new("node")
-        .args([
-            "-e",
-            "process.exit(Number(process.versions.node.split('.')[0]) >= 18 ? 0 : 1)",
-        ])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        return unavailable("node (18 or newer) is not available".into());
-    }
-    let dir = install_once(
-        "sdk-typescript",
-        &["package.json", "package-lock.json"],
-        |tmp| {
-            for f in ["package.json", "package-lock.json"] {
-                std::fs::copy(sdk_dir().join(f), tmp.join(f)).map_err(|e| e.to_string())?;
-            }
-            // The SDK's native Claude Code binaries are optional dependencies: agentx is the
-            // executable, so they are never needed.
-            run_quiet(
-                Command::new("npm")
-                    .args([
-                        "ci",
-                        "--omit=optional",
-                        "--no-audit",
-                        "--no-fund",
-                        "--loglevel=error",
-                    ])
-                    .current_dir(tmp),
-            )
-        },
-    );
-    match dir {
+    // The SDK's native Claude Code binaries are optional dependencies: agentx is the
+    // executable, so they are never needed (`npm ci --omit=optional`).
+    let tmpdir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    match install::npm_tree(tmpdir, "sdk-typescript", &sdk_dir()) {
         Ok(dir) => Some(Installed {
             program: PathBuf::from("node"),
             script: sdk_dir().join("driver.mjs"),
@@ -258,7 +150,7 @@ fn typescript() -> Option<Installed> {
                 dir.join("node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs"),
             )],
         }),
-        Err(e) => unavailable(format!("the TypeScript SDK could not be installed: {e}")),
+        Err(e) => install::unavailable("the TypeScript SDK", &e),
     }
 }
 
@@ -321,6 +213,18 @@ fn run_script(
     (cwd_var, cwd): (&str, &Path),
     what: &str,
 ) -> (std::process::ExitStatus, String, String) {
+    run_script_env(installed, args, home, (cwd_var, cwd), what, &[])
+}
+
+/// [`run_script`] with more environment variables for the script.
+fn run_script_env(
+    installed: &Installed,
+    args: &[&std::ffi::OsStr],
+    home: &Path,
+    (cwd_var, cwd): (&str, &Path),
+    what: &str,
+    extra_env: &[(&str, &Path)],
+) -> (std::process::ExitStatus, String, String) {
     let mut cmd = Command::new(&installed.program);
     cmd.args(args)
         .env("AGENTX_BIN", harness::agentx_bin())
@@ -330,6 +234,9 @@ fn run_script(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for (k, v) in &installed.env {
+        cmd.env(k, v);
+    }
+    for (k, v) in extra_env {
         cmd.env(k, v);
     }
     let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {what}: {e}"));
@@ -366,17 +273,28 @@ pub fn run_flow(sdk: Sdk, name: &str) -> Option<Flow> {
 
 /// [`run_flow`] with an AgentX home the caller prepared (an `auth.json`).
 pub fn run_flow_in(sdk: Sdk, name: &str, home: TempDir) -> Option<Flow> {
+    run_flow_env(sdk, name, home, &[])
+}
+
+/// [`run_flow_in`] with more environment variables for the driver.
+pub fn run_flow_env(
+    sdk: Sdk,
+    name: &str,
+    home: TempDir,
+    extra_env: &[(&str, &Path)],
+) -> Option<Flow> {
     let installed = installed(sdk)?;
     let script = installed.script.as_os_str();
     let what = format!("{sdk:?} flow {name}");
     let cwd = TempDir::new("sdk-cwd");
     let args = [script, name.as_ref()];
-    let (status, out, driver_stderr) = run_script(
+    let (status, out, driver_stderr) = run_script_env(
         installed,
         &args,
         home.path(),
         ("FLOW_CWD", cwd.path()),
         &what,
+        extra_env,
     );
     let mut events = Vec::new();
     let mut agentx_stderr = Vec::new();
@@ -404,7 +322,7 @@ pub fn run_flow_in(sdk: Sdk, name: &str, home: TempDir) -> Option<Flow> {
 }
 
 /// The exact normalized result of a turn.
-fn result(f: &Flow, i: usize) -> &Value {
+pub(crate) fn result(f: &Flow, i: usize) -> &Value {
     f.messages("result")[i]
 }
 
@@ -855,7 +773,7 @@ pub fn check_stop_task(f: &Flow) {
 }
 
 /// The `tool_result` blocks of the turn's user messages: (content, is_error).
-fn tool_results(f: &Flow) -> Vec<(&Value, &Value)> {
+pub(crate) fn tool_results(f: &Flow) -> Vec<(&Value, &Value)> {
     f.messages("user")
         .iter()
         .map(|u| (&u["blocks"][0]["content"], &u["blocks"][0]["is_error"]))

@@ -109,6 +109,18 @@ pub enum Action {
         /// The call's timeout in ms (the config's `timeout`, else `MCP_TOOL_TIMEOUT`).
         timeout_ms: u64,
     },
+    /// Answer `elicitation/create` `key` of the user's server `name`'s connection `epoch`
+    /// with this MCP `ElicitResult` (PROFILE §18); dropped when that connection is gone.
+    McpElicitationAnswer {
+        /// The server's name.
+        name: String,
+        /// The connection the request came on.
+        epoch: u64,
+        /// The driver's key of the request.
+        key: u64,
+        /// `{"action":…,"content"?…}`, compact JSON.
+        result: String,
+    },
     /// Append these transcript lines (complete frames, `\n` included) to the session store
     /// and fsync (PROFILE §11). Queued once per finished turn: it is the "remote
     /// internal/resume-event flush" of the hard-interrupt order, which comes before `idle`.

@@ -172,7 +172,8 @@ impl Session {
         now: Instant,
     ) -> bool {
         let ours = self.mcp.calls.iter().any(|c| &*c.request_id == id)
-            || self.mcp.pending_steps().iter().any(|s| &**s == id);
+            || self.mcp.pending_steps().iter().any(|s| &**s == id)
+            || self.mcp.elicitations.iter().any(|e| e.request_id() == id);
         if !ours {
             return false;
         }

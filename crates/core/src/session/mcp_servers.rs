@@ -135,6 +135,8 @@ pub(crate) struct McpServers {
     pub(crate) ready: std::collections::VecDeque<(String, super::ToolOutcome)>,
     /// `mcp_reconnect` requests waiting for their server to settle: (request id, server).
     pub(crate) reconnects: Vec<(String, String)>,
+    /// Elicitations from the user's servers waiting for the host (`mcp_elicit`).
+    pub(crate) elicitations: Vec<super::mcp_elicit::Pending>,
     next_rpc: u64,
     /// The listing started (at initialize, or before the first turn).
     started: bool,
@@ -214,7 +216,8 @@ impl McpServers {
             .iter()
             .filter(|s| s.status == Status::Pending)
             .filter_map(|s| s.connect_deadline);
-        steps.chain(calls).chain(connects).min()
+        let elicitations = self.elicitations.iter().filter_map(|e| e.deadline());
+        steps.chain(calls).chain(connects).chain(elicitations).min()
     }
 
     /// `[{"name","status"}…]` in configuration order.
@@ -267,6 +270,19 @@ pub enum McpReport {
     NeedsAuth {
         /// The `error` text.
         error: String,
+    },
+    /// The server sent `elicitation/create` (its content checked for secrets): answer it
+    /// with [`Action::McpElicitationAnswer`] carrying `key`.
+    Elicitation {
+        /// The driver's key of the request.
+        key: u64,
+        /// Its params, compact JSON.
+        params: String,
+    },
+    /// The server sent `notifications/elicitation/complete`.
+    ElicitationComplete {
+        /// Its `elicitationId`.
+        elicitation_id: String,
     },
 }
 
@@ -351,8 +367,29 @@ impl Session {
         };
         let s = &mut self.mcp.servers[i];
         if s.user.is_none() || s.epoch != epoch || s.status == Status::Disabled {
+            if let McpReport::Elicitation { key, .. } = report {
+                // PROFILE §18: an elicitation of a closed connection resolves as cancel.
+                self.actions.push_back(Action::McpElicitationAnswer {
+                    name: name.to_string(),
+                    epoch,
+                    key,
+                    result: super::mcp_elicit::CANCEL.into(),
+                });
+            }
             return;
         }
+        match report {
+            McpReport::Elicitation { key, params } => {
+                self.mcp_elicit(name, epoch, key, &params, now);
+                return self.after_step(now);
+            }
+            McpReport::ElicitationComplete { elicitation_id } => {
+                self.mcp_elicitation_complete(name, &elicitation_id);
+                return self.after_step(now);
+            }
+            _ => {}
+        }
+        let s = &mut self.mcp.servers[i];
         s.connect_deadline = None;
         match report {
             McpReport::Connected { server_info, tools } => {
@@ -378,6 +415,7 @@ impl Session {
                 s.tools.clear();
                 s.offered = false;
             }
+            McpReport::Elicitation { .. } | McpReport::ElicitationComplete { .. } => {}
         }
         self.mcp_rebuild_tools();
         self.mcp_answer_reconnects();
@@ -508,7 +546,7 @@ impl Session {
             .iter()
             .position(|s| s.step.as_ref().is_some_and(|st| st.request_id == r.id));
         let Some(i) = found else {
-            return self.mcp_call_resolved(r, now);
+            return self.mcp_call_resolved(r, now) || self.mcp_elicitation_resolved(r);
         };
         if let Some(st) = self.mcp.servers[i].step.take() {
             self.mcp_step_done(i, st.kind, st.rpc_id, &r.outcome, now);
@@ -651,6 +689,7 @@ impl Session {
             }
         }
         self.mcp_calls_timeout(now);
+        self.mcp_elicitations_timeout(now);
     }
 
     /// Aborts pending requests (one `control_cancel_request` each, in order).
@@ -675,5 +714,6 @@ impl Session {
         }
         self.mcp.calls.clear();
         self.mcp.ready.clear();
+        self.mcp.elicitations.clear();
     }
 }

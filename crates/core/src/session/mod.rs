@@ -61,6 +61,7 @@ mod interrupt;
 pub mod mcp;
 mod mcp_calls;
 pub mod mcp_config;
+mod mcp_elicit;
 mod mcp_live;
 mod mcp_servers;
 mod output;
@@ -88,6 +89,7 @@ pub use config::{
     SettingSource, TurnLimits, CLAUDE_CODE_VERSION,
 };
 pub use environment::{MAX_SESSION_BYTES, MAX_SESSION_VARIABLES};
+pub use mcp_elicit::ELICITATION_TIMEOUT;
 pub use mcp_servers::{
     McpConfig, McpReport, DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_LIST_TIMEOUT,
 };

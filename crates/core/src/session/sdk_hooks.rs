@@ -400,6 +400,8 @@ impl Session {
         let mut ids = self.sdk_hooks.pending_requests();
         self.sdk_hooks.runs.clear();
         ids.extend(self.mcp_take_calls());
+        // PROFILE §18: an interrupt resolves a pending elicitation as `cancel`.
+        ids.extend(self.mcp_take_elicitations());
         if ids.is_empty() {
             return None;
         }

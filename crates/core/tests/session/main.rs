@@ -14,6 +14,7 @@ mod session_hooks;
 mod session_limits;
 mod session_line_limit;
 mod session_mcp;
+mod session_mcp_elicit;
 mod session_permissions;
 mod session_structured;
 mod session_turns;

@@ -694,7 +694,7 @@ fn a_server_added_while_listing_is_listed_too() {
     assert_eq!(sim.last_of("result")["result"], "echo: hi");
 }
 
-fn user_server(name: &str) -> agentx_core::session::mcp_config::ServerDef {
+pub(crate) fn user_server(name: &str) -> agentx_core::session::mcp_config::ServerDef {
     use agentx_core::session::mcp_config::{ServerDef, ServerKind, Transport, UserServer};
     ServerDef {
         name: name.into(),

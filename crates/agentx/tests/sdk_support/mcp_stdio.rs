@@ -1,0 +1,179 @@
+//! PROFILE §18 through the real SDKs: the stdio server built with the official Python MCP SDK
+//! (FastMCP, `tests/mcp/demo_server.py`) given in the SDK's `mcp_servers` / `mcpServers`
+//! option, its python from the pinned venv of `tests/mcp/requirements.txt` (the one
+//! tests/mcp_servers.rs uses, installed once per target directory; skipped with a printed
+//! reason when it cannot be installed, failed under `CI`).
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde_json::{json, Value};
+
+use super::{install, result, run_flow_env, tool_results, Flow, Sdk, TempDir};
+
+fn assets() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp")
+}
+
+/// The venv's python with the pinned official MCP SDK, or `None` (skipped).
+fn mcp_python() -> Option<PathBuf> {
+    static PY: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PY.get_or_init(|| {
+        let tmpdir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        match install::python_venv(tmpdir, "mcp-python", &assets().join("requirements.txt")) {
+            Ok(python) => Some(python),
+            Err(e) => install::unavailable("the Python MCP SDK", &e),
+        }
+    })
+    .clone()
+}
+
+/// Runs flow `name` of `sdk` with `MCP_PYTHON` and `MCP_DEMO_SERVER` set; `None` when skipped.
+pub fn run_flow(sdk: Sdk, name: &str) -> Option<Flow> {
+    let python = mcp_python()?;
+    let server = assets().join("demo_server.py");
+    run_flow_env(
+        sdk,
+        name,
+        TempDir::new("sdk-home"),
+        &[("MCP_PYTHON", &python), ("MCP_DEMO_SERVER", &server)],
+    )
+}
+
+fn demo_status(status: &str) -> Value {
+    let (server, tools) = if status == "connected" {
+        (
+            json!("demo"),
+            json!(["add", "env_names", "echo_env", "boom", "cwd"]),
+        )
+    } else {
+        (Value::Null, json!([]))
+    };
+    json!({"name": "demo", "server": server, "status": status, "tools": tools})
+}
+
+/// The `mcp_status` events, in order (name, status, serverInfo name, tool names per server).
+fn statuses(f: &Flow) -> Vec<&Value> {
+    f.named("mcp_status").iter().map(|e| &e["value"]).collect()
+}
+
+/// PROFILE §18: system/init lists the server `connected` and its tools after the built-in
+/// ones; `!tool mcp__demo__add` and two `!mcp` uses go through the host's permission
+/// callback; the results are the `tool_result`s (structuredContent as `tool_use_result`,
+/// isError an error), the config's `env` reached the server, and the status names its tools.
+pub fn check_mcp_stdio(f: &Flow) {
+    let init = &f.messages("system")[0]["data"];
+    assert_eq!(
+        init["tools"],
+        json!([
+            "Read",
+            "Write",
+            "Bash",
+            "Edit",
+            "Glob",
+            "Grep",
+            "TodoWrite",
+            "mcp__demo__add",
+            "mcp__demo__env_names",
+            "mcp__demo__echo_env",
+            "mcp__demo__boom",
+            "mcp__demo__cwd"
+        ])
+    );
+    assert_eq!(
+        init["mcp_servers"],
+        json!([{"name": "demo", "status": "connected"}])
+    );
+    let asked: Vec<(&Value, &Value)> = f
+        .named("callback")
+        .iter()
+        .map(|c| (&c["tool"], &c["input"]))
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            (&json!("mcp__demo__add"), &json!({"a": 1, "b": 2})),
+            (&json!("mcp__demo__echo_env"), &json!({"name": "PLAIN"})),
+            (&json!("mcp__demo__boom"), &json!({})),
+        ],
+        "{:?}",
+        f.events
+    );
+    assert_eq!(
+        tool_results(f),
+        [
+            (&json!("3"), &Value::Bool(false)),
+            (&json!("from the config"), &Value::Bool(false)),
+            (&json!("Error executing tool boom"), &Value::Bool(true)),
+        ]
+    );
+    let structured: Vec<&Value> = f
+        .named("tool_use_result")
+        .iter()
+        .map(|e| &e["value"])
+        .collect();
+    assert_eq!(
+        structured,
+        [
+            &json!({"result": 3}),
+            &json!({"result": "from the config"}),
+            &Value::Null
+        ]
+    );
+    let r = result(f, 0);
+    assert_eq!(r["subtype"], "success");
+    assert_eq!(r["result"], "last tool result: Error executing tool boom");
+    assert_eq!(statuses(f), [&json!([demo_status("connected")])]);
+}
+
+/// PROFILE §18 live changes: `toggle_mcp_server` / `toggleMcpServer` off makes the server
+/// `disabled` and its tool unknown to the next turn; on and `reconnect_mcp_server` /
+/// `reconnectMcpServer` bring it back `connected` and callable; an unknown name raises
+/// `unknown MCP server nope`. TypeScript only (the Python SDK has no such method):
+/// `setMcpServers` adds a dynamic server that is callable, and an empty set removes it while
+/// the `mcpServers` option's server stays.
+pub fn check_mcp_stdio_live(f: &Flow) {
+    let raised: Vec<&Value> = f.named("raised").iter().map(|e| &e["error"]).collect();
+    assert_eq!(
+        raised,
+        [&json!("unknown MCP server nope")],
+        "{:?}",
+        f.events
+    );
+    let mut want_results = vec![
+        (json!("unknown tool mcp__demo__add"), Value::Bool(true)),
+        (json!("7"), Value::Bool(false)),
+    ];
+    let mut want_statuses = vec![
+        json!([demo_status("disabled")]),
+        json!([demo_status("connected")]),
+    ];
+    let mut want_set = vec![];
+    if f.sdk == Sdk::TypeScript {
+        want_results.push((json!("11"), Value::Bool(false)));
+        let mut more = demo_status("connected");
+        more["name"] = json!("more");
+        want_statuses.push(json!([demo_status("connected"), more]));
+        want_statuses.push(json!([demo_status("connected")]));
+        want_set = vec![
+            json!({"added": ["more"], "errors": {}, "removed": []}),
+            json!({"added": [], "errors": {}, "removed": ["more"]}),
+        ];
+    }
+    let results: Vec<(Value, Value)> = tool_results(f)
+        .into_iter()
+        .map(|(c, e)| (c.clone(), e.clone()))
+        .collect();
+    assert_eq!(results, want_results, "{:?}", f.events);
+    let got: Vec<Value> = statuses(f).into_iter().cloned().collect();
+    assert_eq!(got, want_statuses);
+    let set: Vec<Value> = f
+        .named("set_servers")
+        .iter()
+        .map(|e| e["value"].clone())
+        .collect();
+    assert_eq!(set, want_set);
+    let subtypes: Vec<&Value> = f.messages("result").iter().map(|r| &r["subtype"]).collect();
+    assert_eq!(subtypes.len(), if f.sdk == Sdk::TypeScript { 4 } else { 3 });
+    assert!(subtypes.iter().all(|s| *s == "success"), "{subtypes:?}");
+}
