@@ -796,3 +796,80 @@ fn an_elicitation_unanswered_at_eof_is_cancel() {
     );
     assert_eq!(tool_result(&f.rest)["content"], "cancel");
 }
+
+/// Scenario 8 (PROFILE §18 "Live changes"): the `mcp_set_servers` response is on stdout
+/// before the added server's process starts. agentx writes to a file here, and the server
+/// reads that file first thing: the response must already be in it; the server's startup then
+/// waits at a gate the test opens only after it read the response. A reconnect of a server
+/// that cannot start answers a correlated error with its `error` text.
+#[test]
+fn the_mcp_set_servers_response_is_written_before_the_server_starts() {
+    let home = TempDir::new("mcp-scenario8");
+    let log = home.path().join("server.log");
+    let out = home.path().join("stdout.ndjson");
+    let mut cmd = harness::agentx_command(home.path());
+    cmd.args(SDK)
+        .arg("--cwd")
+        .arg(home.path())
+        .stdin(Stdio::piped())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut send = |v: Value| {
+        use std::io::Write;
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(control("init", json!({"subtype":"initialize"})));
+    wait_log(&out, |l| l.contains(r#""request_id":"init""#));
+    let gate = home.path().join("gate");
+    assert!(Command::new("mkfifo")
+        .arg(&gate)
+        .status()
+        .unwrap()
+        .success());
+    let mut config = fault("slow", &log, json!({}))["mcpServers"]["f"].clone();
+    config["env"] = json!({"AGENTX_STDOUT": out, "EXPECT": r#""request_id":"set""#, "GATE": gate});
+    send(control(
+        "set",
+        json!({"subtype":"mcp_set_servers","servers":{"f":config,"gone":{"command":"/nonexistent/agentx-test-server"}}}),
+    ));
+    let lines = wait_log(&log, |l| l.starts_with("expected output before start: "));
+    assert!(
+        lines.contains(&"expected output before start: yes".to_string()),
+        "{lines:?}"
+    );
+    let response = wait_log(&out, |l| l.contains(r#""request_id":"set""#))
+        .into_iter()
+        .find(|l| l.contains(r#""request_id":"set""#))
+        .unwrap();
+    let response: Value = serde_json::from_str(&response).unwrap();
+    assert_eq!(
+        response["response"]["response"],
+        json!({"added":["f","gone"],"removed":[],"errors":{}})
+    );
+    // The response came while the server's startup is held at the gate; opened, it connects.
+    assert!(!log_lines(&log).contains(&"gate opened".to_string()));
+    std::fs::write(&gate, b"go").unwrap();
+    wait_log(&log, |l| l.contains("tools/list"));
+    send(control(
+        "re",
+        json!({"subtype":"mcp_reconnect","serverName":"gone"}),
+    ));
+    let answered = wait_log(&out, |l| l.contains(r#""request_id":"re""#));
+    let answered: Value = serde_json::from_str(
+        answered
+            .iter()
+            .find(|l| l.contains(r#""request_id":"re""#))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        answered["response"],
+        json!({"subtype":"error","request_id":"re","error":"the command could not start: entity not found"})
+    );
+    drop(send);
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
