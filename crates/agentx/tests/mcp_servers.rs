@@ -873,3 +873,43 @@ fn the_mcp_set_servers_response_is_written_before_the_server_starts() {
     drop(stdin);
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+/// PROFILE §18 holds in both profiles: `--mcp-config` without `--verbose` connects the server
+/// and its tools are called; there agentx does not declare elicitation, so an elicitation is
+/// answered `cancel` at once and nothing reaches the host.
+#[test]
+fn the_standalone_profile_takes_mcp_config_and_answers_an_elicitation_cancel_at_once() {
+    let Some(py) = python() else { return };
+    let home = TempDir::new("mcp-standalone");
+    let config = elicit_server(&py).to_string();
+    let mut a = Agentx::session(
+        home.path(),
+        &[
+            "--permission-mode",
+            "bypassPermissions",
+            "--mcp-config",
+            &config,
+        ],
+    );
+    a.send(&harness::user("!mcp e ask {}"));
+    let records = a.until(|v| harness::is_state(v, "idle"));
+    assert_eq!(
+        harness::labels(&records),
+        [
+            "system/init",
+            "system/session_state_changed:running",
+            "assistant:tool_use:mcp__e__ask",
+            "user:tool_result:ok",
+            "result:success",
+            "system/session_state_changed:idle",
+        ]
+    );
+    assert_eq!(
+        records[0]["mcp_servers"],
+        json!([{"name":"e","status":"connected"}])
+    );
+    assert_eq!(tool_result(&records)["content"], "cancel");
+    let f = a.finish();
+    assert_eq!(f.status, Some(0));
+    assert!(f.rest.is_empty(), "{:?}", f.rest);
+}
