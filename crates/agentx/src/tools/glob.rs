@@ -30,11 +30,8 @@ pub fn glob(cwd: &Path, pattern: &str, path: Option<&str>) -> ToolOutcome {
         Ok(p) => p,
         Err(e) => return failed(e),
     };
-    let mut files = walk::files(&root, Some(&pattern));
-    walk::newest_first(&mut files);
-    let total = files.len();
+    let (files, total) = walk::files(&root, Some(&pattern), GLOB_MAX_RESULTS);
     let truncated = total > GLOB_MAX_RESULTS;
-    files.truncate(GLOB_MAX_RESULTS);
     let names: Vec<String> = files
         .iter()
         .map(|(p, _)| p.to_string_lossy().into_owned())

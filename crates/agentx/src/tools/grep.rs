@@ -1,13 +1,13 @@
 //! `Grep` (PROFILE §17): ripgrep's search on ripgrep's libraries. The walk is `Glob`'s
 //! ([`walk`]), run in parallel; `grep-regex` compiles the pattern (ripgrep's default engine)
 //! and `grep-searcher` searches each file (binary files skipped, context lines, multiline).
+//! Each walker thread keeps only what the result can show ([`super::grep_hits`]).
 //! The three output modes, `offset` then `head_limit`, and the 30,000-byte cap with `Bash`'s
 //! marker; `tool_use_result` `{mode, numFiles, filenames, content?, numLines?, numMatches?,
 //! appliedLimit?, appliedOffset?}`. Must never print a file the walk ignores or a binary one.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
-use std::time::SystemTime;
 
 use agentx_core::session::ToolOutcome;
 use grep_matcher::Matcher;
@@ -18,18 +18,23 @@ use grep_searcher::{
 use ignore::WalkState;
 
 use super::fsx::{absolute, failed, succeeded};
+use super::grep_hits::{Hit, Hits, Window};
 use super::result_json::Obj;
 use super::walk::{self, Pattern};
 use super::{GrepInput, GrepMode, GREP_OUTPUT_CAP};
 
-/// What one file gave.
-struct Hit {
-    path: PathBuf,
-    mtime: SystemTime,
-    /// `content` mode: its output lines (context lines and `--` included).
-    lines: Vec<String>,
-    /// Matching lines.
-    count: u64,
+/// One walker thread's hits, merged into the shared set when the thread's visitor is dropped.
+struct Batch<'a> {
+    local: Option<Hits>,
+    all: &'a Mutex<Hits>,
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        if let (Some(local), Ok(mut all)) = (self.local.take(), self.all.lock()) {
+            all.merge(local);
+        }
+    }
 }
 
 /// Runs the search.
@@ -54,18 +59,20 @@ pub fn grep(cwd: &Path, input: &GrepInput) -> ToolOutcome {
     let content = input.output_mode == GrepMode::Content;
     let context = content && (input.before > 0 || input.after > 0);
     let mut searcher = SearcherBuilder::new();
+    // As ripgrep: lines are counted only when the output shows their numbers.
     searcher
         .binary_detection(BinaryDetection::quit(0))
-        .line_number(true)
+        .line_number(content && input.line_numbers)
         .multi_line(input.multiline)
         .before_context(if content { input.before as usize } else { 0 })
         .after_context(if content { input.after as usize } else { 0 });
-    let hits = Mutex::new(Vec::new());
-    let search_one = |searcher: &mut Searcher, path: &Path| {
+    let new_hits = || Hits::new(input.output_mode, context, input.offset, input.head_limit);
+    let search_one = |searcher: &mut Searcher, path: &Path, hits: &mut Hits| {
         let mut sink = FileSink {
             input,
             matcher: &matcher,
-            shown: path.to_string_lossy().into_owned(),
+            path,
+            shown: None,
             lines: Vec::new(),
             count: 0,
             binary: false,
@@ -83,21 +90,26 @@ pub fn grep(cwd: &Path, input: &GrepInput) -> ToolOutcome {
         } else {
             std::time::UNIX_EPOCH
         };
-        if let Ok(mut h) = hits.lock() {
-            h.push(Hit {
-                path: path.to_path_buf(),
-                mtime,
-                lines: sink.lines,
-                count: sink.count,
-            });
-        }
+        hits.push(Hit {
+            path: path.to_path_buf(),
+            mtime,
+            lines: sink.lines,
+            count: sink.count,
+        });
     };
-    if meta.is_file() {
+    let hits = if meta.is_file() {
         // A `path` naming one file: searched (unless binary) in the same formats.
-        search_one(&mut searcher.build(), &root);
+        let mut hits = new_hits();
+        search_one(&mut searcher.build(), &root, &mut hits);
+        hits
     } else {
+        let all = Mutex::new(new_hits());
         walk::builder(&root, types).build_parallel().run(|| {
             let mut s = searcher.build();
+            let mut batch = Batch {
+                local: Some(new_hits()),
+                all: &all,
+            };
             let (root, glob, search_one) = (&root, &glob, &search_one);
             Box::new(move |entry| {
                 let Ok(entry) = entry else {
@@ -106,49 +118,33 @@ pub fn grep(cwd: &Path, input: &GrepInput) -> ToolOutcome {
                 if entry.file_type().is_some_and(|t| t.is_file())
                     && glob.as_ref().is_none_or(|g| g.matches(root, entry.path()))
                 {
-                    search_one(&mut s, entry.path());
+                    if let Some(hits) = batch.local.as_mut() {
+                        search_one(&mut s, entry.path(), hits);
+                    }
                 }
                 WalkState::Continue
             })
         });
-    }
-    let mut hits = hits.into_inner().unwrap_or_default();
-    let mut lines: Vec<String> = Vec::new();
-    match input.output_mode {
-        GrepMode::FilesWithMatches => {
-            hits.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.path.cmp(&b.path)));
-            lines.extend(hits.iter().map(|h| h.path.to_string_lossy().into_owned()));
+        match all.into_inner() {
+            Ok(hits) => hits,
+            Err(poisoned) => poisoned.into_inner(),
         }
-        GrepMode::Content => {
-            hits.sort_by(|a, b| a.path.cmp(&b.path));
-            for (i, h) in hits.iter_mut().enumerate() {
-                if context && i > 0 {
-                    lines.push("--".into());
-                }
-                lines.append(&mut h.lines);
-            }
-        }
-        GrepMode::Count => {
-            hits.sort_by(|a, b| a.path.cmp(&b.path));
-            lines.extend(
-                hits.iter()
-                    .map(|h| format!("{}:{}", h.path.to_string_lossy(), h.count)),
-            );
-        }
-    }
-    finish(input, &hits, lines)
+    };
+    finish(input, hits)
 }
 
 /// `offset`, `head_limit`, the empty texts, the cap, and `tool_use_result`.
-fn finish(input: &GrepInput, hits: &[Hit], lines: Vec<String>) -> ToolOutcome {
-    let total = lines.len() as u64;
-    let skipped = input.offset.min(total);
-    let mut kept: Vec<String> = lines.into_iter().skip(skipped as usize).collect();
-    let limited = input.head_limit > 0 && kept.len() as u64 > input.head_limit;
-    if limited {
-        kept.truncate(input.head_limit as usize);
-    }
-    let mut text = if kept.is_empty() && total == 0 {
+fn finish(input: &GrepInput, hits: Hits) -> ToolOutcome {
+    let (files, matches) = (hits.files, hits.matches);
+    let Window {
+        lines: kept,
+        total,
+        complete,
+    } = hits.window(input.offset, input.head_limit);
+    let shown = total.saturating_sub(input.offset);
+    let limited = input.head_limit > 0 && shown > input.head_limit;
+    let shown = if limited { input.head_limit } else { shown };
+    let mut text = if total == 0 {
         match input.output_mode {
             GrepMode::FilesWithMatches => "No files found".to_string(),
             _ => "No matches found".to_string(),
@@ -167,7 +163,6 @@ fn finish(input: &GrepInput, hits: &[Hit], lines: Vec<String>) -> ToolOutcome {
     }
     let text = cap(text);
     let mode = input.output_mode;
-    let body = kept.join("\n");
     let form = |content: Option<&str>| {
         let mut o = Obj::new().str("mode", mode.as_str());
         o = match mode {
@@ -175,13 +170,13 @@ fn finish(input: &GrepInput, hits: &[Hit], lines: Vec<String>) -> ToolOutcome {
                 .num("numFiles", kept.len() as u64)
                 .strs("filenames", kept.iter().map(String::as_str)),
             _ => o
-                .num("numFiles", hits.len() as u64)
+                .num("numFiles", files)
                 .strs("filenames", std::iter::empty())
                 .opt_str("content", content),
         };
         o = match mode {
-            GrepMode::Content => o.num("numLines", kept.len() as u64),
-            GrepMode::Count => o.num("numMatches", hits.iter().map(|h| h.count).sum()),
+            GrepMode::Content => o.num("numLines", shown),
+            GrepMode::Count => o.num("numMatches", matches),
             GrepMode::FilesWithMatches => o,
         };
         if limited {
@@ -192,7 +187,13 @@ fn finish(input: &GrepInput, hits: &[Hit], lines: Vec<String>) -> ToolOutcome {
         }
         o.end()
     };
-    succeeded(text, [form(Some(&body)), form(None)])
+    if complete {
+        let body = kept.join("\n");
+        succeeded(text, [form(Some(&body)), form(None)])
+    } else {
+        // Past MAX_KEPT_BYTES the whole `content` is not known: the member is left out.
+        succeeded(text, [form(None)])
+    }
 }
 
 /// The text cut at [`GREP_OUTPUT_CAP`] bytes with `Bash`'s marker after the cut.
@@ -230,7 +231,9 @@ fn matcher(input: &GrepInput) -> Result<RegexMatcher, String> {
 struct FileSink<'a> {
     input: &'a GrepInput,
     matcher: &'a RegexMatcher,
-    shown: String,
+    path: &'a Path,
+    /// The path as printed, made at the first line.
+    shown: Option<String>,
     lines: Vec<String>,
     count: u64,
     binary: bool,
@@ -240,9 +243,13 @@ impl FileSink<'_> {
     fn line(&mut self, sep: char, number: Option<u64>, text: &[u8]) {
         let text = text.strip_suffix(b"\n").unwrap_or(text);
         let text = String::from_utf8_lossy(text);
+        let path = self.path;
+        let shown = self
+            .shown
+            .get_or_insert_with(|| path.to_string_lossy().into_owned());
         self.lines.push(match (self.input.line_numbers, number) {
-            (true, Some(n)) => format!("{}{sep}{n}{sep}{text}", self.shown),
-            _ => format!("{}{sep}{text}", self.shown),
+            (true, Some(n)) => format!("{shown}{sep}{n}{sep}{text}"),
+            _ => format!("{shown}{sep}{text}"),
         });
     }
 }

@@ -16,6 +16,7 @@ pub mod env;
 pub mod fsx;
 pub mod glob;
 pub mod grep;
+pub mod grep_hits;
 pub mod patch;
 pub mod process;
 pub mod read;

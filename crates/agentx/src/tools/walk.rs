@@ -67,27 +67,61 @@ pub fn builder(root: &Path, types: Option<Types>) -> WalkBuilder {
 
 type Found = Vec<(PathBuf, std::time::SystemTime)>;
 
-/// One walker thread's finds, handed to the shared list when the thread's visitor is dropped.
+/// Files found so far: at most twice `keep` of them (pruning keeps the `keep` newest), and the
+/// count of all.
+struct Newest {
+    keep: usize,
+    files: Found,
+    total: usize,
+}
+
+impl Newest {
+    fn push(&mut self, file: (PathBuf, std::time::SystemTime)) {
+        self.total += 1;
+        self.files.push(file);
+        self.bound();
+    }
+
+    fn bound(&mut self) {
+        if self.files.len() / 2 >= self.keep.max(1) {
+            newest_first(&mut self.files);
+            self.files.truncate(self.keep);
+        }
+    }
+}
+
+/// One walker thread's finds, handed to the shared set when the thread's visitor is dropped.
 struct Batch<'a> {
-    local: Found,
-    all: &'a std::sync::Mutex<Found>,
+    local: Newest,
+    all: &'a std::sync::Mutex<Newest>,
 }
 
 impl Drop for Batch<'_> {
     fn drop(&mut self) {
         if let Ok(mut all) = self.all.lock() {
-            all.append(&mut self.local);
+            all.total += self.local.total;
+            all.files.append(&mut self.local.files);
+            all.bound();
         }
     }
 }
 
-/// The files of the walk (no directories), each with its modification time; the walk runs
-/// on ripgrep's parallel walker (the order is [`newest_first`]'s to set).
-pub fn files(root: &Path, pattern: Option<&Pattern>) -> Found {
-    let all = std::sync::Mutex::new(Vec::new());
+/// The `keep` newest files of the walk (no directories; [`newest_first`]), each with its
+/// modification time, and the count of all that matched. The walk runs on ripgrep's parallel
+/// walker; no more than twice `keep` files a thread are held at once.
+pub fn files(root: &Path, pattern: Option<&Pattern>, keep: usize) -> (Found, usize) {
+    let all = std::sync::Mutex::new(Newest {
+        keep,
+        files: Vec::new(),
+        total: 0,
+    });
     builder(root, None).build_parallel().run(|| {
         let mut batch = Batch {
-            local: Vec::new(),
+            local: Newest {
+                keep,
+                files: Vec::new(),
+                total: 0,
+            },
             all: &all,
         };
         Box::new(move |entry| {
@@ -107,7 +141,13 @@ pub fn files(root: &Path, pattern: Option<&Pattern>) -> Found {
             ignore::WalkState::Continue
         })
     });
-    all.into_inner().unwrap_or_default()
+    let mut all = match all.into_inner() {
+        Ok(all) => all,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    newest_first(&mut all.files);
+    all.files.truncate(keep);
+    (all.files, all.total)
 }
 
 /// Newest first, then by path ascending (PROFILE §17).

@@ -377,3 +377,78 @@ fn grep_caps_its_text_at_30000_bytes() {
     assert!(!text.contains("truncated"));
     c.finish();
 }
+
+/// Grep keeps only the files that give the first `offset + head_limit` lines (pruned per
+/// walker thread, then merged): over 240 files in 12 directories, every window of each mode
+/// equals the same slice of the unlimited output, and the counts stay those of all matches.
+#[test]
+fn grep_windows_over_many_files_equal_slices_of_the_whole() {
+    let mut c = Coding::new("grep-windows", &[]);
+    for d in 0..12 {
+        for f in 0..20 {
+            // 1 to 3 matching lines, with a non-matching line between for context groups.
+            let n = 1 + (d + f) % 3;
+            let body: String = (0..n).map(|k| format!("hit {k}\nfill\nfill\n")).collect();
+            put(
+                &c.cwd,
+                &format!("d{d:02}/f{f:02}.txt"),
+                &body,
+                (d * 20 + f) as u64 % 7,
+            );
+        }
+    }
+    for mode in [
+        json!({"output_mode": "files_with_matches"}),
+        json!({"output_mode": "count"}),
+        json!({"output_mode": "content"}),
+        json!({"output_mode": "content", "-A": 1}),
+    ] {
+        let q = |limit: u64, offset: u64| {
+            let mut q = mode.clone();
+            q["pattern"] = json!("hit");
+            q["head_limit"] = json!(limit);
+            q["offset"] = json!(offset);
+            q
+        };
+        // The whole output from `tool_use_result` (the text is capped at 30,000 bytes).
+        let whole = c.call("Grep", &q(0, 0));
+        let w = &whole["tool_use_result"];
+        let all: Vec<&str> = match w["content"].as_str() {
+            Some(content) => content.split('\n').collect(),
+            None => w["filenames"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f.as_str().unwrap())
+                .collect(),
+        };
+        assert!(all.len() >= 240, "{mode}: {} lines", all.len());
+        for (limit, offset) in [(1, 0), (7, 0), (5, 3), (50, 101), (3, all.len() as u64 - 2)] {
+            let user = c.call("Grep", &q(limit, offset));
+            let from = (offset as usize).min(all.len());
+            let to = (from + limit as usize).min(all.len());
+            let mut want = all[from..to].join("\n");
+            if all.len() - from > limit as usize {
+                want.push_str(&format!(
+                    "\n(results limited to {limit} lines; use offset to see more)"
+                ));
+            }
+            assert_eq!(
+                outcome(&user),
+                ok(want),
+                "{mode} limit {limit} offset {offset}"
+            );
+            let r = &user["tool_use_result"];
+            assert_eq!(
+                r["numFiles"],
+                if mode["output_mode"] == "files_with_matches" {
+                    json!(to - from)
+                } else {
+                    w["numFiles"].clone()
+                }
+            );
+            assert_eq!(r["numMatches"], w["numMatches"]);
+        }
+    }
+    c.finish();
+}
