@@ -99,6 +99,8 @@ fn a_stdio_server_of_the_official_python_sdk_is_connected_listed_and_called() {
     let Some(py) = python() else { return };
     let home = TempDir::new("mcp-demo");
     let mut a = spawn(home.path(), &demo(&py, json!({})), &[]);
+    // System/init lists the servers as they are when it is written (PROFILE §18).
+    wait_status(&mut a, "connected");
     let first = turn(&mut a, r#"!mcp demo add {"a":1,"b":2}"#);
     let init = &first[0];
     assert_eq!(init["subtype"], "init");
@@ -351,9 +353,12 @@ fn a_server_that_never_answers_initialize_delays_the_turn_by_the_connect_timeout
     );
     let records = turn(&mut a, "hi");
     assert_eq!(records.last().unwrap()["subtype"], "success");
+    // PROFILE §18: system/init never waits: it lists the server `pending`.
     let init = &records[0];
-    let status = init["mcp_servers"][0]["status"].as_str().unwrap();
-    assert!(status == "pending" || status == "failed", "{init}");
+    assert_eq!(
+        init["mcp_servers"],
+        json!([{"name":"f","status":"pending"}])
+    );
     assert!(!init["tools"].to_string().contains("mcp__f__"));
     let start = Instant::now();
     loop {
@@ -396,6 +401,7 @@ fn no_server_process_outlives_agentx_by_7_s_even_one_that_ignores_sigterm() {
         let home = TempDir::new("mcp-orphan");
         let log = home.path().join("server.log");
         let mut a = spawn(home.path(), &fault("stubborn", &log, json!({})), &[]);
+        wait_status(&mut a, "connected");
         let records = turn(&mut a, "hi");
         assert_eq!(records[0]["mcp_servers"][0]["status"], "connected");
         let pid = server_pid(&log);
@@ -904,12 +910,50 @@ fn the_standalone_profile_takes_mcp_config_and_answers_an_elicitation_cancel_at_
             "system/session_state_changed:idle",
         ]
     );
-    assert_eq!(
-        records[0]["mcp_servers"],
-        json!([{"name":"e","status":"connected"}])
-    );
     assert_eq!(tool_result(&records)["content"], "cancel");
     let f = a.finish();
     assert_eq!(f.status, Some(0));
     assert!(f.rest.is_empty(), "{:?}", f.rest);
+}
+
+/// PROFILE §18 "Connecting": a server that never answers `initialize` does not hold
+/// system/init (written at once, the server `pending`, with a 60 s connect timeout); the turn's
+/// first model request waits for it, and disabling it settles it, so the turn goes on.
+#[test]
+fn system_init_does_not_wait_for_a_server_and_disabling_it_releases_the_turn() {
+    let home = TempDir::new("mcp-init-wait");
+    let log = home.path().join("server.log");
+    let mut a = spawn(
+        home.path(),
+        &fault("hang-init", &log, json!({})),
+        &[("MCP_TIMEOUT", "60000")],
+    );
+    wait_log(&log, |l| l.contains("\"initialize\""));
+    a.send(&user("hi"));
+    let started = a.until(|v| harness::is_state(v, "running"));
+    assert_eq!(
+        harness::labels(&started),
+        ["system/init", "system/session_state_changed:running"]
+    );
+    assert_eq!(
+        started[0]["mcp_servers"],
+        json!([{"name":"f","status":"pending"}])
+    );
+    let r = answer(
+        &mut a,
+        "off",
+        json!({"subtype":"mcp_toggle","serverName":"f","enabled":false}),
+    );
+    assert_eq!(r, json!({"subtype":"success","request_id":"off"}));
+    let rest = a.until(|v| harness::is_state(v, "idle"));
+    assert_eq!(
+        harness::labels(&rest[rest.len() - 3..]),
+        [
+            "assistant:text:echo: hi",
+            "result:success",
+            "system/session_state_changed:idle"
+        ]
+    );
+    a.close_stdin();
+    assert_eq!(a.finish().status, Some(0));
 }

@@ -860,17 +860,14 @@ fn a_settled_user_server_releases_the_held_first_request_and_an_interrupt_ends_i
     );
     sim.step();
     assert!(sim.requests.is_empty(), "`gone` is still pending");
-    sim.s.handle_mcp_server(
-        "gone",
-        1,
-        McpReport::Failed {
-            error: "no".into(),
-        },
-        sim.now,
-    );
+    sim.s
+        .handle_mcp_server("gone", 1, McpReport::Failed { error: "no".into() }, sim.now);
     sim.step();
     assert_eq!(sim.requests.len(), 1);
-    assert!(sim.requests[0].tools.iter().any(|t| t.name == "mcp__fs__ls"));
+    assert!(sim.requests[0]
+        .tools
+        .iter()
+        .any(|t| t.name == "mcp__fs__ls"));
     assert_eq!(sim.last_of("result")["subtype"], "success");
     // A turn held again is interrupted: it ends, and the later report starts no request.
     let mut c = sdk_config(&[]);
@@ -887,14 +884,8 @@ fn a_settled_user_server_releases_the_held_first_request_and_an_interrupt_ends_i
             "state:idle"
         ]
     );
-    sim.s.handle_mcp_server(
-        "fs",
-        1,
-        McpReport::Failed {
-            error: "no".into(),
-        },
-        sim.now,
-    );
+    sim.s
+        .handle_mcp_server("fs", 1, McpReport::Failed { error: "no".into() }, sim.now);
     sim.step();
     assert!(sim.requests.is_empty());
 }

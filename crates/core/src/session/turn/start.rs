@@ -236,9 +236,10 @@ impl Session {
             return;
         }
         self.mcp.held_request = None;
-        let waiting = self.turn.as_ref().is_some_and(|t| {
-            t.id == turn && t.requests == 0 && matches!(t.phase, Phase::Between)
-        });
+        let waiting = self
+            .turn
+            .as_ref()
+            .is_some_and(|t| t.id == turn && t.requests == 0 && matches!(t.phase, Phase::Between));
         if waiting {
             self.start_request(now);
         }
