@@ -875,7 +875,6 @@ fn the_mcp_set_servers_response_is_written_before_the_server_starts() {
         answered["response"],
         json!({"subtype":"error","request_id":"re","error":"the command could not start: entity not found"})
     );
-    drop(send);
     drop(stdin);
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
