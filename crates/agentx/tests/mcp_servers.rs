@@ -5,14 +5,16 @@
 //! standard-library fault server (`tests/mcp/fault_server.py`) for what a real server does not
 //! do on demand: hang in `initialize`, flood stdout, die mid-call, ignore SIGTERM.
 
-use std::path::{Path, PathBuf};
+#[path = "mcp/support.rs"]
+mod support;
+
+use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use agentx_test_support::harness::{self, Agentx, TempDir};
-use agentx_test_support::install;
 use serde_json::{json, Value};
+use support::{assets, python};
 
 const SDK: [&str; 7] = [
     "--output-format",
@@ -23,24 +25,6 @@ const SDK: [&str; 7] = [
     "--permission-mode",
     "bypassPermissions",
 ];
-
-fn assets() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp")
-}
-
-/// The venv's python with the pinned official MCP SDK (`tests/mcp/requirements.txt`),
-/// installed once per target directory (`target/tmp/mcp-python-<hash of the pins>`).
-fn python() -> Option<PathBuf> {
-    static PY: OnceLock<Option<PathBuf>> = OnceLock::new();
-    PY.get_or_init(|| {
-        let tmpdir = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        match install::python_venv(tmpdir, "mcp-python", &assets().join("requirements.txt")) {
-            Ok(python) => Some(python),
-            Err(e) => install::unavailable("the Python MCP SDK", &e),
-        }
-    })
-    .clone()
-}
 
 fn user(text: &str) -> Value {
     json!({"type":"user","session_id":"","message":{"role":"user","content":text},"parent_tool_use_id":null})
