@@ -70,6 +70,17 @@ fn the_everything_server_from_npm_is_connected_listed_and_called() {
     .arg("--cwd")
     .arg(home.path());
     let mut a = Agentx::start(cmd);
+    // PROFILE §18: system/init lists the server as it is when written; wait until it is
+    // connected (polling `mcp_status`) so that this one lists its tools.
+    for n in 0.. {
+        a.send(&json!({"type":"control_request","request_id":format!("w{n}"),"request":{"subtype":"mcp_status"}}));
+        let r = a.until(|v| v["type"] == "control_response");
+        if r.last().unwrap()["response"]["response"]["mcpServers"][0]["status"] == "connected" {
+            break;
+        }
+        assert!(n < 1000, "the everything server did not connect: {r:?}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 
     let first = turn(&mut a, r#"!mcp everything echo {"message":"hi"}"#);
     let init = &first[0];
