@@ -4,29 +4,13 @@
 //! tests/mcp_servers.rs uses, installed once per target directory; skipped with a printed
 //! reason when it cannot be installed, failed under `CI`).
 
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
-
 use serde_json::{json, Value};
 
-use super::{install, result, run_flow_env, tool_results, Flow, Sdk, TempDir};
+use super::{result, run_flow_env, tool_results, Flow, Sdk, TempDir};
 
-fn assets() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp")
-}
-
-/// The venv's python with the pinned official MCP SDK, or `None` (skipped).
-fn mcp_python() -> Option<PathBuf> {
-    static PY: OnceLock<Option<PathBuf>> = OnceLock::new();
-    PY.get_or_init(|| {
-        let tmpdir = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        match install::python_venv(tmpdir, "mcp-python", &assets().join("requirements.txt")) {
-            Ok(python) => Some(python),
-            Err(e) => install::unavailable("the Python MCP SDK", &e),
-        }
-    })
-    .clone()
-}
+#[path = "../mcp/support.rs"]
+mod mcp_support;
+use mcp_support::{assets, python as mcp_python};
 
 /// Runs flow `name` of `sdk` with `MCP_PYTHON` and `MCP_DEMO_SERVER` set; `None` when skipped.
 pub fn run_flow(sdk: Sdk, name: &str) -> Option<Flow> {
