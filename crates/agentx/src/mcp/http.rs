@@ -40,6 +40,8 @@ pub const MAX_QUEUED: usize = 256;
 pub const MAX_REDIRECTS: usize = 5;
 /// How long closing waits for the session's DELETE (streamable HTTP) and the thread.
 pub const CLOSE_WAIT: Duration = Duration::from_secs(2);
+/// Room in a parser line for the field's name and separator (`data: `).
+const LINE_SLACK: usize = 16;
 /// The most of an error body read (and dropped) before the connection is reused.
 const MAX_ERROR_BODY: usize = 64 << 10;
 
@@ -242,6 +244,11 @@ impl Conn {
         }
     }
 
+    /// Whether the connection ended.
+    pub fn is_ended(&self) -> bool {
+        *self.ended.borrow()
+    }
+
     /// Resolves once the connection ended.
     pub async fn ended(&self) {
         let mut rx = self.ended.subscribe();
@@ -277,17 +284,26 @@ impl Conn {
         resp: &mut Response,
         mut each: impl FnMut(sse::Event),
     ) -> Result<(), String> {
-        let mut parser = sse::Parser::with_limit(MAX_MESSAGE);
+        // The parser bounds a line too, and a line holds its field's name (`data: `) before
+        // the message: the slack lets a message of exactly MAX_MESSAGE bytes through, and the
+        // event's own length is checked below.
+        let mut parser = sse::Parser::with_limit(MAX_MESSAGE + LINE_SLACK);
         let mut events = Vec::new();
+        let too_long = || {
+            let why = format!("a message is over {MAX_MESSAGE} bytes");
+            self.end(End::Failed(why.clone()));
+            Err(why)
+        };
         loop {
             match resp.chunk().await {
                 Ok(Some(bytes)) => {
                     if parser.feed(&bytes, &mut events).is_err() {
-                        let why = format!("a message is over {MAX_MESSAGE} bytes");
-                        self.end(End::Failed(why.clone()));
-                        return Err(why);
+                        return too_long();
                     }
                     for e in events.drain(..) {
+                        if e.data.len() > MAX_MESSAGE {
+                            return too_long();
+                        }
                         each(e);
                     }
                 }

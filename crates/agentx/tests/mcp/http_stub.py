@@ -11,7 +11,9 @@ one line per request to LOG. MODE:
   each DELETE;
 - `flood`: the answer to `initialize` is an event stream of one endless `data` line (100 MB);
 - `noise`: the answer to `initialize` is an event stream of endless events that are not
-  JSON-RPC."""
+  JSON-RPC;
+- `json:N`, `event:N`: as `record`, but the answer to `tools/call` is exactly N bytes, a JSON
+  body or the data of one event."""
 
 import json
 import sys
@@ -77,7 +79,21 @@ class Handler(BaseHTTPRequestHandler):
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": "hi"}]}
         out = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode()
+        if method == "tools/call" and ":" in MODE:
+            return self.sized(msg["id"])
         self.reply(200, out, extra=[("Mcp-Session-Id", "s-1")])
+
+    def sized(self, id_) -> None:
+        kind, n = MODE.split(":")
+        empty = json.dumps(
+            {"jsonrpc": "2.0", "id": id_, "result": {"content": [{"type": "text", "text": ""}]}}
+        ).encode()
+        out = empty.replace(b'"text": ""', b'"text": "' + b"a" * (int(n) - len(empty)) + b'"')
+        assert len(out) == int(n)
+        if kind == "json":
+            return self.reply(200, out)
+        body = b"event: message\ndata: " + out + b"\n\n"
+        self.reply(200, body, ctype="text/event-stream")
 
     def stream(self, mode: str) -> None:
         self.send_response(200)
