@@ -105,7 +105,14 @@ fn config(kind: &str, url: &str, extra: Value) -> Value {
 }
 
 fn spawn(home: &Path, config: &Value, mode: &str) -> Agentx {
+    spawn_env(home, config, mode, &[])
+}
+
+fn spawn_env(home: &Path, config: &Value, mode: &str, env: &[(&str, &str)]) -> Agentx {
     let mut cmd = harness::agentx_command(home);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
     cmd.args([
         "--output-format",
         "stream-json",
@@ -574,5 +581,61 @@ fn a_message_of_8_mib_is_taken_and_one_byte_more_fails_the_server() {
             }
             finish(a);
         }
+    }
+}
+
+#[test]
+fn a_server_that_never_answers_delays_the_first_turn_by_the_connect_timeout_only() {
+    for (kind, _, path) in KINDS {
+        let home = TempDir::new("mcp-net-hang");
+        let server = Server::stub("hang", home.path());
+        let mut a = spawn_env(
+            home.path(),
+            &config(kind, &server.url(path), json!({})),
+            "bypassPermissions",
+            &[("MCP_TIMEOUT", "1500")],
+        );
+        let records = turn(&mut a, "hi");
+        assert_eq!(records.last().unwrap()["subtype"], "success");
+        let s = wait_status(&mut a, "failed");
+        assert_eq!(s["error"], "initialize: no answer within 1500 ms", "{kind}");
+        finish(a);
+    }
+}
+
+#[test]
+fn an_expired_session_fails_the_call_and_the_server() {
+    let home = TempDir::new("mcp-net-expire");
+    let server = Server::stub("expire", home.path());
+    let mut a = spawn(
+        home.path(),
+        &config("http", &server.url("/mcp"), json!({})),
+        "bypassPermissions",
+    );
+    let (block, _) = tool_result(&turn(&mut a, "!mcp w hello {}"));
+    assert_eq!(
+        (block["content"].as_str().unwrap(), &block["is_error"]),
+        ("MCP error: HTTP 404: the session expired", &json!(true))
+    );
+    let s = wait_status(&mut a, "failed");
+    assert_eq!(s["error"], "HTTP 404: the session expired");
+    finish(a);
+}
+
+#[test]
+fn a_server_asks_for_roots_mid_call_over_http_and_sse() {
+    let Some(py) = python() else { return };
+    for (kind, transport, path) in KINDS {
+        let home = TempDir::new("mcp-net-roots");
+        let server = Server::sdk(&py, transport, home.path());
+        let mut a = spawn(
+            home.path(),
+            &config(kind, &server.url(path), json!({})),
+            "bypassPermissions",
+        );
+        let (block, _) = tool_result(&turn(&mut a, "!mcp w roots {}"));
+        let cwd = home.path().to_string_lossy().into_owned();
+        assert_eq!(block["content"], format!("file://{cwd}"), "{kind}: {block}");
+        finish(a);
     }
 }

@@ -4,9 +4,10 @@ network transports, for agentx's PROFILE §18 tests:
     http_server.py streamable-http|sse LOG
 
 binds a free loopback port, prints `PORT <n>` on stdout, and serves until it is killed. Its
-extra tools: `header` (the value of one request header as the server received it), `wait`
-(sleeps until cancelled and appends `cancelled` to LOG), `die` (the process exits mid-call),
-`changed` (adds the tool `late` and sends `notifications/tools/list_changed`). Its extra
+extra tools: `roots` (asks agentx for `roots/list` mid-call), `header` (the value of one
+request header as the server received it), `wait` (sleeps until cancelled and appends
+`cancelled` to LOG), `die` (the process exits mid-call), `changed` (adds the tool `late` and
+sends `notifications/tools/list_changed`). Its extra
 routes: `/moved` redirects (307) to the transport's own path on the same origin, `/away` to
 the same server under another origin (`localhost` for `127.0.0.1`)."""
 
@@ -54,6 +55,13 @@ async def wait() -> str:
 def die() -> str:
     """Exits the server mid-call"""
     os._exit(3)
+
+
+@server.tool()
+async def roots(ctx: Context) -> str:
+    """The roots agentx answers `roots/list` with (a request from the server mid-call)"""
+    result = await ctx.request_context.session.list_roots()
+    return " ".join(str(r.uri) for r in result.roots)
 
 
 def late() -> str:
