@@ -29,12 +29,13 @@
 //! `storage_id` is never joined to a path as given).
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, BufReader, Read as _, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use agentx_core::attach::digest::BLOB_PREFIX;
+use agentx_core::attach::limits::MAX_MANIFESTS;
 use agentx_core::attach::store::Inventory;
 use agentx_core::attach::{BlobBackend, ReasonCode, Sha256Digest, StoredBlob};
 use agentx_core::model::{BlobSource, BlobUnavailable};
@@ -42,6 +43,9 @@ use agentx_core::model::{BlobSource, BlobUnavailable};
 const TMP_PREFIX: &str = ".tmp-";
 const MANIFESTS: &str = "manifests.ndjson";
 const LOCK: &str = ".lock";
+/// The longest manifest line read back (LF excluded): agentx writes none longer than an output
+/// line.
+const MAX_MANIFEST_LINE: usize = agentx_wire::frame::DEFAULT_MAX_LINE;
 
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -122,9 +126,20 @@ impl FsBackend {
         let mut complete = self.read_to;
         loop {
             line.clear();
-            let n = reader.read_until(b'\n', &mut line)?;
+            let n = (&mut reader)
+                .take(MAX_MANIFEST_LINE as u64 + 2)
+                .read_until(b'\n', &mut line)?;
             if n == 0 {
                 break;
+            }
+            let body_len = n - usize::from(line.last() == Some(&b'\n'));
+            if body_len > MAX_MANIFEST_LINE || inventory.manifests.len() >= MAX_MANIFESTS as usize {
+                // Not a ledger this store wrote (its lines fit one output line, and it stops
+                // at 100,000 manifests): refuse it rather than hold it.
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "manifests.ndjson is not a ledger agentx wrote",
+                ));
             }
             if line.last() != Some(&b'\n') {
                 // Torn final append: cut it off so the next append starts a clean line.
@@ -383,5 +398,61 @@ impl BlobSource for FsBlobs {
                 return Ok(());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A home under the temporary directory, removed on drop.
+    struct Home(PathBuf);
+
+    impl Home {
+        fn new(name: &str) -> Home {
+            let dir =
+                std::env::temp_dir().join(format!("agentx-blobs-{name}-{}", std::process::id()));
+            let _ = fs::remove_dir_all(&dir);
+            fs::create_dir_all(&dir).unwrap();
+            Home(dir)
+        }
+        fn ledger(&self, bytes: &[u8]) -> FsBackend {
+            let backend = FsBackend::open(&self.0).unwrap();
+            fs::write(self.0.join("blobs").join(MANIFESTS), bytes).unwrap();
+            backend
+        }
+    }
+
+    impl Drop for Home {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn lines(n: usize) -> Vec<u8> {
+        (0..n)
+            .flat_map(|i| format!("{{\"n\":{i}}}\n").into_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn a_ledger_of_100_000_manifests_is_read_and_one_more_is_refused() {
+        let home = Home::new("count");
+        let mut at = home.ledger(&lines(MAX_MANIFESTS as usize));
+        assert_eq!(at.inventory().unwrap().manifests.len(), 100_000);
+        let mut over = home.ledger(&lines(MAX_MANIFESTS as usize + 1));
+        assert_eq!(over.inventory().unwrap_err(), ReasonCode::ProcessFailure);
+    }
+
+    #[test]
+    fn a_manifest_line_of_the_line_limit_is_read_and_one_byte_more_is_refused() {
+        let home = Home::new("line");
+        let mut line = vec![b'm'; MAX_MANIFEST_LINE];
+        line.push(b'\n');
+        let mut at = home.ledger(&line);
+        assert_eq!(at.inventory().unwrap().manifests.len(), 1);
+        line.insert(0, b'm');
+        let mut over = home.ledger(&line);
+        assert_eq!(over.inventory().unwrap_err(), ReasonCode::ProcessFailure);
     }
 }

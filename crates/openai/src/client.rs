@@ -332,7 +332,7 @@ enum Attempt {
 }
 
 /// The WARN word for a transport error, from its source chain.
-fn connection(e: &reqwest::Error) -> Connection {
+pub fn connection(e: &reqwest::Error) -> Connection {
     if e.is_timeout() {
         return Connection::Timeout;
     }

@@ -2,7 +2,8 @@
 //! connections, calls and closes ([`Action::McpConnect`], [`Action::McpCall`],
 //! [`Action::McpClose`], `CancelTool`) and sees only what comes back: statuses with their tool
 //! lists ([`McpReport`]) and tool outcomes. Each server is one [`rpc::Rpc`] over a transport
-//! ([`stdio`] today; streamable HTTP and SSE behind the same [`rpc::Transport`] trait).
+//! behind the [`rpc::Transport`] trait: [`stdio`], [`streamable`] HTTP and the older [`sse`]
+//! (the two network ones share [`http`]).
 //!
 //! Owns: the handshake (`initialize` at protocol 2025-11-25 with agentx's client info,
 //! `notifications/initialized`, `tools/list` with its pages and PROFILE §16's limits), the
@@ -24,8 +25,11 @@
 //! [`Action::McpClose`]: agentx_core::session::Action::McpClose
 
 pub mod config;
+pub mod http;
 pub mod rpc;
+pub mod sse;
 pub mod stdio;
+pub mod streamable;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -50,6 +54,8 @@ struct Connection {
     epoch: u64,
     rpc: Option<Arc<Rpc>>,
     process: Option<Arc<stdio::StdioServer>>,
+    /// The connection thread of an http or sse server.
+    link: Option<Arc<http::Link>>,
 }
 
 /// A call in flight: its server's connection and request id.
@@ -149,6 +155,7 @@ impl Clients {
                 epoch,
                 rpc: None,
                 process: None,
+                link: None,
             },
         );
         let ctx = Ctx {
@@ -178,6 +185,10 @@ impl Clients {
             let _ = std::thread::Builder::new()
                 .name("agentx-mcp-close".into())
                 .spawn(move || stdio::shut_down(&[p]));
+        }
+        if let Some(link) = c.link {
+            // The session's DELETE runs on the connection's own thread.
+            link.stop();
         }
     }
 
@@ -292,13 +303,22 @@ impl Clients {
     /// agentx exits: every server is closed (PROFILE §18 "Shutdown"); returns once no process
     /// of a server's group is left.
     pub fn shut_down(&mut self) {
+        let mut links = Vec::new();
         for (_, c) in self.lock_servers().drain() {
             if let Some(rpc) = c.rpc {
                 rpc.close("agentx exited");
             }
+            if let Some(link) = c.link {
+                // Every session is deleted at once, while the processes stop.
+                link.stop();
+                links.push(link);
+            }
         }
         let all = std::mem::take(&mut *self.processes.lock().unwrap_or_else(|e| e.into_inner()));
         stdio::shut_down(&all);
+        for link in links {
+            link.join();
+        }
     }
 
     fn lock_servers(&self) -> std::sync::MutexGuard<'_, HashMap<String, Connection>> {
@@ -381,13 +401,14 @@ impl Ctx {
         timeout: Duration,
         processes: &Mutex<Vec<Arc<stdio::StdioServer>>>,
     ) {
-        let Config::Stdio { command, args, env } = &server.transport else {
-            return self.report(McpReport::Failed {
-                error: format!(
-                    "the {} transport is not supported yet",
-                    server.transport.kind()
-                ),
-            });
+        let (command, args, env) = match &server.transport {
+            Config::Stdio { command, args, env } => (command, args, env),
+            Config::Http { url, headers } => {
+                return self.run_network(http::Kind::Streamable, url, headers, roots, timeout)
+            }
+            Config::Sse { url, headers } => {
+                return self.run_network(http::Kind::Sse, url, headers, roots, timeout)
+            }
         };
         // The end of the server's stdout: a connected server fails with one line and the
         // tail of its stderr.
@@ -452,7 +473,19 @@ impl Ctx {
                 }
             }
         }
-        match handshake(&rpc, timeout) {
+        self.serve(&rpc, timeout, |error| {
+            // A closed stdout reports itself (with the stderr tail).
+            if !failed.swap(true, Ordering::SeqCst) {
+                process.kill();
+                self.report(McpReport::Failed { error });
+            }
+        });
+    }
+
+    /// The handshake over a started connection, then its `list_changed` notices until it
+    /// ends; `failed` gets the handshake's error.
+    fn serve(&self, rpc: &Arc<Rpc>, timeout: Duration, failed: impl FnOnce(String)) {
+        match handshake(rpc, timeout) {
             Ok((server_info, tools)) => {
                 let (ntx, nrx) = std::sync::mpsc::sync_channel(1);
                 rpc.on_notice(ntx);
@@ -465,19 +498,75 @@ impl Ctx {
                     if rpc.closed().is_some() || !self.current() {
                         return;
                     }
-                    if let Ok(tools) = list_tools(&rpc, timeout) {
+                    if let Ok(tools) = list_tools(rpc, timeout) {
                         self.report(McpReport::ToolsChanged { tools });
                     }
                 }
             }
-            Err(error) => {
-                // A closed stdout reports itself (with the stderr tail).
-                if !failed.swap(true, Ordering::SeqCst) {
-                    process.kill();
-                    self.report(McpReport::Failed { error });
+            Err(error) => failed(error),
+        }
+    }
+
+    /// An http or sse server (PROFILE §18): its connection thread, then the handshake.
+    fn run_network(
+        self,
+        kind: http::Kind,
+        url: &str,
+        headers: &[(String, String)],
+        roots: Vec<String>,
+        timeout: Duration,
+    ) {
+        // The first end is the one reported (a 401 is `needs-auth`).
+        let failed = Arc::new(AtomicBool::new(false));
+        let on_end: http::OnEnd = {
+            let (tx, name, epoch, secrets, failed) = (
+                self.tx.clone(),
+                self.name.clone(),
+                self.epoch,
+                self.secrets.clone(),
+                failed.clone(),
+            );
+            Box::new(move |end| {
+                if failed.swap(true, Ordering::SeqCst) {
+                    return;
                 }
+                let report = match end {
+                    http::End::NeedsAuth(error) => McpReport::NeedsAuth { error },
+                    http::End::Failed(error) if secrets.found_in(&error) => McpReport::Failed {
+                        error: WITHHELD.to_string(),
+                    },
+                    http::End::Failed(error) => McpReport::Failed { error },
+                };
+                let _ = tx.send(Event::McpServer(name, epoch, report));
+            })
+        };
+        let started = match kind {
+            http::Kind::Streamable => streamable::connect(url, headers, timeout, roots, on_end),
+            http::Kind::Sse => sse::connect(url, headers, timeout, roots, on_end),
+        };
+        let (link, rpc) = match started {
+            Ok(started) => started,
+            Err(error) => return self.report(McpReport::Failed { error }),
+        };
+        self.install_elicitation(&rpc);
+        {
+            let mut servers = self.servers.lock().unwrap_or_else(|e| e.into_inner());
+            match servers.get_mut(&self.name) {
+                Some(c) if c.epoch == self.epoch => {
+                    c.rpc = Some(rpc.clone());
+                    c.link = Some(link.clone());
+                }
+                // Closed while it started.
+                _ => return link.stop(),
             }
         }
+        self.install_elicitation(&rpc);
+        self.serve(&rpc, timeout, |error| {
+            if !failed.swap(true, Ordering::SeqCst) {
+                link.stop();
+                self.report(McpReport::Failed { error });
+            }
+        });
     }
 }
 

@@ -19,8 +19,8 @@ use super::command::{
 use super::detached::{self, hand_over, write_by, Detached, Writer};
 use super::error::HostError;
 use super::inbound::{Bound, Inbound};
-use super::pending;
-use super::permission::{decide, CanUseToolHandler};
+use super::pending::{self, Started, TOO_MANY_PERMISSION_REQUESTS};
+use super::permission::{decide, CanUseToolHandler, PermissionAnswer};
 use super::stream::{
     answer, classify, text_record, AgentRequest, ImportEvent, Output, RecordItem, Route,
 };
@@ -747,12 +747,17 @@ fn on_agent_request(r: ControlRequest<'static>, shared: &Arc<Shared>) {
         }
         AgentRequest::Permission(request) => request,
     };
-    if shared
-        .pending()
-        .permission_started(&request.request_id)
-        .is_none()
-    {
-        return;
+    let started = shared.pending().permission_started(&request.request_id);
+    match started {
+        Started::Decide => {}
+        Started::Ended => return,
+        Started::Full => {
+            let denied = PermissionAnswer::deny(TOO_MANY_PERMISSION_REQUESTS);
+            if let Some(record) = answer(&request, denied) {
+                let _ = shared.write(&record);
+            }
+            return;
+        }
     }
     let shared = Arc::clone(shared);
     thread::spawn(move || {

@@ -50,9 +50,9 @@ pub(crate) const UNATTENDED: Duration = Duration::from_millis(5);
 /// this (a wake-up of the helper costs about as much CPU as a read).
 pub(crate) const UNATTENDED_MAX: Duration = Duration::from_millis(40);
 
-/// The default of [`Bound::records`].
+/// The default of `ClientOptions::max_buffered_records`.
 pub const DEFAULT_MAX_BUFFERED_RECORDS: usize = 1024;
-/// The default of [`Bound::bytes`].
+/// The default of `ClientOptions::max_buffered_bytes`.
 pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 64 << 20;
 
 /// How much of the agent's output a client holds that `recv` has not taken.

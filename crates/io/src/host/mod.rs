@@ -13,6 +13,23 @@
 //! an error item, an unknown type as `OutputRecord::Unknown`), or block the read loop on a
 //! callback (each permission request runs on its own thread).
 //!
+//! **Queues and their bounds** (issue 46; `docs/limits.md` has the whole workspace's). A host
+//! that stops calling `recv` stalls its agent: the client stops reading the agent's stdout, and
+//! the agent's own output bound does the rest.
+//! - Records `recv` has not taken: [`DEFAULT_MAX_BUFFERED_RECORDS`] (1,024) and
+//!   [`DEFAULT_MAX_BUFFERED_BYTES`] (64 MiB), `ClientOptions::max_buffered_*`; when either is
+//!   full the client does not read (`inbound::Inbox`, the async `budget::Budget`).
+//! - One output line being framed: the line limit (8,388,608 bytes) and one 256 KiB read.
+//! - The agent's stderr: 1 MiB kept, the rest read and dropped (`command::KeptStderr`).
+//! - Permission requests with the callback: [`MAX_PENDING_PERMISSIONS`] (256), one more is
+//!   denied at once (`pending::Pending`).
+//! - What the host sends: the blocking client's `OutputFifo` holds 4,096 frames and its
+//!   producers wait (the read side's answers too, so it stops reading); the async client's
+//!   queue (`outgoing::Outgoing`) takes the host's own sends, uploads wait below 1 MiB, and
+//!   at most `MAX_QUEUED_ANSWERS` (1,024) unread answers to the agent's requests stop the read
+//!   side until the agent reads them.
+//! - The host's own control calls and uploads: one entry each, removed when settled.
+//!
 //! ```no_run
 //! use agentx_io::host::{AgentCommand, Client, ClientOptions, PermissionAnswer};
 //! use std::time::Duration;
@@ -62,6 +79,9 @@ pub use limits::{
     descriptor_limit, raise_descriptor_limit, DescriptorLimit, DESCRIPTORS_PER_AGENT,
     DESCRIPTORS_PER_ASYNC_AGENT,
 };
+#[cfg(feature = "tokio")]
+pub use outgoing::MAX_QUEUED_ANSWERS;
+pub use pending::{MAX_PENDING_PERMISSIONS, TOO_MANY_PERMISSION_REQUESTS};
 pub use permission::{CallbackError, CanUseToolHandler, PermissionAnswer, ToolPermissionRequest};
 pub use query::{query, Query};
 #[cfg(feature = "tokio")]

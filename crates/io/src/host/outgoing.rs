@@ -24,6 +24,7 @@
 //! reuses a spare), reorder or drop a frame that was accepted, or keep accepting frames after
 //! the writer failed or input was closed.
 
+use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::io;
 use std::pin::Pin;
@@ -38,6 +39,12 @@ use agentx_wire::encode::{
     classify_io, contained, discard_foreign, EncoderFailure, FrameEncoder, OutputFault, Panicked,
 };
 use agentx_wire::wire::InputRecord;
+
+/// At most this many answers to the agent's own requests (permission decisions, the
+/// unsupported-control error) wait for the agent to read them; while they do, the read task
+/// stops reading the agent's stdout, so an agent that asks without reading its input stalls
+/// instead of growing the queue (issue 46).
+pub const MAX_QUEUED_ANSWERS: usize = 1024;
 
 /// A buffer bigger than this is not kept for reuse once written (one large upload or record
 /// must not pin its memory for the session's life).
@@ -59,6 +66,12 @@ struct State {
     failure: Option<EncoderFailure>,
     /// The write-through's reused copy of the frame (the lock is released while it writes).
     spare: Vec<u8>,
+    /// Bytes accepted since the start (queued or written through).
+    accepted: u64,
+    /// Bytes handed to the agent's input since the start.
+    written: u64,
+    /// The end offsets (in `accepted`) of answers not yet written, oldest first.
+    answers: VecDeque<u64>,
 }
 
 impl State {
@@ -67,7 +80,16 @@ impl State {
         let f = *self.failure.get_or_insert(EncoderFailure::output(fault));
         self.open = false;
         self.queued = Vec::new();
+        self.answers.clear();
         f
+    }
+
+    /// `n` more bytes reached the agent's input: the answers among them are no longer queued.
+    fn wrote(&mut self, n: usize) {
+        self.written += n as u64;
+        while self.answers.front().is_some_and(|&end| end <= self.written) {
+            self.answers.pop_front();
+        }
     }
 
     /// Work for the writer task is waiting (or it must shut the input down).
@@ -121,6 +143,9 @@ impl Outgoing {
                 open: true,
                 failure: None,
                 spare: Vec::new(),
+                accepted: 0,
+                written: 0,
+                answers: VecDeque::new(),
             }),
             ready: Notify::new(),
             drained: Notify::new(),
@@ -130,6 +155,16 @@ impl Outgoing {
     /// Encodes `record` as one validated frame and writes it now, or queues it behind every
     /// earlier one (see the module docs).
     pub(crate) fn send(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
+        self.send_frame(record, false)
+    }
+
+    /// [`Outgoing::send`] for an answer to an agent request: counted until it is written
+    /// ([`Outgoing::until_answers_below`]).
+    pub(crate) fn send_answer(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
+        self.send_frame(record, true)
+    }
+
+    fn send_frame(&self, record: &InputRecord<'_>, answer: bool) -> Result<(), HostError> {
         let mut s = lock(&self.state);
         if let Some(f) = s.failure {
             return Err(HostError::InputFailed(f));
@@ -142,10 +177,16 @@ impl Outgoing {
             queued,
             input,
             spare,
+            accepted,
+            answers,
             ..
         } = &mut *s;
         // One oversized record is this call's error, not the end of input.
         let frame = encoder.encode_bounded(record).map_err(HostError::refused)?;
+        *accepted += frame.len() as u64;
+        if answer {
+            answers.push_back(*accepted);
+        }
         let through = queued.is_empty() && input.is_some();
         if !through {
             queued.extend_from_slice(frame);
@@ -191,6 +232,7 @@ impl Outgoing {
 
         let mut s = lock(&self.state);
         s.input = Some(w);
+        s.wrote(written);
         let result = match fault {
             Some(f) => Err(HostError::InputFailed(s.fail(f))),
             None => {
@@ -239,6 +281,23 @@ impl Outgoing {
             {
                 let s = lock(&self.state);
                 if s.queued.len() < limit || !s.open {
+                    return;
+                }
+            }
+            drained.await;
+        }
+    }
+
+    /// Waits until fewer than `limit` answers to agent requests are unwritten (or input is
+    /// closed or failed: nothing more will be written, and the read side must go on to EOF).
+    pub(crate) async fn until_answers_below(&self, limit: usize) {
+        loop {
+            let drained = self.drained.notified();
+            ::tokio::pin!(drained);
+            drained.as_mut().enable();
+            {
+                let s = lock(&self.state);
+                if s.answers.len() < limit || !s.open {
                     return;
                 }
             }
@@ -302,11 +361,13 @@ impl Outgoing {
                 }
             })
             .await;
+            let written = pos;
             batch.clear();
             if batch.capacity() > KEEP_CAPACITY {
                 batch = Vec::new();
             }
             let mut s = lock(&self.state);
+            s.wrote(written);
             if let Err(f) = outcome {
                 s.fail(f);
             }

@@ -34,6 +34,25 @@ impl ImportSink for ::tokio::sync::mpsc::UnboundedSender<ImportEvent> {
     }
 }
 
+/// At most this many agent permission requests are with the callback at once (each one a
+/// thread or a task); one more is denied at once with [`TOO_MANY_PERMISSION_REQUESTS`]. An
+/// agent asks once per tool use, so only a runaway agent reaches it.
+pub const MAX_PENDING_PERMISSIONS: usize = 256;
+
+/// The deny message of a permission request over [`MAX_PENDING_PERMISSIONS`].
+pub const TOO_MANY_PERMISSION_REQUESTS: &str =
+    "denied by the host: 256 permission requests are already pending";
+
+/// What [`Pending::permission_started`] decided.
+pub(crate) enum Started {
+    /// Ask the callback (a withdrawal sets the request's cancelled flag, WIRE-007).
+    Decide,
+    /// The output ended: no answer.
+    Ended,
+    /// [`MAX_PENDING_PERMISSIONS`] are pending: deny at once.
+    Full,
+}
+
 /// A client's outstanding calls, uploads and permission requests.
 pub(crate) struct Pending<S, U> {
     /// The host's own calls on the shared broker (WIRE-006..009).
@@ -75,16 +94,20 @@ impl<S: ReplySlot, U: ImportSink> Pending<S, U> {
         }
     }
 
-    /// A permission request goes to the callback: its cancelled flag, or `None` when the
-    /// output already ended (nothing could carry the answer).
-    pub(crate) fn permission_started(&mut self, request_id: &str) -> Option<Arc<AtomicBool>> {
+    /// A permission request goes to the callback ([`Started::Decide`]), is dropped because the output already ended (nothing could carry the answer), or
+    /// is denied at once because [`MAX_PENDING_PERMISSIONS`] are being decided.
+    pub(crate) fn permission_started(&mut self, request_id: &str) -> Started {
         if self.ended {
-            return None;
+            return Started::Ended;
         }
-        let cancelled = Arc::new(AtomicBool::new(false));
+        if self.permissions.len() >= MAX_PENDING_PERMISSIONS
+            && !self.permissions.contains_key(request_id)
+        {
+            return Started::Full;
+        }
         self.permissions
-            .insert(request_id.to_owned(), Arc::clone(&cancelled));
-        Some(cancelled)
+            .insert(request_id.to_owned(), Arc::new(AtomicBool::new(false)));
+        Started::Decide
     }
 
     /// The agent withdrew `request_id` (WIRE-007): its answer will not be sent.
@@ -123,9 +146,9 @@ mod tests {
     #[test]
     fn a_cancelled_permission_request_is_not_answered_and_none_starts_after_the_end() {
         let mut p = Blocking::new(PeerProfile::Strict);
-        assert!(p.permission_started("a").is_some());
-        assert!(p.permission_started("b").is_some());
-        assert!(p.permission_started("c").is_some());
+        assert!(matches!(p.permission_started("a"), Started::Decide));
+        assert!(matches!(p.permission_started("b"), Started::Decide));
+        assert!(matches!(p.permission_started("c"), Started::Decide));
         p.permission_cancelled("b"); // WIRE-007
         assert!(p.permission_decided("a"));
         assert!(!p.permission_decided("a"), "answered once");
@@ -136,9 +159,27 @@ mod tests {
             "already being decided: still answered"
         );
         assert!(
-            p.permission_started("d").is_none(),
+            matches!(p.permission_started("d"), Started::Ended),
             "nothing new after the end"
         );
+    }
+
+    #[test]
+    fn at_most_256_permission_requests_are_pending_and_one_more_is_denied() {
+        let mut p = Blocking::new(PeerProfile::Strict);
+        for i in 0..MAX_PENDING_PERMISSIONS {
+            assert!(matches!(
+                p.permission_started(&format!("r{i}")),
+                Started::Decide
+            ));
+        }
+        assert!(matches!(p.permission_started("one more"), Started::Full));
+        assert!(
+            matches!(p.permission_started("r7"), Started::Decide),
+            "a repeated ID takes no new slot"
+        );
+        assert!(p.permission_decided("r0"));
+        assert!(matches!(p.permission_started("one more"), Started::Decide));
     }
 
     #[test]

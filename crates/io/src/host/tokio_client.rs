@@ -23,8 +23,8 @@ use super::command::{
 };
 use super::error::HostError;
 use super::inbound::Bound;
-use super::outgoing::Outgoing;
-use super::pending;
+use super::outgoing::{Outgoing, MAX_QUEUED_ANSWERS};
+use super::pending::{self, Started, TOO_MANY_PERMISSION_REQUESTS};
 use super::permission::{
     CallbackError, PermissionAnswer, ToolPermissionRequest, CALLBACK_FAILED, NO_CALLBACK,
 };
@@ -195,6 +195,12 @@ impl Shared {
 
     pub(crate) fn send(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
         self.outgoing.send(record)
+    }
+
+    /// Sends an answer to an agent request: counted against [`MAX_QUEUED_ANSWERS`] until it is
+    /// written.
+    pub(crate) fn send_answer(&self, record: &InputRecord<'_>) -> Result<(), HostError> {
+        self.outgoing.send_answer(record)
     }
 }
 
@@ -599,8 +605,13 @@ async fn read_loop(
         let _ = tx.send(items);
     };
     loop {
-        // The bound: no read while `recv` has not taken enough (issue 46).
+        // The bound: no read while `recv` has not taken enough, or while the agent has not read
+        // the answers to its own requests (issue 46).
         budget.room().await;
+        shared
+            .outgoing
+            .until_answers_below(MAX_QUEUED_ANSWERS)
+            .await;
         // WIRE-015 for the caller's reader too: a panic ends the output like a failed read
         // (pending calls are rejected, WIRE-008, instead of waiting for their timeouts), and
         // an error is kept only as its kind.
@@ -660,16 +671,22 @@ impl Route for Routes<'_> {
 fn on_agent_request(r: ControlRequest<'static>, shared: &Arc<Shared>) {
     let request = match classify(r) {
         AgentRequest::Answer(record) => {
-            let _ = shared.send(&record);
+            let _ = shared.send_answer(&record);
             return;
         }
         AgentRequest::Permission(request) => request,
     };
-    if lock(&shared.pending)
-        .permission_started(&request.request_id)
-        .is_none()
-    {
-        return;
+    let started = lock(&shared.pending).permission_started(&request.request_id);
+    match started {
+        Started::Decide => {}
+        Started::Ended => return,
+        Started::Full => {
+            let denied = PermissionAnswer::deny(TOO_MANY_PERMISSION_REQUESTS);
+            if let Some(record) = answer(&request, denied) {
+                let _ = shared.send_answer(&record);
+            }
+            return;
+        }
     }
     let shared = Arc::clone(shared);
     ::tokio::spawn(async move {
@@ -702,7 +719,7 @@ fn on_agent_request(r: ControlRequest<'static>, shared: &Arc<Shared>) {
             return;
         }
         if let Some(record) = answer(&request, decided) {
-            let _ = shared.send(&record);
+            let _ = shared.send_answer(&record);
         }
     });
 }

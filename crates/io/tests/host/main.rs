@@ -2,6 +2,7 @@
 //! scripted peers over pipes, its limits, and the recorded Claude CLI stream. Run one module as
 //! `cargo test -p agentx-io --test host <name>`.
 
+mod host_agent_requests_bound;
 mod host_async_pipes;
 mod host_batch_order;
 mod host_buffer_bound;
