@@ -1,8 +1,13 @@
-//! PROFILE §18 through the real SDKs: the stdio server built with the official Python MCP SDK
+//! PROFILE §18 through the real SDKs: the server built with the official Python MCP SDK
 //! (FastMCP, `tests/mcp/demo_server.py`) given in the SDK's `mcp_servers` / `mcpServers`
-//! option, its python from the pinned venv of `tests/mcp/requirements.txt` (the one
-//! tests/mcp_servers.rs uses, installed once per target directory; skipped with a printed
-//! reason when it cannot be installed, failed under `CI`).
+//! option, over stdio, and over its own streamable-HTTP and SSE transports
+//! (`tests/mcp/http_server.py`, started here on loopback ports); its python from the pinned
+//! venv of `tests/mcp/requirements.txt` (the one tests/mcp_servers.rs uses, installed once per
+//! target directory; skipped with a printed reason when it cannot be installed, failed under
+//! `CI`).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
 
 use serde_json::{json, Value};
 
@@ -12,16 +17,69 @@ use super::{result, run_flow_env, tool_results, Flow, Sdk, TempDir};
 mod mcp_support;
 use mcp_support::{assets, python as mcp_python};
 
-/// Runs flow `name` of `sdk` with `MCP_PYTHON` and `MCP_DEMO_SERVER` set; `None` when skipped.
+/// `http_server.py <transport>` on a free loopback port, killed when dropped.
+struct NetworkServer {
+    child: Child,
+    url: String,
+}
+
+impl NetworkServer {
+    fn start(python: &std::path::Path, transport: &str, path: &str, log: &std::path::Path) -> Self {
+        let mut child = Command::new(python)
+            .arg(assets().join("http_server.py"))
+            .arg(transport)
+            .arg(log)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the server starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port: u16 = line
+            .trim()
+            .strip_prefix("PORT ")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port from http_server.py: {line:?}"));
+        NetworkServer {
+            child,
+            url: format!("http://127.0.0.1:{port}{path}"),
+        }
+    }
+}
+
+impl Drop for NetworkServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs flow `name` of `sdk` with `MCP_PYTHON` and `MCP_DEMO_SERVER` set, and for
+/// `mcp_network` `MCP_HTTP_URL` and `MCP_SSE_URL` of servers started for it; `None` when
+/// skipped.
 pub fn run_flow(sdk: Sdk, name: &str) -> Option<Flow> {
     let python = mcp_python()?;
     let server = assets().join("demo_server.py");
-    run_flow_env(
-        sdk,
-        name,
-        TempDir::new("sdk-home"),
-        &[("MCP_PYTHON", &python), ("MCP_DEMO_SERVER", &server)],
-    )
+    let logs = TempDir::new("sdk-mcp-logs");
+    let network = (name == "mcp_network").then(|| {
+        [("streamable-http", "/mcp"), ("sse", "/sse")].map(|(transport, path)| {
+            NetworkServer::start(&python, transport, path, &logs.path().join(transport))
+        })
+    });
+    let urls: Vec<(&str, std::path::PathBuf)> = match &network {
+        Some([http, sse]) => vec![
+            ("MCP_HTTP_URL", http.url.clone().into()),
+            ("MCP_SSE_URL", sse.url.clone().into()),
+        ],
+        None => Vec::new(),
+    };
+    let mut env: Vec<(&str, &std::path::Path)> =
+        vec![("MCP_PYTHON", &python), ("MCP_DEMO_SERVER", &server)];
+    env.extend(urls.iter().map(|(k, v)| (*k, v.as_path())));
+    run_flow_env(sdk, name, TempDir::new("sdk-home"), &env)
 }
 
 fn demo_status(status: &str) -> Value {
@@ -160,4 +218,42 @@ pub fn check_mcp_stdio_live(f: &Flow) {
     let subtypes: Vec<&Value> = f.messages("result").iter().map(|r| &r["subtype"]).collect();
     assert_eq!(subtypes.len(), if f.sdk == Sdk::TypeScript { 4 } else { 3 });
     assert!(subtypes.iter().all(|s| *s == "success"), "{subtypes:?}");
+}
+
+/// PROFILE §18 "http and sse" through the SDKs: an http and an sse server in the option are
+/// connected (system/init and the status list both, with their tools), and one call to each
+/// returns its result.
+pub fn check_mcp_network(f: &Flow) {
+    let init = &f.messages("system")[0]["data"];
+    assert_eq!(
+        init["mcp_servers"],
+        json!([{"name": "web", "status": "connected"}, {"name": "old", "status": "connected"}])
+    );
+    let tools = init["tools"].as_array().unwrap();
+    for t in ["mcp__web__add", "mcp__old__add"] {
+        assert!(tools.contains(&json!(t)), "{tools:?}");
+    }
+    assert_eq!(
+        tool_results(f),
+        [
+            (&json!("3"), &Value::Bool(false)),
+            (&json!("7"), &Value::Bool(false)),
+        ]
+    );
+    assert_eq!(result(f, 0)["result"], "last tool result: 7");
+    let status = statuses(f);
+    assert_eq!(status.len(), 1);
+    let names: Vec<(&Value, &Value, &Value)> = status[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (&s["name"], &s["status"], &s["server"]))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            (&json!("web"), &json!("connected"), &json!("demo")),
+            (&json!("old"), &json!("connected"), &json!("demo")),
+        ]
+    );
 }
