@@ -34,6 +34,24 @@ fn turn(a: &mut Agentx, prompt: &str) -> Vec<Value> {
 }
 
 /// agentx in the SDK profile (bypassPermissions) with `config` as `--mcp-config`.
+/// PROFILE §18: system/init lists the server as it is when written, so a test that checks
+/// its tools there waits (polling `mcp_status`, at most 20 s) until the server is connected.
+fn wait_connected(a: &mut Agentx) {
+    let start = std::time::Instant::now();
+    for n in 0.. {
+        a.send(&json!({"type":"control_request","request_id":format!("w{n}"),"request":{"subtype":"mcp_status"}}));
+        let r = a.until(|v| v["type"] == "control_response");
+        if r.last().unwrap()["response"]["response"]["mcpServers"][0]["status"] == "connected" {
+            return;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "the everything server did not connect: {r:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 fn spawn(home: &Path, config: &Value) -> Agentx {
     let mut cmd = harness::agentx_command(home);
     cmd.args([
@@ -77,6 +95,7 @@ fn the_everything_server_from_npm_is_connected_listed_and_called() {
     let home = TempDir::new("mcp-everything");
     let config = json!({"mcpServers":{"everything":{"command":"node","args":[server, "stdio"]}}});
     let mut a = spawn(home.path(), &config);
+    wait_connected(&mut a);
 
     let first = turn(&mut a, r#"!mcp everything echo {"message":"hi"}"#);
     let init = &first[0];
@@ -254,6 +273,7 @@ fn the_everything_server_over_streamable_http_and_sse() {
         let home = TempDir::new("mcp-everything-net");
         let config = json!({"mcpServers":{"everything":{"type":kind,"url":url}}});
         let mut a = spawn(home.path(), &config);
+        wait_connected(&mut a);
         let first = turn(&mut a, r#"!mcp everything echo {"message":"hi"}"#);
         assert_eq!(
             first[0]["mcp_servers"],

@@ -560,6 +560,7 @@ impl Ctx {
                 _ => return link.stop(),
             }
         }
+        self.install_elicitation(&rpc);
         self.serve(&rpc, timeout, |error| {
             if !failed.swap(true, Ordering::SeqCst) {
                 link.stop();
