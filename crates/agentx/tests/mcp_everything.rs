@@ -4,7 +4,9 @@
 //! with `npm ci` into `target/tmp/mcp-everything-<hash of the pins>` on first use; skipped
 //! with a printed reason when node/npm or the registry is unavailable, failed under `CI`.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 
 use agentx_test_support::harness::{self, Agentx, TempDir};
 use agentx_test_support::install;
@@ -31,6 +33,43 @@ fn turn(a: &mut Agentx, prompt: &str) -> Vec<Value> {
     a.until(harness::is_result)
 }
 
+/// agentx in the SDK profile (bypassPermissions) with `config` as `--mcp-config`.
+/// PROFILE §18: system/init lists the server as it is when written, so a test that checks
+/// its tools there waits (polling `mcp_status`, at most 20 s) until the server is connected.
+fn wait_connected(a: &mut Agentx) {
+    let start = std::time::Instant::now();
+    for n in 0.. {
+        a.send(&json!({"type":"control_request","request_id":format!("w{n}"),"request":{"subtype":"mcp_status"}}));
+        let r = a.until(|v| v["type"] == "control_response");
+        if r.last().unwrap()["response"]["response"]["mcpServers"][0]["status"] == "connected" {
+            return;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "the everything server did not connect: {r:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn spawn(home: &Path, config: &Value) -> Agentx {
+    let mut cmd = harness::agentx_command(home);
+    cmd.args([
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--input-format",
+        "stream-json",
+        "--permission-mode",
+        "bypassPermissions",
+        "--mcp-config",
+    ])
+    .arg(config.to_string())
+    .arg("--cwd")
+    .arg(home);
+    Agentx::start(cmd)
+}
+
 /// The `tool_result` block of a turn's records, and the record's `tool_use_result`.
 fn tool_result(records: &[Value]) -> (Value, Value) {
     let user = records
@@ -55,21 +94,8 @@ fn the_everything_server_from_npm_is_connected_listed_and_called() {
     let Some(server) = everything() else { return };
     let home = TempDir::new("mcp-everything");
     let config = json!({"mcpServers":{"everything":{"command":"node","args":[server, "stdio"]}}});
-    let mut cmd = harness::agentx_command(home.path());
-    cmd.args([
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--input-format",
-        "stream-json",
-        "--permission-mode",
-        "bypassPermissions",
-        "--mcp-config",
-    ])
-    .arg(config.to_string())
-    .arg("--cwd")
-    .arg(home.path());
-    let mut a = Agentx::start(cmd);
+    let mut a = spawn(home.path(), &config);
+    wait_connected(&mut a);
 
     let first = turn(&mut a, r#"!mcp everything echo {"message":"hi"}"#);
     let init = &first[0];
@@ -183,4 +209,117 @@ fn the_everything_server_from_npm_is_connected_listed_and_called() {
     a.close_stdin();
     let f = a.finish();
     assert_eq!(f.status, Some(0), "{}", f.stderr);
+}
+
+/// The everything server in one of its network modes on a loopback port, killed when dropped.
+struct NetworkServer {
+    child: Child,
+    port: u16,
+}
+
+impl NetworkServer {
+    /// Starts `index.js <mode>` with `PORT` set to a port that was free a moment ago; it
+    /// retries with another port when that one was taken in between (the server exits).
+    fn start(index: &Path, mode: &str) -> NetworkServer {
+        for _ in 0..5 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a free port")
+                .port();
+            let mut child = Command::new("node")
+                .arg(index)
+                .arg(mode)
+                .env("PORT", port.to_string())
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("node starts");
+            let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+            // "MCP Streamable HTTP Server listening on port N" / "Server is running on port N"
+            let ready = lines
+                .by_ref()
+                .map_while(Result::ok)
+                .any(|l| l.ends_with(&format!("on port {port}")));
+            if ready {
+                // Keep draining: the SSE mode logs every message on stderr.
+                std::thread::spawn(move || lines.for_each(drop));
+                return NetworkServer { child, port };
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("the everything server did not start in {mode} mode");
+    }
+}
+
+impl Drop for NetworkServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// PROFILE §18 "http and sse" against a server others wrote (the TypeScript MCP SDK's
+/// streamable-HTTP and SSE server transports under express): connected with its 16 tools,
+/// `echo` and `get-sum` called, its elicitation reaches the host and the decline goes back,
+/// `mcp_status` carries the config's url and the serverInfo.
+#[test]
+fn the_everything_server_over_streamable_http_and_sse() {
+    let Some(index) = everything() else { return };
+    for (kind, mode, path) in [("http", "streamableHttp", "/mcp"), ("sse", "sse", "/sse")] {
+        let server = NetworkServer::start(&index, mode);
+        let url = format!("http://127.0.0.1:{}{path}", server.port);
+        let home = TempDir::new("mcp-everything-net");
+        let config = json!({"mcpServers":{"everything":{"type":kind,"url":url}}});
+        let mut a = spawn(home.path(), &config);
+        wait_connected(&mut a);
+        let first = turn(&mut a, r#"!mcp everything echo {"message":"hi"}"#);
+        assert_eq!(
+            first[0]["mcp_servers"],
+            json!([{"name":"everything","status":"connected"}]),
+            "{kind}"
+        );
+        let tools = first[0]["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 7 + 16, "{kind}: {tools:?}");
+        assert_eq!(tool_result(&first).0["content"], "Echo: hi", "{kind}");
+        let (block, _) = tool_result(&turn(&mut a, r#"!mcp everything get-sum {"a":2,"b":3}"#));
+        assert_eq!(block["content"], "The sum of 2 and 3 is 5.", "{kind}");
+        // The server's elicitation/create arrives on its stream and reaches the host.
+        a.send(&user("!mcp everything trigger-elicitation-request {}"));
+        let asked = a.until(|v| v["type"] == "control_request");
+        let request = asked.last().unwrap();
+        assert_eq!(
+            request["request"]["subtype"], "elicitation",
+            "{kind}: {request}"
+        );
+        a.send(
+            &json!({"type":"control_response","response":{"subtype":"success",
+            "request_id":request["request_id"],"response":{"action":"decline"}}}),
+        );
+        let (block, _) = tool_result(&a.until(harness::is_result));
+        assert!(
+            block["content"]
+                .as_str()
+                .unwrap()
+                .starts_with("❌ User declined to provide the requested information."),
+            "{kind}: {block}"
+        );
+        a.send(
+            &json!({"type":"control_request","request_id":"s","request":{"subtype":"mcp_status"}}),
+        );
+        let status = a.until(|v| v["type"] == "control_response");
+        let s = &status.last().unwrap()["response"]["response"]["mcpServers"][0];
+        assert_eq!(s["status"], "connected", "{kind}");
+        assert_eq!(s["config"], json!({"type":kind,"url":url}), "{kind}");
+        assert_eq!(
+            s["serverInfo"],
+            json!({"name":"mcp-servers/everything","version":"2.0.0"}),
+            "{kind}"
+        );
+        a.close_stdin();
+        let f = a.finish();
+        assert_eq!(f.status, Some(0), "{kind}: {}", f.stderr);
+        drop(server);
+    }
 }

@@ -105,7 +105,14 @@ fn config(kind: &str, url: &str, extra: Value) -> Value {
 }
 
 fn spawn(home: &Path, config: &Value, mode: &str) -> Agentx {
+    spawn_env(home, config, mode, &[])
+}
+
+fn spawn_env(home: &Path, config: &Value, mode: &str, env: &[(&str, &str)]) -> Agentx {
     let mut cmd = harness::agentx_command(home);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
     cmd.args([
         "--output-format",
         "stream-json",
@@ -503,6 +510,132 @@ fn a_flooding_stream_fails_the_server_and_agentx_stays_under_64_mib() {
         assert!(rss < 64 * 1024, "{mode}: agentx peaked at {rss} KiB");
         let records = turn(&mut a, "hi");
         assert_eq!(records.last().unwrap()["subtype"], "success");
+        finish(a);
+    }
+}
+
+#[test]
+fn an_interrupt_and_sigterm_cancel_the_call_in_flight_over_http_and_sse() {
+    let Some(py) = python() else { return };
+    for (kind, transport, path) in KINDS {
+        for by in ["interrupt", "SIGTERM"] {
+            let home = TempDir::new("mcp-net-cancel");
+            let server = Server::sdk(&py, transport, home.path());
+            let mut a = spawn(
+                home.path(),
+                &config(kind, &server.url(path), json!({})),
+                "bypassPermissions",
+            );
+            a.send(&user("!mcp w wait {}"));
+            a.until(|v| v["type"] == "assistant");
+            server.wait_log(|l| l == "waiting");
+            if by == "interrupt" {
+                a.send(&json!({"type":"control_request","request_id":"int","request":{"subtype":"interrupt"}}));
+                let records = a.until(harness::is_result);
+                assert!(records.iter().any(
+                    |r| r["type"] == "control_response" && r["response"]["request_id"] == "int"
+                ));
+                finish(a);
+            } else {
+                assert!(Command::new("kill")
+                    .args(["-TERM", &a.pid().to_string()])
+                    .status()
+                    .unwrap()
+                    .success());
+                assert!(a.finish().status.is_some());
+            }
+            // PROFILE §18: `notifications/cancelled` reached the server, which stopped the
+            // call.
+            let lines = server.wait_log(|l| l == "cancelled");
+            assert_eq!(lines, ["waiting", "cancelled"], "{kind} {by}");
+        }
+    }
+}
+
+#[test]
+fn a_message_of_8_mib_is_taken_and_one_byte_more_fails_the_server() {
+    // PROFILE §18 "Limits": one message at most 8,388,608 bytes, as a JSON body or one event.
+    for kind in ["json", "event"] {
+        for (n, ok) in [(8_388_608, true), (8_388_609, false)] {
+            let home = TempDir::new("mcp-net-limit");
+            let server = Server::stub(&format!("{kind}:{n}"), home.path());
+            let mut a = spawn(
+                home.path(),
+                &config("http", &server.url("/mcp"), json!({})),
+                "bypassPermissions",
+            );
+            let (block, _) = tool_result(&turn(&mut a, "!mcp w hello {}"));
+            let text = block["content"].as_str().unwrap();
+            if ok {
+                assert_eq!(block["is_error"], false, "{kind} {n}");
+                assert!(text.starts_with("aaaa"), "{kind} {n}");
+                assert_eq!(wait_status(&mut a, "connected")["status"], "connected");
+            } else {
+                assert_eq!(
+                    (text, &block["is_error"]),
+                    ("MCP error: a message is over 8388608 bytes", &json!(true)),
+                    "{kind} {n}"
+                );
+                let s = wait_status(&mut a, "failed");
+                assert_eq!(s["error"], "a message is over 8388608 bytes");
+            }
+            finish(a);
+        }
+    }
+}
+
+#[test]
+fn a_server_that_never_answers_delays_the_first_turn_by_the_connect_timeout_only() {
+    for (kind, _, path) in KINDS {
+        let home = TempDir::new("mcp-net-hang");
+        let server = Server::stub("hang", home.path());
+        let mut a = spawn_env(
+            home.path(),
+            &config(kind, &server.url(path), json!({})),
+            "bypassPermissions",
+            &[("MCP_TIMEOUT", "1500")],
+        );
+        let records = turn(&mut a, "hi");
+        assert_eq!(records.last().unwrap()["subtype"], "success");
+        let s = wait_status(&mut a, "failed");
+        assert_eq!(s["error"], "initialize: no answer within 1500 ms", "{kind}");
+        finish(a);
+    }
+}
+
+#[test]
+fn an_expired_session_fails_the_call_and_the_server() {
+    let home = TempDir::new("mcp-net-expire");
+    let server = Server::stub("expire", home.path());
+    let mut a = spawn(
+        home.path(),
+        &config("http", &server.url("/mcp"), json!({})),
+        "bypassPermissions",
+    );
+    let (block, _) = tool_result(&turn(&mut a, "!mcp w hello {}"));
+    assert_eq!(
+        (block["content"].as_str().unwrap(), &block["is_error"]),
+        ("MCP error: HTTP 404: the session expired", &json!(true))
+    );
+    let s = wait_status(&mut a, "failed");
+    assert_eq!(s["error"], "HTTP 404: the session expired");
+    finish(a);
+}
+
+#[test]
+fn a_server_asks_for_roots_mid_call_over_http_and_sse() {
+    let Some(py) = python() else { return };
+    for (kind, transport, path) in KINDS {
+        let home = TempDir::new("mcp-net-roots");
+        let server = Server::sdk(&py, transport, home.path());
+        let mut a = spawn(
+            home.path(),
+            &config(kind, &server.url(path), json!({})),
+            "bypassPermissions",
+        );
+        let (block, _) = tool_result(&turn(&mut a, "!mcp w roots {}"));
+        let cwd = home.path().to_string_lossy().into_owned();
+        assert_eq!(block["content"], format!("file://{cwd}"), "{kind}: {block}");
         finish(a);
     }
 }

@@ -83,6 +83,8 @@ fn a_stdio_server_of_the_official_python_sdk_is_connected_listed_and_called() {
     let Some(py) = python() else { return };
     let home = TempDir::new("mcp-demo");
     let mut a = spawn(home.path(), &demo(&py, json!({})), &[]);
+    // System/init lists the servers as they are when it is written (PROFILE §18).
+    wait_status(&mut a, "connected");
     let first = turn(&mut a, r#"!mcp demo add {"a":1,"b":2}"#);
     let init = &first[0];
     assert_eq!(init["subtype"], "init");
@@ -335,9 +337,12 @@ fn a_server_that_never_answers_initialize_delays_the_turn_by_the_connect_timeout
     );
     let records = turn(&mut a, "hi");
     assert_eq!(records.last().unwrap()["subtype"], "success");
+    // PROFILE §18: system/init never waits: it lists the server `pending`.
     let init = &records[0];
-    let status = init["mcp_servers"][0]["status"].as_str().unwrap();
-    assert!(status == "pending" || status == "failed", "{init}");
+    assert_eq!(
+        init["mcp_servers"],
+        json!([{"name":"f","status":"pending"}])
+    );
     assert!(!init["tools"].to_string().contains("mcp__f__"));
     let start = Instant::now();
     loop {
@@ -380,6 +385,7 @@ fn no_server_process_outlives_agentx_by_7_s_even_one_that_ignores_sigterm() {
         let home = TempDir::new("mcp-orphan");
         let log = home.path().join("server.log");
         let mut a = spawn(home.path(), &fault("stubborn", &log, json!({})), &[]);
+        wait_status(&mut a, "connected");
         let records = turn(&mut a, "hi");
         assert_eq!(records[0]["mcp_servers"][0]["status"], "connected");
         let pid = server_pid(&log);
@@ -779,4 +785,158 @@ fn an_elicitation_unanswered_at_eof_is_cancel() {
         ]
     );
     assert_eq!(tool_result(&f.rest)["content"], "cancel");
+}
+
+/// Scenario 8 (PROFILE §18 "Live changes"): the `mcp_set_servers` response is on stdout
+/// before the added server's process starts. agentx writes to a file here, and the server
+/// reads that file first thing: the response must already be in it; the server's startup then
+/// waits at a gate the test opens only after it read the response. A reconnect of a server
+/// that cannot start answers a correlated error with its `error` text.
+#[test]
+fn the_mcp_set_servers_response_is_written_before_the_server_starts() {
+    let home = TempDir::new("mcp-scenario8");
+    let log = home.path().join("server.log");
+    let out = home.path().join("stdout.ndjson");
+    let mut cmd = harness::agentx_command(home.path());
+    cmd.args(SDK)
+        .arg("--cwd")
+        .arg(home.path())
+        .stdin(Stdio::piped())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut send = |v: Value| {
+        use std::io::Write;
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(control("init", json!({"subtype":"initialize"})));
+    wait_log(&out, |l| l.contains(r#""request_id":"init""#));
+    let gate = home.path().join("gate");
+    assert!(Command::new("mkfifo")
+        .arg(&gate)
+        .status()
+        .unwrap()
+        .success());
+    let mut config = fault("slow", &log, json!({}))["mcpServers"]["f"].clone();
+    config["env"] = json!({"AGENTX_STDOUT": out, "EXPECT": r#""request_id":"set""#, "GATE": gate});
+    send(control(
+        "set",
+        json!({"subtype":"mcp_set_servers","servers":{"f":config,"gone":{"command":"/nonexistent/agentx-test-server"}}}),
+    ));
+    let lines = wait_log(&log, |l| l.starts_with("expected output before start: "));
+    assert!(
+        lines.contains(&"expected output before start: yes".to_string()),
+        "{lines:?}"
+    );
+    let response = wait_log(&out, |l| l.contains(r#""request_id":"set""#))
+        .into_iter()
+        .find(|l| l.contains(r#""request_id":"set""#))
+        .unwrap();
+    let response: Value = serde_json::from_str(&response).unwrap();
+    assert_eq!(
+        response["response"]["response"],
+        json!({"added":["f","gone"],"removed":[],"errors":{}})
+    );
+    // The response came while the server's startup is held at the gate; opened, it connects.
+    assert!(!log_lines(&log).contains(&"gate opened".to_string()));
+    std::fs::write(&gate, b"go").unwrap();
+    wait_log(&log, |l| l.contains("tools/list"));
+    send(control(
+        "re",
+        json!({"subtype":"mcp_reconnect","serverName":"gone"}),
+    ));
+    let answered = wait_log(&out, |l| l.contains(r#""request_id":"re""#));
+    let answered: Value = serde_json::from_str(
+        answered
+            .iter()
+            .find(|l| l.contains(r#""request_id":"re""#))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        answered["response"],
+        json!({"subtype":"error","request_id":"re","error":"the command could not start: entity not found"})
+    );
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+/// PROFILE §18 holds in both profiles: `--mcp-config` without `--verbose` connects the server
+/// and its tools are called; there agentx does not declare elicitation, so an elicitation is
+/// answered `cancel` at once and nothing reaches the host.
+#[test]
+fn the_standalone_profile_takes_mcp_config_and_answers_an_elicitation_cancel_at_once() {
+    let Some(py) = python() else { return };
+    let home = TempDir::new("mcp-standalone");
+    let config = elicit_server(&py).to_string();
+    let mut a = Agentx::session(
+        home.path(),
+        &[
+            "--permission-mode",
+            "bypassPermissions",
+            "--mcp-config",
+            &config,
+        ],
+    );
+    a.send(&harness::user("!mcp e ask {}"));
+    let records = a.until(|v| harness::is_state(v, "idle"));
+    assert_eq!(
+        harness::labels(&records),
+        [
+            "system/init",
+            "system/session_state_changed:running",
+            "assistant:tool_use:mcp__e__ask",
+            "user:tool_result:ok",
+            "result:success",
+            "system/session_state_changed:idle",
+        ]
+    );
+    assert_eq!(tool_result(&records)["content"], "cancel");
+    let f = a.finish();
+    assert_eq!(f.status, Some(0));
+    assert!(f.rest.is_empty(), "{:?}", f.rest);
+}
+
+/// PROFILE §18 "Connecting": a server that never answers `initialize` does not hold
+/// system/init (written at once, the server `pending`, with a 60 s connect timeout); the turn's
+/// first model request waits for it, and disabling it settles it, so the turn goes on.
+#[test]
+fn system_init_does_not_wait_for_a_server_and_disabling_it_releases_the_turn() {
+    let home = TempDir::new("mcp-init-wait");
+    let log = home.path().join("server.log");
+    let mut a = spawn(
+        home.path(),
+        &fault("hang-init", &log, json!({})),
+        &[("MCP_TIMEOUT", "60000")],
+    );
+    wait_log(&log, |l| l.contains("\"initialize\""));
+    a.send(&user("hi"));
+    let started = a.until(|v| harness::is_state(v, "running"));
+    assert_eq!(
+        harness::labels(&started),
+        ["system/init", "system/session_state_changed:running"]
+    );
+    assert_eq!(
+        started[0]["mcp_servers"],
+        json!([{"name":"f","status":"pending"}])
+    );
+    let r = answer(
+        &mut a,
+        "off",
+        json!({"subtype":"mcp_toggle","serverName":"f","enabled":false}),
+    );
+    assert_eq!(r, json!({"subtype":"success","request_id":"off"}));
+    let rest = a.until(|v| harness::is_state(v, "idle"));
+    assert_eq!(
+        harness::labels(&rest[rest.len() - 3..]),
+        [
+            "assistant:text:echo: hi",
+            "result:success",
+            "system/session_state_changed:idle"
+        ]
+    );
+    a.close_stdin();
+    assert_eq!(a.finish().status, Some(0));
 }

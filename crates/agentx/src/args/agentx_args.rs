@@ -104,6 +104,9 @@ pub struct SessionArgs {
     pub common: CommonArgs,
     /// `--replay-user-messages` (PROFILE §8 Replay).
     pub replay_user_messages: bool,
+    /// Every `--mcp-config` (PROFILE §18: both profiles; it may repeat), in argument order:
+    /// JSON text already checked, or a file path read at startup.
+    pub mcp_configs: Vec<sdk_args::McpConfigArg>,
 }
 
 /// The SDK profile's session mode (`--verbose`, PROFILE §15): the standalone session's options
@@ -251,7 +254,7 @@ const OPTIONS: &[(&str, Opt, bool)] = &[
 const OPT_COUNT: usize = OPTIONS.len();
 
 /// The options only the SDK profile has (`--verbose` itself included).
-const SDK_ONLY: [Opt; 23] = [
+const SDK_ONLY: [Opt; 22] = [
     Opt::Verbose,
     Opt::SystemPrompt,
     Opt::SystemPromptFile,
@@ -274,7 +277,6 @@ const SDK_ONLY: [Opt; 23] = [
     Opt::StrictMcpConfig,
     Opt::AwaitInitialize,
     Opt::JsonSchema,
-    Opt::McpConfig,
 ];
 
 fn spelling(opt: Opt) -> &'static str {
@@ -554,6 +556,22 @@ fn list_providers(s: &Scanned) -> Result<AgentxArgs, UsageError> {
     Ok(AgentxArgs::ListProviders { format })
 }
 
+/// Every `--mcp-config` (PROFILE §18): JSON text is checked here; a file is read at startup.
+fn mcp_configs(s: &Scanned) -> Result<Vec<sdk_args::McpConfigArg>, UsageError> {
+    let mut out = Vec::new();
+    for (v, p) in &s.mcp_configs {
+        out.push(if v.starts_with('{') {
+            sdk_args::McpConfigArg::Servers(
+                agentx_core::session::mcp_config::servers_of_config(v)
+                    .map_err(|e| usage_at(format!("--mcp-config: {e}"), *p))?,
+            )
+        } else {
+            sdk_args::McpConfigArg::File(PathBuf::from(v), *p)
+        });
+    }
+    Ok(out)
+}
+
 fn common(s: &Scanned) -> Result<CommonArgs, UsageError> {
     let permission_mode = match s.value(Opt::PermissionMode) {
         None => None,
@@ -618,7 +636,13 @@ fn one_shot(s: Scanned) -> Result<AgentxArgs, UsageError> {
 
 fn session(s: Scanned) -> Result<AgentxArgs, UsageError> {
     let mut allowed = COMMON.to_vec();
-    allowed.extend([Opt::InputFormat, Opt::OutputFormat, Opt::ReplayUserMessages]);
+    allowed.extend([
+        Opt::InputFormat,
+        Opt::OutputFormat,
+        Opt::ReplayUserMessages,
+        // PROFILE §18: the user's MCP servers in both profiles.
+        Opt::McpConfig,
+    ]);
     allowed.extend(SDK_ONLY);
     if let Some((opt, p)) = s.first_outside(&allowed) {
         return Err(not_valid(opt, p, "in stream-json mode"));
@@ -653,6 +677,7 @@ fn session(s: Scanned) -> Result<AgentxArgs, UsageError> {
     let session = SessionArgs {
         common: common(&s)?,
         replay_user_messages: s.flag(Opt::ReplayUserMessages),
+        mcp_configs: mcp_configs(&s)?,
     };
     if !verbose {
         return Ok(AgentxArgs::Session(session));
@@ -757,20 +782,7 @@ fn sdk(s: Scanned) -> Result<SdkArgs, UsageError> {
             )
         })?),
     };
-    // PROFILE §18: JSON text is checked here; a file is read at startup.
-    let mut mcp_configs = Vec::new();
-    for (v, p) in &s.mcp_configs {
-        mcp_configs.push(if v.starts_with('{') {
-            sdk_args::McpConfigArg::Servers(
-                agentx_core::session::mcp_config::servers_of_config(v)
-                    .map_err(|e| usage_at(format!("--mcp-config: {e}"), *p))?,
-            )
-        } else {
-            sdk_args::McpConfigArg::File(PathBuf::from(v), *p)
-        });
-    }
     Ok(SdkArgs {
-        mcp_configs,
         json_schema,
         system_prompt: owned(Opt::SystemPrompt),
         system_prompt_file: owned(Opt::SystemPromptFile).map(PathBuf::from),

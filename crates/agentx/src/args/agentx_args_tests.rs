@@ -168,6 +168,7 @@ fn stream_json_session_with_every_option_in_any_order() {
                 no_attachments: true,
             },
             replay_user_messages: true,
+            mcp_configs: Vec::new(),
         })
     );
     for mode in PermissionMode::ALL {
@@ -402,6 +403,7 @@ fn every_value_option_takes_the_equals_form() {
                 ..CommonArgs::default()
             },
             replay_user_messages: false,
+            mcp_configs: Vec::new(),
         })
     );
     let AgentxArgs::OneShot(o) = ok(&[
@@ -487,7 +489,6 @@ fn every_sdk_option_is_typed() {
     assert_eq!(
         s.sdk,
         SdkArgs {
-            mcp_configs: Vec::new(),
             json_schema: Some(
                 agentx_core::session::structured::OutputSchema::compile(r#"{"type":"object"}"#)
                     .unwrap()
@@ -592,6 +593,19 @@ fn sdk_option_values_are_checked() {
     }
 }
 
+/// PROFILE §18: `--mcp-config` in the standalone profile too.
+#[test]
+fn mcp_config_is_taken_without_verbose() {
+    let mut a = STREAM.to_vec();
+    a.extend(["--mcp-config", r#"{"mcpServers":{"fs":{"command":"srv"}}}"#]);
+    let AgentxArgs::Session(s) = ok(&a) else {
+        panic!("{a:?}")
+    };
+    assert!(
+        matches!(&s.mcp_configs[..], [crate::args::sdk_args::McpConfigArg::Servers(d)] if d[0].name == "fs")
+    );
+}
+
 #[test]
 fn mcp_config_names_the_servers_and_repeats() {
     // PROFILE §16: Python 0.2.189's `--mcp-config` for `create_sdk_mcp_server` servers;
@@ -604,20 +618,20 @@ fn mcp_config_names_the_servers_and_repeats() {
         "--mcp-config",
         r#"{"mcpServers":{"fs":{"command":"srv"}}}"#,
     ]);
-    assert_eq!(s.sdk.mcp_configs.len(), 3);
-    let McpConfigArg::Servers(first) = &s.sdk.mcp_configs[0] else {
+    assert_eq!(s.session.mcp_configs.len(), 3);
+    let McpConfigArg::Servers(first) = &s.session.mcp_configs[0] else {
         panic!()
     };
     let names: Vec<_> = first.iter().map(|d| d.name.as_str()).collect();
     assert_eq!(names, ["calc", "t"]);
     assert_eq!(
-        s.sdk.mcp_configs[1],
+        s.session.mcp_configs[1],
         McpConfigArg::File("/etc/mcp.json".into(), 8)
     );
-    assert!(matches!(&s.sdk.mcp_configs[2], McpConfigArg::Servers(d) if d[0].name == "fs"));
+    assert!(matches!(&s.session.mcp_configs[2], McpConfigArg::Servers(d) if d[0].name == "fs"));
     assert_eq!(
         sdk_ok(&["--mcp-config={\"mcpServers\":{}}"])
-            .sdk
+            .session
             .mcp_configs,
         [McpConfigArg::Servers(vec![])]
     );
@@ -685,11 +699,6 @@ fn sdk_options_stay_out_of_the_standalone_profile() {
         (
             &["--cwd", "/", "--betas", "x", "--continue"],
             "--betas is only valid with --verbose (the Claude Agent SDK profile) (argument 7)",
-        ),
-        (
-            &["--mcp-config", "{}"],
-            "--mcp-config is only valid with --verbose (the Claude Agent SDK profile) \
-             (argument 5)",
         ),
     ] {
         assert_eq!(with(bad), msg, "{bad:?}");

@@ -25,9 +25,6 @@ use agentx_core::session::{Budget, SettingSource};
 /// (PROFILE §15,): this module only types them.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct SdkArgs {
-    /// Every `--mcp-config` (PROFILE §18: it may repeat), in argument order: JSON text
-    /// already checked, or a file path read at startup.
-    pub mcp_configs: Vec<McpConfigArg>,
     /// `--json-schema SCHEMA` (PROFILE §16), checked and compiled: the final text of every
     /// turn must be one JSON value valid against it.
     pub json_schema: Option<agentx_core::session::structured::OutputSchema>,

@@ -40,6 +40,8 @@ pub const MAX_QUEUED: usize = 256;
 pub const MAX_REDIRECTS: usize = 5;
 /// How long closing waits for the session's DELETE (streamable HTTP) and the thread.
 pub const CLOSE_WAIT: Duration = Duration::from_secs(2);
+/// Room in a parser line for the field's name and separator (`data: `).
+const LINE_SLACK: usize = 16;
 /// The most of an error body read (and dropped) before the connection is reused.
 const MAX_ERROR_BODY: usize = 64 << 10;
 
@@ -242,6 +244,11 @@ impl Conn {
         }
     }
 
+    /// Whether the connection ended.
+    pub fn is_ended(&self) -> bool {
+        *self.ended.borrow()
+    }
+
     /// Resolves once the connection ended.
     pub async fn ended(&self) {
         let mut rx = self.ended.subscribe();
@@ -277,17 +284,26 @@ impl Conn {
         resp: &mut Response,
         mut each: impl FnMut(sse::Event),
     ) -> Result<(), String> {
-        let mut parser = sse::Parser::with_limit(MAX_MESSAGE);
+        // The parser bounds a line too, and a line holds its field's name (`data: `) before
+        // the message: the slack lets a message of exactly MAX_MESSAGE bytes through, and the
+        // event's own length is checked below.
+        let mut parser = sse::Parser::with_limit(MAX_MESSAGE + LINE_SLACK);
         let mut events = Vec::new();
+        let too_long = || {
+            let why = format!("a message is over {MAX_MESSAGE} bytes");
+            self.end(End::Failed(why.clone()));
+            Err(why)
+        };
         loop {
             match resp.chunk().await {
                 Ok(Some(bytes)) => {
                     if parser.feed(&bytes, &mut events).is_err() {
-                        let why = format!("a message is over {MAX_MESSAGE} bytes");
-                        self.end(End::Failed(why.clone()));
-                        return Err(why);
+                        return too_long();
                     }
                     for e in events.drain(..) {
+                        if e.data.len() > MAX_MESSAGE {
+                            return too_long();
+                        }
                         each(e);
                     }
                 }
@@ -404,4 +420,67 @@ impl Link {
 /// Waits until `stop` is signalled.
 pub async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|s| *s).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_header_is_named_and_its_value_never_shown() {
+        let bad_value = headers(&[("X-Api-Key".into(), "line\nbreak-secret".into())]);
+        assert_eq!(
+            bad_value.unwrap_err(),
+            "the value of header \"X-Api-Key\" is not a valid HTTP header"
+        );
+        let bad_name = headers(&[("X Key".into(), "v".into())]);
+        assert_eq!(
+            bad_name.unwrap_err(),
+            "header \"X Key\" is not a valid HTTP header name"
+        );
+        let ok = headers(&[("Authorization".into(), "Bearer abcdefgh".into())]).unwrap();
+        let v = ok.get("authorization").unwrap();
+        assert!(v.is_sensitive());
+        assert!(!format!("{ok:?}").contains("abcdefgh"));
+    }
+
+    #[test]
+    fn statuses_end_the_connection_in_words() {
+        assert_eq!(
+            status_end(reqwest::StatusCode::UNAUTHORIZED),
+            End::NeedsAuth(NEEDS_AUTH.into())
+        );
+        assert_eq!(
+            status_end(reqwest::StatusCode::TEMPORARY_REDIRECT),
+            End::Failed("HTTP 307: a redirect to another origin is not followed".into())
+        );
+        assert_eq!(
+            status_end(reqwest::StatusCode::BAD_GATEWAY),
+            End::Failed("HTTP 502".into())
+        );
+    }
+
+    #[test]
+    fn peek_finds_a_request_id_and_the_initialize_version() {
+        assert_eq!(
+            peek(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}"#),
+            (Some(7), "tools/call".to_string())
+        );
+        // A response to the server carries an id but no method: not a request of ours.
+        assert_eq!(
+            peek(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#),
+            (None, String::new())
+        );
+        assert_eq!(
+            peek(br#"{"jsonrpc":"2.0","method":"notifications/cancelled"}"#),
+            (None, "notifications/cancelled".to_string())
+        );
+        assert_eq!(
+            protocol_version(
+                br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18"}}"#
+            ),
+            Some("2025-06-18".to_string())
+        );
+        assert_eq!(protocol_version(b"not json"), None);
+    }
 }

@@ -548,6 +548,7 @@ impl Ctx {
             Ok(started) => started,
             Err(error) => return self.report(McpReport::Failed { error }),
         };
+        self.install_elicitation(&rpc);
         {
             let mut servers = self.servers.lock().unwrap_or_else(|e| e.into_inner());
             match servers.get_mut(&self.name) {
@@ -559,6 +560,7 @@ impl Ctx {
                 _ => return link.stop(),
             }
         }
+        self.install_elicitation(&rpc);
         self.serve(&rpc, timeout, |error| {
             if !failed.swap(true, Ordering::SeqCst) {
                 link.stop();

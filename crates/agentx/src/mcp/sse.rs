@@ -57,20 +57,34 @@ async fn run(
     if let Some(endpoint) = endpoint {
         loop {
             tokio::select! {
+                // What agentx queued goes first (a `notifications/cancelled` before the close).
+                biased;
                 m = rx.recv() => match m {
                     Some(m) => {
                         let posted = tokio::time::timeout(
                             conn.connect_timeout,
                             post(&conn, &endpoint, m),
                         );
+                        tokio::pin!(posted);
                         tokio::select! {
-                            _ = posted => {}
-                            _ = http::stopped(&mut stop) => break,
+                            _ = &mut posted => {}
+                            _ = http::stopped(&mut stop) => {
+                                let _ = tokio::time::timeout(http::CLOSE_WAIT, posted).await;
+                                break;
+                            }
                         }
                     }
                     None => break,
                 },
                 _ = http::stopped(&mut stop) => break,
+            }
+        }
+        // PROFILE §18: the notifications queued before the close (SIGTERM's
+        // `notifications/cancelled`) still go, within the close's bound.
+        let deadline = tokio::time::Instant::now() + http::CLOSE_WAIT;
+        while let Ok(m) = rx.try_recv() {
+            if http::peek(&m).0.is_none() && !conn.is_ended() {
+                let _ = tokio::time::timeout_at(deadline, post(&conn, &endpoint, m)).await;
             }
         }
     }

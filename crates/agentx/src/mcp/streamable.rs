@@ -83,6 +83,8 @@ impl Streamable {
     ) {
         loop {
             tokio::select! {
+                // What agentx queued goes first (a `notifications/cancelled` before the close).
+                biased;
                 m = rx.recv() => match m {
                     Some(m) => {
                         let (id, method) = http::peek(&m);
@@ -97,9 +99,13 @@ impl Streamable {
                                     self.conn.connect_timeout,
                                     self.clone().post_other(m, method),
                                 );
+                                tokio::pin!(posted);
                                 tokio::select! {
-                                    _ = posted => {}
-                                    _ = http::stopped(&mut stop) => break,
+                                    _ = &mut posted => {}
+                                    _ = http::stopped(&mut stop) => {
+                                        let _ = tokio::time::timeout(http::CLOSE_WAIT, posted).await;
+                                        break;
+                                    }
                                 }
                             }
                         }
@@ -112,6 +118,15 @@ impl Streamable {
                     http::stopped(&mut stop).await;
                     break;
                 }
+            }
+        }
+        // PROFILE §18: the notifications queued before the close (SIGTERM's
+        // `notifications/cancelled`) still go, within the close's bound.
+        let deadline = tokio::time::Instant::now() + http::CLOSE_WAIT;
+        while let Ok(m) = rx.try_recv() {
+            let (id, method) = http::peek(&m);
+            if id.is_none() && !self.conn.is_ended() {
+                let _ = tokio::time::timeout_at(deadline, self.clone().post_other(m, method)).await;
             }
         }
         self.delete().await;
@@ -268,22 +283,23 @@ impl Streamable {
 
     /// PROFILE §18: the session is deleted on exit.
     async fn delete(&self) {
-        let Some(id) = self
-            .session
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .id
-            .take()
-        else {
+        let (id, version) = {
+            let mut s = self.session.lock().unwrap_or_else(|e| e.into_inner());
+            (s.id.take(), s.version.clone())
+        };
+        let Some(id) = id else {
             return;
         };
-        let req = self
+        let mut req = self
             .conn
             .client
             .delete(self.url.clone())
             .headers(self.conn.headers.clone())
             .header(SESSION_ID, id)
             .timeout(http::CLOSE_WAIT);
+        if let Some(v) = version {
+            req = req.header(PROTOCOL_VERSION, v);
+        }
         let _ = tokio::time::timeout(http::CLOSE_WAIT, req.send()).await;
     }
 }

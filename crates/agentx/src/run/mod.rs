@@ -38,27 +38,42 @@ pub fn run_session(args: &SessionArgs) -> i32 {
     run(args, None)
 }
 
+/// PROFILE §18: every `--mcp-config` file is read and checked before anything starts; a bad
+/// one is a usage error (status 2) naming the server.
+fn resolve_mcp_configs(args: &SessionArgs) -> Result<SessionArgs, i32> {
+    let mut args = args.clone();
+    match crate::mcp::config::resolve(&args.mcp_configs) {
+        Ok(servers) => {
+            args.mcp_configs = vec![crate::args::sdk_args::McpConfigArg::Servers(servers)];
+            Ok(args)
+        }
+        Err(e) => {
+            eprintln!("agentx: {e}\n{}", crate::args::agentx_args::USAGE);
+            Err(2)
+        }
+    }
+}
+
 /// `agentx … --verbose`: the Claude Agent SDK profile (PROFILE §15); returns the exit status.
 /// Each accepted-and-ignored option gets its WARN line once startup succeeded
 /// (`startup::start`).
 pub fn run_sdk_session(args: &SdkSessionArgs) -> i32 {
-    // PROFILE §18: every `--mcp-config` file is read and checked before anything starts; a
-    // bad one is a usage error (status 2) naming the server.
-    let mut sdk = args.sdk.clone();
-    match crate::mcp::config::resolve(&sdk.mcp_configs) {
-        Ok(servers) => {
-            sdk.mcp_configs = vec![crate::args::sdk_args::McpConfigArg::Servers(servers)];
-        }
-        Err(e) => {
-            eprintln!("agentx: {e}\n{}", crate::args::agentx_args::USAGE);
-            return 2;
-        }
-    }
-    run(&args.session, Some(&sdk))
+    run(&args.session, Some(&args.sdk))
 }
 
 fn run(args: &SessionArgs, sdk: Option<&SdkArgs>) -> i32 {
-    let mut startup = match startup::start(&args.common, args.replay_user_messages, true, sdk) {
+    let args = match resolve_mcp_configs(args) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let args = &args;
+    let mut startup = match startup::start(
+        &args.common,
+        args.replay_user_messages,
+        true,
+        sdk,
+        &args.mcp_configs,
+    ) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("{e}");

@@ -28,7 +28,7 @@ use super::startup::start;
 
 /// Runs `-p`; returns the exit status.
 pub fn run_one_shot(args: &OneShotArgs) -> i32 {
-    let mut startup = match start(&args.common, false, false, None) {
+    let mut startup = match start(&args.common, false, false, None, &[]) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("{e}");

@@ -73,6 +73,7 @@ pub fn start(
     replay_user_messages: bool,
     host_permissions: bool,
     sdk: Option<&SdkArgs>,
+    mcp_configs: &[crate::args::sdk_args::McpConfigArg],
 ) -> Result<Startup, StartupError> {
     // PROFILE §15: in the SDK profile an ask reaches the host only with
     // `--permission-prompt-tool stdio` (and not `--permission-prompts none`).
@@ -168,10 +169,7 @@ pub fn start(
         None => None,
     };
     // PROFILE §18: the `--mcp-config` servers (the run resolved every file already).
-    let mcp_servers = match sdk {
-        Some(s) => crate::mcp::config::resolve(&s.mcp_configs).unwrap_or_default(),
-        None => Vec::new(),
-    };
+    let mcp_servers = crate::mcp::config::resolve(mcp_configs).unwrap_or_default();
     let secrets: Vec<String> = mcp_servers
         .iter()
         .filter_map(|d| match &d.kind {

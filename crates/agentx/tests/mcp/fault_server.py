@@ -5,6 +5,9 @@ die mid-call, ignore SIGTERM. Standard library only.
 usage: fault_server.py MODE LOG
 MODE: hang-init | garbage | garbage-line | die-on-call | slow | stubborn | changing
 Every message received is appended to LOG, one line each; the first line is "pid <pid>".
+With AGENTX_STDOUT and EXPECT in its environment, the second says whether that file held
+EXPECT when the server started. With GATE (a FIFO), its startup then waits until the test
+opens that FIFO.
 """
 
 import json
@@ -16,6 +19,17 @@ import time
 mode, log_path = sys.argv[1], sys.argv[2]
 log = open(log_path, "a", buffering=1)
 log.write("pid %d\n" % os.getpid())
+# Scenario 8: whether agentx's stdout (a file the test gave it) already holds EXPECT when this
+# process starts.
+if os.environ.get("AGENTX_STDOUT"):
+    with open(os.environ["AGENTX_STDOUT"]) as out:
+        seen = os.environ["EXPECT"] in out.read()
+    log.write("expected output before start: %s\n" % ("yes" if seen else "no"))
+if os.environ.get("GATE"):
+    # Startup blocks until the test opens this FIFO for writing.
+    with open(os.environ["GATE"]) as gate:
+        gate.read()
+    log.write("gate opened\n")
 
 
 def send(msg):

@@ -4,9 +4,10 @@ network transports, for agentx's PROFILE §18 tests:
     http_server.py streamable-http|sse LOG
 
 binds a free loopback port, prints `PORT <n>` on stdout, and serves until it is killed. Its
-extra tools: `header` (the value of one request header as the server received it), `wait`
-(sleeps until cancelled and appends `cancelled` to LOG), `die` (the process exits mid-call),
-`changed` (adds the tool `late` and sends `notifications/tools/list_changed`). Its extra
+extra tools: `roots` (asks agentx for `roots/list` mid-call), `header` (the value of one
+request header as the server received it), `wait` (sleeps until cancelled and appends
+`cancelled` to LOG), `die` (the process exits mid-call), `changed` (adds the tool `late` and
+sends `notifications/tools/list_changed`). Its extra
 routes: `/moved` redirects (307) to the transport's own path on the same origin, `/away` to
 the same server under another origin (`localhost` for `127.0.0.1`)."""
 
@@ -56,6 +57,13 @@ def die() -> str:
     os._exit(3)
 
 
+@server.tool()
+async def roots(ctx: Context) -> str:
+    """The roots agentx answers `roots/list` with (a request from the server mid-call)"""
+    result = await ctx.request_context.session.list_roots()
+    return " ".join(str(r.uri) for r in result.roots)
+
+
 def late() -> str:
     """Added by `changed`"""
     return "late"
@@ -85,7 +93,10 @@ async def away(request):
 
 def main() -> None:
     transport = sys.argv[1]
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose proto
+    # says TCP, and an accepted socket inherits it; with Nagle on, an event written after the
+    # answer's headers waits for the client's delayed ACK (40 ms a call).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     # Connections wait in the backlog until uvicorn accepts them.

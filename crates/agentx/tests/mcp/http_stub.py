@@ -11,10 +11,15 @@ one line per request to LOG. MODE:
   each DELETE;
 - `flood`: the answer to `initialize` is an event stream of one endless `data` line (100 MB);
 - `noise`: the answer to `initialize` is an event stream of endless events that are not
-  JSON-RPC."""
+  JSON-RPC;
+- `hang`: no POST is ever answered, and a GET gets an event stream that stays silent;
+- `expire`: as `record`, but `tools/call` is answered 404 (the session is gone);
+- `json:N`, `event:N`: as `record`, but the answer to `tools/call` is exactly N bytes, a JSON
+  body or the data of one event."""
 
 import json
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MODE = sys.argv[1]
@@ -45,6 +50,12 @@ class Handler(BaseHTTPRequestHandler):
         log(f"GET {self.path}")
         if MODE == "401":
             return self.reply(401, b"{}", extra=[("WWW-Authenticate", "Bearer")])
+        if MODE == "hang":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.flush()
+            return time.sleep(3600)
         self.reply(405)
 
     def do_DELETE(self) -> None:
@@ -61,6 +72,10 @@ class Handler(BaseHTTPRequestHandler):
         )
         if MODE == "401":
             return self.reply(401, b"{}", extra=[("WWW-Authenticate", "Bearer")])
+        if MODE == "hang":
+            return time.sleep(3600)
+        if MODE == "expire" and method == "tools/call":
+            return self.reply(404, b"{}")
         if "id" not in msg:
             return self.reply(202)
         if method == "initialize" and MODE in ("flood", "noise"):
@@ -77,7 +92,21 @@ class Handler(BaseHTTPRequestHandler):
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": "hi"}]}
         out = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode()
+        if method == "tools/call" and ":" in MODE:
+            return self.sized(msg["id"])
         self.reply(200, out, extra=[("Mcp-Session-Id", "s-1")])
+
+    def sized(self, id_) -> None:
+        kind, n = MODE.split(":")
+        empty = json.dumps(
+            {"jsonrpc": "2.0", "id": id_, "result": {"content": [{"type": "text", "text": ""}]}}
+        ).encode()
+        out = empty.replace(b'"text": ""', b'"text": "' + b"a" * (int(n) - len(empty)) + b'"')
+        assert len(out) == int(n)
+        if kind == "json":
+            return self.reply(200, out)
+        body = b"event: message\ndata: " + out + b"\n\n"
+        self.reply(200, body, ctype="text/event-stream")
 
     def stream(self, mode: str) -> None:
         self.send_response(200)

@@ -1,5 +1,5 @@
 //! What the MCP suites share (`mcp_servers.rs`, `mcp_network.rs`, the SDK flows of
-//! `sdk_support/mcp_stdio.rs`): the test assets' folder and the official Python MCP SDK installed
+//! `sdk_support/mcp_servers.rs`): the test assets' folder and the official Python MCP SDK installed
 //! pinned into `target/tmp` on first use (skipped with a printed reason when it cannot be
 //! installed, failed under `CI`).
 

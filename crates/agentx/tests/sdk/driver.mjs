@@ -480,6 +480,21 @@ const FLOWS = {
     emitStatus(await s.q.mcpServerStatus());
     await s.close();
   },
+  // PROFILE §18: http and sse servers in `mcpServers` (the FastMCP server over its own
+  // streamable-HTTP and SSE transports, started by the test: MCP_HTTP_URL, MCP_SSE_URL).
+  async mcp_network() {
+    const s = session({
+      mcpServers: {
+        web: { type: "http", url: process.env.MCP_HTTP_URL },
+        old: { type: "sse", url: process.env.MCP_SSE_URL },
+      },
+      permissionMode: "bypassPermissions",
+      allowDangerouslySkipPermissions: true,
+    });
+    await s.turn('!mcp web add {"a": 1, "b": 2}\n!mcp old add {"a": 3, "b": 4}\n!last_tool_result');
+    emitStatus(await s.q.mcpServerStatus());
+    await s.close();
+  },
   // PROFILE §18 live changes: toggle off (no tools), on, reconnect, an unknown name; then
   // setMcpServers adds a dynamic server and an empty set removes it.
   async mcp_stdio_live() {

@@ -555,6 +555,19 @@ async def flow_mcp_stdio_live():
             emit(event="raised", error=str(e))
 
 
+async def flow_mcp_network():
+    # PROFILE §18: http and sse servers in `mcp_servers` (the FastMCP server over its own
+    # streamable-HTTP and SSE transports, started by the test: MCP_HTTP_URL, MCP_SSE_URL).
+    servers = {
+        "web": {"type": "http", "url": os.environ["MCP_HTTP_URL"]},
+        "old": {"type": "sse", "url": os.environ["MCP_SSE_URL"]},
+    }
+    opts = options(mcp_servers=servers, permission_mode="bypassPermissions")
+    async with ClaudeSDKClient(options=opts) as c:
+        await turn(c, '!mcp web add {"a": 1, "b": 2}\n!mcp old add {"a": 3, "b": 4}\n!last_tool_result')
+        emit_status(await c.get_mcp_status())
+
+
 async def flow_coding():
     """PROFILE §17: allowed_tools runs a Read-then-Edit with no permission callback; a
     PreToolUse hook matching Edit|Write sees the Edit; the UserMessage carries

@@ -24,7 +24,7 @@ use agentx_test_support::install;
 
 #[macro_use]
 pub mod examples;
-pub mod mcp_stdio;
+pub mod mcp_servers;
 
 pub use harness::TempDir;
 
@@ -66,6 +66,7 @@ macro_rules! every_flow {
         mcp_flow_tests! { $sdk;
             mcp_stdio => check_mcp_stdio,
             mcp_stdio_live => check_mcp_stdio_live,
+            mcp_network => check_mcp_network,
         }
 
         /// PROFILE §19 with a priced provider: its home is prepared, so not a `flow_tests` line.
@@ -90,15 +91,15 @@ macro_rules! flow_tests {
     };
 }
 
-/// One `#[test]` per `flow => check` pair of [`mcp_stdio`]: runs the flow with the MCP venv
+/// One `#[test]` per `flow => check` pair of [`mcp_servers`]: runs the flow with the MCP venv
 /// (or skips) and checks it.
 macro_rules! mcp_flow_tests {
     ($sdk:expr; $($name:ident => $check:ident),* $(,)?) => {
         $(
             #[test]
             fn $name() {
-                if let Some(f) = sdk_support::mcp_stdio::run_flow($sdk, stringify!($name)) {
-                    sdk_support::mcp_stdio::$check(&f);
+                if let Some(f) = sdk_support::mcp_servers::run_flow($sdk, stringify!($name)) {
+                    sdk_support::mcp_servers::$check(&f);
                 }
             }
         )*

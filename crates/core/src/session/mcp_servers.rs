@@ -135,6 +135,8 @@ pub(crate) struct McpServers {
     pub(crate) ready: std::collections::VecDeque<(String, super::ToolOutcome)>,
     /// `mcp_reconnect` requests waiting for their server to settle: (request id, server).
     pub(crate) reconnects: Vec<(String, String)>,
+    /// The turn whose first model request waits for the user's servers to settle.
+    pub(crate) held_request: Option<crate::model::TurnId>,
     /// Elicitations from the user's servers waiting for the host (`mcp_elicit`).
     pub(crate) elicitations: Vec<super::mcp_elicit::Pending>,
     next_rpc: u64,

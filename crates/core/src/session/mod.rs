@@ -583,6 +583,7 @@ impl Session {
             }
             // PROFILE §16: MCP call outcomes known while their turn was borrowed.
             self.mcp_ready(now);
+            self.mcp_release_request(now);
             if self.out.failed() {
                 self.stop_everything(now);
                 self.finish(1);
@@ -612,9 +613,9 @@ impl Session {
             if !self.queue.is_empty() {
                 self.mcp_begin(now);
             }
-            // PROFILE §18: the first model request of a turn waits for the user's servers to
-            // settle, at most the connect timeout.
-            if self.mcp_listing() || self.mcp.connecting(now) {
+            // PROFILE §18: a user's server never holds the turn's start (system/init lists
+            // it `pending`); its first model request waits (`start_request`).
+            if self.mcp_listing() {
                 break;
             }
             match self.queue.pop() {

@@ -727,6 +727,12 @@ fn a_turn_waits_for_a_user_server_at_most_the_connect_timeout() {
         sim.actions
     );
     assert!(sim.requests.is_empty(), "the turn waits");
+    // PROFILE §18: the server never holds system/init: the turn starts and lists it pending.
+    assert_eq!(sim.labels(), ["init", "state:running"]);
+    assert_eq!(
+        sim.out[0]["mcp_servers"],
+        json!([{"name":"fs","status":"pending"}])
+    );
     assert_eq!(
         sim.s.poll_timeout(),
         Some(sim.now + Duration::from_millis(1500))
@@ -820,4 +826,66 @@ fn a_connected_user_server_offers_its_tools_and_calls_go_to_the_driver() {
     sim.finish_tool("t1", ToolOutcome::ok("a\nb"));
     assert_eq!(tool_result(&sim, "t1")["content"], "a\nb");
     assert_eq!(sim.last_of("result")["subtype"], "success");
+}
+
+/// PROFILE §18: system/init shows the server `pending`; its report releases the held first
+/// model request at once, which offers its tools; an interrupt while the request is held
+/// ends the turn, and a later report starts nothing.
+#[test]
+fn a_settled_user_server_releases_the_held_first_request_and_an_interrupt_ends_it() {
+    use agentx_core::session::mcp::ListedTool;
+    use agentx_core::session::McpReport;
+    let mut c = sdk_config(&[]);
+    c.mcp.servers = vec![user_server("fs"), user_server("gone")];
+    let mut sim = Sim::new(c);
+    sim.send(&user("hi"));
+    assert_eq!(
+        sim.out[0]["mcp_servers"],
+        json!([{"name":"fs","status":"pending"},{"name":"gone","status":"pending"}])
+    );
+    let ls = ListedTool {
+        name: "ls".into(),
+        description: "List".into(),
+        input_schema: r#"{"type":"object"}"#.into(),
+    };
+    sim.advance(10);
+    sim.s.handle_mcp_server(
+        "fs",
+        1,
+        McpReport::Connected {
+            server_info: r#"{"name":"fs","version":"1"}"#.into(),
+            tools: vec![ls],
+        },
+        sim.now,
+    );
+    sim.step();
+    assert!(sim.requests.is_empty(), "`gone` is still pending");
+    sim.s
+        .handle_mcp_server("gone", 1, McpReport::Failed { error: "no".into() }, sim.now);
+    sim.step();
+    assert_eq!(sim.requests.len(), 1);
+    assert!(sim.requests[0]
+        .tools
+        .iter()
+        .any(|t| t.name == "mcp__fs__ls"));
+    assert_eq!(sim.last_of("result")["subtype"], "success");
+    // A turn held again is interrupted: it ends, and the later report starts no request.
+    let mut c = sdk_config(&[]);
+    c.mcp.servers = vec![user_server("fs")];
+    let mut sim = Sim::new(c);
+    sim.send(&user("hi"));
+    let from = sim.out.len();
+    sim.send(&control("int_1", json!({"subtype":"interrupt"})));
+    assert_eq!(
+        sim.labels_from(from),
+        [
+            "control_response:success:int_1",
+            "result:error_during_execution",
+            "state:idle"
+        ]
+    );
+    sim.s
+        .handle_mcp_server("fs", 1, McpReport::Failed { error: "no".into() }, sim.now);
+    sim.step();
+    assert!(sim.requests.is_empty());
 }

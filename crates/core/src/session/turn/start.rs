@@ -226,9 +226,36 @@ impl Session {
         OutputRecord::System(SystemEvent::Init(Box::new(init)))
     }
 
+    /// PROFILE §18: the held first model request of the active turn goes once no enabled
+    /// user server is pending, or their connect timeout passed.
+    pub(crate) fn mcp_release_request(&mut self, now: Instant) {
+        let Some(turn) = self.mcp.held_request else {
+            return;
+        };
+        if self.mcp.connecting(now) {
+            return;
+        }
+        self.mcp.held_request = None;
+        let waiting = self
+            .turn
+            .as_ref()
+            .is_some_and(|t| t.id == turn && t.requests == 0 && matches!(t.phase, Phase::Between));
+        if waiting {
+            self.start_request(now);
+        }
+    }
+
     /// Queues the next model call of the active turn; PROFILE §19: when the estimate is over
     /// the threshold (or the last answer said the context is too long), a compaction first.
     pub(crate) fn start_request(&mut self, now: Instant) {
+        // PROFILE §18: the first model request of a turn waits until every enabled user
+        // server settled, at most the connect timeout (`mcp_release_request`).
+        if let Some(t) = self.turn.as_ref() {
+            if t.requests == 0 && self.mcp.connecting(now) {
+                self.mcp.held_request = Some(t.id);
+                return;
+            }
+        }
         if self.compaction_due() && self.begin_compaction(None, now) {
             return;
         }
