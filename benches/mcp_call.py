@@ -18,18 +18,24 @@ the same way, so the difference is what the call adds. Run it with the pinned ve
     cargo build --bins && cargo test -p agentx --test mcp_servers a_stdio_server
     target/tmp/mcp-python-*/venv/bin/python benches/mcp_call.py [target/debug/agentx]
 
-Knobs: AGENTX_BENCH_ROUNDS (default 10), AGENTX_BENCH_CALLS (per round, default 100).
+Knobs: AGENTX_BENCH_ROUNDS (default 10), AGENTX_BENCH_CALLS (per round, default 100),
+AGENTX_BENCH_TRANSPORT (`stdio`, the default; `streamable-http` or `sse`: the same server run
+once by crates/agentx/tests/mcp/http_server.py on a free loopback port, agentx configured with
+`"type":"http"` or `"sse"`, the Python client with `streamable_http_client` or `sse_client`).
 """
 import json, os, statistics, subprocess, sys, tempfile, time
 
 import anyio
 from mcp import ClientSession, StdioServerParameters
+from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERVER = os.path.join(ROOT, "crates/agentx/tests/mcp/demo_server.py")
 ROUNDS = int(os.environ.get("AGENTX_BENCH_ROUNDS", "10"))
 CALLS = int(os.environ.get("AGENTX_BENCH_CALLS", "100"))
+TRANSPORT = os.environ.get("AGENTX_BENCH_TRANSPORT", "stdio")
 
 
 def cpu_ns(pid):
@@ -45,8 +51,11 @@ def cpu_ns(pid):
 
 
 class Agentx:
-    def __init__(self, binary, home):
+    def __init__(self, binary, home, url=None):
         config = {"mcpServers": {"demo": {"command": sys.executable, "args": [SERVER]}}}
+        if url is not None:
+            kind = "sse" if TRANSPORT == "sse" else "http"
+            config = {"mcpServers": {"demo": {"type": kind, "url": url}}}
         self.p = subprocess.Popen(
             [binary, "--input-format", "stream-json", "--output-format", "stream-json",
              "--verbose", "--permission-mode", "bypassPermissions",
@@ -102,12 +111,25 @@ def pct(xs, q):
 async def main():
     binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target/debug/agentx")
     home = tempfile.mkdtemp(prefix="agentx-mcp-bench-")
-    ax = Agentx(binary, home)
+    url, server = None, None
+    if TRANSPORT != "stdio":
+        server = subprocess.Popen(
+            [sys.executable, os.path.join(ROOT, "crates/agentx/tests/mcp/http_server.py"),
+             TRANSPORT, os.path.join(home, "server.log")],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        port = server.stdout.readline().split()[1]
+        url = f"http://127.0.0.1:{port}" + ("/sse" if TRANSPORT == "sse" else "/mcp")
+    ax = Agentx(binary, home, url)
     ax.calls(20)  # warm-up; the first turn also waits for the server to connect
     ax.echo_turns(20)
     ours, peer, cpu_call, cpu_echo = [], [], 0, 0
-    params = StdioServerParameters(command=sys.executable, args=[SERVER])
-    async with stdio_client(params) as (read, write):
+    if url is None:
+        client = stdio_client(StdioServerParameters(command=sys.executable, args=[SERVER]))
+    elif TRANSPORT == "sse":
+        client = sse_client(url)
+    else:
+        client = streamable_http_client(url)
+    async with client as (read, write, *_):
         async with ClientSession(read, write) as s:
             await s.initialize()
             for _ in range(20):
@@ -128,9 +150,12 @@ async def main():
                         sys.exit(f"unexpected result {r}")
     ax.p.stdin.close()
     ax.p.wait(timeout=30)
+    if server is not None:
+        server.kill()
     n = ROUNDS * CALLS
     us = lambda s: round(s * 1e6)
     print(json.dumps({
+        "transport": TRANSPORT,
         "calls_each": n,
         "load": os.getloadavg()[0],
         "agentx_p50_us": us(pct(ours, 0.50)), "agentx_p99_us": us(pct(ours, 0.99)),

@@ -421,3 +421,66 @@ impl Link {
 pub async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|s| *s).await;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_header_is_named_and_its_value_never_shown() {
+        let bad_value = headers(&[("X-Api-Key".into(), "line\nbreak-secret".into())]);
+        assert_eq!(
+            bad_value.unwrap_err(),
+            "the value of header \"X-Api-Key\" is not a valid HTTP header"
+        );
+        let bad_name = headers(&[("X Key".into(), "v".into())]);
+        assert_eq!(
+            bad_name.unwrap_err(),
+            "header \"X Key\" is not a valid HTTP header name"
+        );
+        let ok = headers(&[("Authorization".into(), "Bearer abcdefgh".into())]).unwrap();
+        let v = ok.get("authorization").unwrap();
+        assert!(v.is_sensitive());
+        assert!(!format!("{ok:?}").contains("abcdefgh"));
+    }
+
+    #[test]
+    fn statuses_end_the_connection_in_words() {
+        assert_eq!(
+            status_end(reqwest::StatusCode::UNAUTHORIZED),
+            End::NeedsAuth(NEEDS_AUTH.into())
+        );
+        assert_eq!(
+            status_end(reqwest::StatusCode::TEMPORARY_REDIRECT),
+            End::Failed("HTTP 307: a redirect to another origin is not followed".into())
+        );
+        assert_eq!(
+            status_end(reqwest::StatusCode::BAD_GATEWAY),
+            End::Failed("HTTP 502".into())
+        );
+    }
+
+    #[test]
+    fn peek_finds_a_request_id_and_the_initialize_version() {
+        assert_eq!(
+            peek(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}"#),
+            (Some(7), "tools/call".to_string())
+        );
+        // A response to the server carries an id but no method: not a request of ours.
+        assert_eq!(
+            peek(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#),
+            (None, String::new())
+        );
+        assert_eq!(
+            peek(br#"{"jsonrpc":"2.0","method":"notifications/cancelled"}"#),
+            (None, "notifications/cancelled".to_string())
+        );
+        assert_eq!(
+            protocol_version(
+                br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18"}}"#
+            ),
+            Some("2025-06-18".to_string())
+        );
+        assert_eq!(protocol_version(b"not json"), None);
+    }
+}

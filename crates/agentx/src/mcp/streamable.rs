@@ -283,22 +283,23 @@ impl Streamable {
 
     /// PROFILE §18: the session is deleted on exit.
     async fn delete(&self) {
-        let Some(id) = self
-            .session
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .id
-            .take()
-        else {
+        let (id, version) = {
+            let mut s = self.session.lock().unwrap_or_else(|e| e.into_inner());
+            (s.id.take(), s.version.clone())
+        };
+        let Some(id) = id else {
             return;
         };
-        let req = self
+        let mut req = self
             .conn
             .client
             .delete(self.url.clone())
             .headers(self.conn.headers.clone())
             .header(SESSION_ID, id)
             .timeout(http::CLOSE_WAIT);
+        if let Some(v) = version {
+            req = req.header(PROTOCOL_VERSION, v);
+        }
         let _ = tokio::time::timeout(http::CLOSE_WAIT, req.send()).await;
     }
 }

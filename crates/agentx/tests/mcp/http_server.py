@@ -93,7 +93,10 @@ async def away(request):
 
 def main() -> None:
     transport = sys.argv[1]
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose proto
+    # says TCP, and an accepted socket inherits it; with Nagle on, an event written after the
+    # answer's headers waits for the client's delayed ACK (40 ms a call).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     # Connections wait in the backlog until uvicorn accepts them.
