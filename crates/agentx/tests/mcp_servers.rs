@@ -972,3 +972,33 @@ fn system_init_does_not_wait_for_a_server_and_disabling_it_releases_the_turn() {
     a.close_stdin();
     assert_eq!(a.finish().status, Some(0));
 }
+
+/// PROFILE §18 "Secrets": an elicitation carrying a configured secret never reaches the host;
+/// it is answered `cancel`, and the session goes on.
+#[test]
+fn an_elicitation_carrying_a_secret_is_cancel_and_never_reaches_the_host() {
+    let Some(py) = python() else { return };
+    let home = TempDir::new("mcp-elicit-secret");
+    let mut config = elicit_server(&py);
+    config["mcpServers"]["e"]["env"] = json!({"API_TOKEN": "tok-0123456789abcdef"});
+    let mut a = spawn(home.path(), &config, &[]);
+    a.send(&user(r#"!mcp e ask_env {"name":"API_TOKEN"}"#));
+    let records = a.until(|v| harness::is_state(v, "idle"));
+    assert_eq!(
+        harness::labels(&records),
+        [
+            "system/init",
+            "system/session_state_changed:running",
+            "assistant:tool_use:mcp__e__ask_env",
+            "user:tool_result:ok",
+            "result:success",
+            "system/session_state_changed:idle",
+        ]
+    );
+    assert_eq!(tool_result(&records)["content"], "cancel");
+    let f = a.finish();
+    assert_eq!(f.status, Some(0));
+    let out = String::from_utf8_lossy(&f.stdout);
+    assert!(!out.contains("tok-0123456789abcdef"));
+    assert!(!f.stderr.contains("tok-0123456789abcdef"));
+}
