@@ -1,6 +1,8 @@
 //! `Bash {command, timeout_ms?}` (PROFILE §10): `/bin/sh -c` in the session cwd, its own
-//! process group, default timeout 120 s, stdout and stderr together capped at 30,000 bytes,
-//! the exit code reported; killed (the whole group) on interrupt or cancellation.
+//! process group, default timeout 120 s, the exit code reported; killed (the whole group) on
+//! interrupt or cancellation. stdout and stderr are read from a pipe each: the text result is
+//! stdout then stderr, together capped at 30,000 bytes, and `tool_use_result` (PROFILE §17)
+//! carries each stream on its own.
 
 use std::path::Path;
 use std::process::Command;
@@ -10,7 +12,18 @@ use super::env::EnvOverrides;
 use super::process::{self, Capture, KillSwitch};
 use super::{ToolOutput, BASH_DEFAULT_TIMEOUT_MS, BASH_OUTPUT_CAP};
 
-/// Runs the command to its end (blocking). The content is the output, then
+/// What a call gave: the `tool_result`, and each stream (its first 30,000 bytes).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Ran {
+    /// The text result and `is_error`.
+    pub out: ToolOutput,
+    /// The command's stdout.
+    pub stdout: String,
+    /// The command's stderr.
+    pub stderr: String,
+}
+
+/// Runs the command to its end (blocking). The content is stdout then stderr, then
 /// `[output truncated at 30000 bytes]` when capped, then `exit code: N`; a nonzero exit, a
 /// timeout or a kill is an error result.
 /// `env` holds the session's `update_environment_variables` overrides.
@@ -20,15 +33,41 @@ pub fn run(
     timeout_ms: Option<u64>,
     env: &EnvOverrides,
     kill: &KillSwitch,
+) -> Ran {
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    let out = run_streams(
+        cwd,
+        command,
+        timeout_ms,
+        env,
+        kill,
+        &mut stdout,
+        &mut stderr,
+    );
+    Ran {
+        out,
+        stdout,
+        stderr,
+    }
+}
+
+fn run_streams(
+    cwd: &Path,
+    command: &str,
+    timeout_ms: Option<u64>,
+    env: &EnvOverrides,
+    kill: &KillSwitch,
+    stdout: &mut String,
+    stderr: &mut String,
 ) -> ToolOutput {
     let timeout = timeout_ms.unwrap_or(BASH_DEFAULT_TIMEOUT_MS);
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c").arg(command).current_dir(cwd);
     env.apply(&mut cmd);
-    let out = match process::run(
+    let mut out = match process::run(
         cmd,
         None,
-        Capture::Combined,
+        Capture::Separate,
         BASH_OUTPUT_CAP,
         Duration::from_millis(timeout),
         kill,
@@ -36,8 +75,14 @@ pub fn run(
         Ok(o) => o,
         Err(_) => return ToolOutput::error("cannot start /bin/sh"),
     };
-    let mut content = String::from_utf8_lossy(&out.output).into_owned();
-    if out.truncated {
+    *stdout = String::from_utf8_lossy(&out.output).into_owned();
+    *stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let mut both = std::mem::take(&mut out.output);
+    both.extend_from_slice(&out.stderr);
+    let truncated = out.truncated || out.stderr_truncated || both.len() > BASH_OUTPUT_CAP;
+    both.truncate(BASH_OUTPUT_CAP);
+    let mut content = String::from_utf8_lossy(&both).into_owned();
+    if truncated {
         if !content.ends_with('\n') && !content.is_empty() {
             content.push('\n');
         }
@@ -88,7 +133,8 @@ mod tests {
                 None,
                 &EnvOverrides::default(),
                 &k
-            ),
+            )
+            .out,
             ToolOutput::ok("hi\noops\nexit code: 0")
         );
         assert_eq!(
@@ -98,7 +144,8 @@ mod tests {
                 None,
                 &EnvOverrides::default(),
                 &k
-            ),
+            )
+            .out,
             ToolOutput::error("x\nexit code: 7")
         );
     }
@@ -112,7 +159,8 @@ mod tests {
             None,
             &EnvOverrides::default(),
             &KillSwitch::new(),
-        );
+        )
+        .out;
         let want = format!("{}\nexit code: 0", d.canonicalize().unwrap().display());
         assert_eq!(out.content, want);
     }
@@ -126,7 +174,8 @@ mod tests {
             None,
             &EnvOverrides::default(),
             &k,
-        );
+        )
+        .out;
         assert_eq!(at.content, format!("{}\nexit code: 0", "a".repeat(30_000)));
         let past = run(
             &cwd(),
@@ -134,7 +183,8 @@ mod tests {
             None,
             &EnvOverrides::default(),
             &k,
-        );
+        )
+        .out;
         assert_eq!(
             past.content,
             format!(
@@ -142,6 +192,36 @@ mod tests {
                 "a".repeat(30_000)
             )
         );
+    }
+
+    /// stderr follows stdout in the text whatever the order written; each stream is kept
+    /// apart; the cap counts both, one byte past it truncates.
+    #[test]
+    fn streams_apart_and_stdout_first() {
+        let k = KillSwitch::new();
+        let env = EnvOverrides::default();
+        let ran = run(&cwd(), "echo err >&2; echo out", None, &env, &k);
+        assert_eq!(ran.out, ToolOutput::ok("out\nerr\nexit code: 0"));
+        assert_eq!(
+            (ran.stdout.as_str(), ran.stderr.as_str()),
+            ("out\n", "err\n")
+        );
+        let cmd = "head -c 29999 /dev/zero | tr '\\0' a; printf b >&2";
+        let at = run(&cwd(), cmd, None, &env, &k);
+        assert_eq!(
+            at.out.content,
+            format!("{}b\nexit code: 0", "a".repeat(29_999))
+        );
+        let cmd = "head -c 29999 /dev/zero | tr '\\0' a; printf bc >&2";
+        let past = run(&cwd(), cmd, None, &env, &k);
+        assert_eq!(
+            past.out.content,
+            format!(
+                "{}b\n[output truncated at 30000 bytes]\nexit code: 0",
+                "a".repeat(29_999)
+            )
+        );
+        assert_eq!(past.stderr, "bc");
     }
 
     #[test]
@@ -152,7 +232,8 @@ mod tests {
             Some(100),
             &EnvOverrides::default(),
             &KillSwitch::new(),
-        );
+        )
+        .out;
         assert_eq!(out, ToolOutput::error("timed out after 100 ms"));
     }
 }

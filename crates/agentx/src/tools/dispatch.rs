@@ -65,18 +65,17 @@ pub fn run(
             timeout_ms,
             ..
         } => {
-            let out = bash::run(cwd, command, *timeout_ms, env, kill);
-            if out.is_error {
-                return failed(out.content);
+            let ran = bash::run(cwd, command, *timeout_ms, env, kill);
+            if ran.out.is_error {
+                return failed(ran.out.content);
             }
-            // The runner captures stdout and stderr together (PROFILE §10): `stdout` holds
-            // both, in the order written.
+            // PROFILE §17: BashOutput's `stdout` and `stderr`, each stream on its own.
             let result = Obj::new()
-                .str("stdout", &out.content)
-                .str("stderr", "")
+                .str("stdout", &ran.stdout)
+                .str("stderr", &ran.stderr)
                 .bool("interrupted", false)
                 .end();
-            succeeded(out.content, [result])
+            succeeded(ran.out.content, [result])
         }
     }
 }

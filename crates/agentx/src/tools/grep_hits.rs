@@ -10,6 +10,7 @@ use std::cmp::Ordering;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
+use super::walk::path_order;
 use super::GrepMode;
 
 /// `content` lines kept, counted in path order from the first file: twice the largest output
@@ -127,8 +128,11 @@ impl Hits {
 
     fn order(&self, a: &Hit, b: &Hit) -> Ordering {
         match self.mode {
-            GrepMode::FilesWithMatches => b.mtime.cmp(&a.mtime).then_with(|| a.path.cmp(&b.path)),
-            _ => a.path.cmp(&b.path),
+            GrepMode::FilesWithMatches => b
+                .mtime
+                .cmp(&a.mtime)
+                .then_with(|| path_order(&a.path, &b.path)),
+            _ => path_order(&a.path, &b.path),
         }
     }
 

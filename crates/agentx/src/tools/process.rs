@@ -128,10 +128,14 @@ struct Collected {
 pub struct Outcome {
     /// `None` when the status could not be collected.
     pub status: Option<ExitStatus>,
-    /// The first `cap` bytes of its output.
+    /// The first `cap` bytes of its output (with [`Capture::Separate`], of its stdout).
     pub output: Vec<u8>,
-    /// More than `cap` bytes were written.
+    /// More than `cap` bytes were written (to `output`'s stream or streams).
     pub truncated: bool,
+    /// [`Capture::Separate`]: the first `cap` bytes of its stderr.
+    pub stderr: Vec<u8>,
+    /// [`Capture::Separate`]: more than `cap` bytes were written to stderr.
+    pub stderr_truncated: bool,
     /// The deadline passed and the group was killed.
     pub timed_out: bool,
     /// The kill switch ended it.
@@ -151,8 +155,49 @@ impl Outcome {
 pub enum Capture {
     /// stdout only; stderr goes to /dev/null.
     Stdout,
-    /// stdout and stderr through one pipe, interleaved as written.
-    Combined,
+    /// stdout and stderr through a pipe each, each capped at `cap`.
+    Separate,
+}
+
+/// Reads `reader` until every writer is gone, keeping the first `cap` bytes while the call
+/// is open; after the call returned it only drains, so a background process never blocks on a
+/// full pipe (nor dies of a closed one). Sends on `eof` at the end.
+fn spawn_reader(
+    reader: std::io::PipeReader,
+    collected: Arc<Mutex<Collected>>,
+    cap: usize,
+    eof: mpsc::Sender<()>,
+) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("agentx-output".into())
+        .spawn(move || {
+            let mut reader = reader;
+            let mut buf = [0u8; 8192];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let mut c = collected.lock().unwrap_or_else(|e| e.into_inner());
+                        if c.open {
+                            let room = cap.saturating_sub(c.output.len());
+                            c.output.extend_from_slice(&buf[..n.min(room)]);
+                            c.truncated |= n > room;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = eof.send(());
+        })?;
+    Ok(())
+}
+
+/// Closes `collected` to new output and takes what it holds.
+fn take(collected: &Mutex<Collected>) -> (Vec<u8>, bool) {
+    let mut c = collected.lock().unwrap_or_else(|e| e.into_inner());
+    c.open = false;
+    (std::mem::take(&mut c.output), c.truncated)
 }
 
 /// Spawns `cmd` in a new process group with `stdin` written to its standard input (then
@@ -167,13 +212,15 @@ pub fn run(
     kill: &KillSwitch,
 ) -> std::io::Result<Outcome> {
     let (reader, writer) = std::io::pipe()?;
+    let mut err_reader = None;
     match capture {
         Capture::Stdout => {
             cmd.stdout(writer).stderr(Stdio::null());
         }
-        Capture::Combined => {
-            let second = writer.try_clone()?;
-            cmd.stdout(writer).stderr(second);
+        Capture::Separate => {
+            let (r, w) = std::io::pipe()?;
+            err_reader = Some(r);
+            cmd.stdout(writer).stderr(w);
         }
     }
     cmd.stdin(if stdin.is_some() {
@@ -183,8 +230,8 @@ pub fn run(
     });
     cmd.process_group(0);
     let mut child = cmd.spawn()?;
-    // The Command still holds our copies of the pipe's write end: drop them, or the read
-    // below never sees EOF.
+    // The Command still holds our copies of the pipes' write ends: drop them, or the reads
+    // below never see EOF.
     drop(cmd);
     let pid = i32::try_from(child.id()).unwrap_or(0);
     kill.attach(pid);
@@ -208,55 +255,44 @@ pub fn run(
         })
     };
 
-    let collected = Arc::new(Mutex::new(Collected {
-        output: Vec::new(),
-        truncated: false,
-        open: true,
-    }));
+    let new = || {
+        Arc::new(Mutex::new(Collected {
+            output: Vec::new(),
+            truncated: false,
+            open: true,
+        }))
+    };
+    let (collected, err_collected) = (new(), new());
     let (eof_tx, eof_rx) = mpsc::channel::<()>();
-    {
-        let collected = Arc::clone(&collected);
-        // Reads until every writer is gone; after the call returned it only drains, so a
-        // background process never blocks on a full pipe (nor dies of a closed one).
-        std::thread::Builder::new()
-            .name("agentx-output".into())
-            .spawn(move || {
-                let mut reader = reader;
-                let mut buf = [0u8; 8192];
-                loop {
-                    match reader.read(&mut buf) {
-                        Ok(0) => break,
-                        Ok(n) => {
-                            let mut c = collected.lock().unwrap_or_else(|e| e.into_inner());
-                            if c.open {
-                                let room = cap.saturating_sub(c.output.len());
-                                c.output.extend_from_slice(&buf[..n.min(room)]);
-                                c.truncated |= n > room;
-                            }
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(_) => break,
-                    }
-                }
-                let _ = eof_tx.send(());
-            })?;
-    }
+    spawn_reader(reader, Arc::clone(&collected), cap, eof_tx.clone())?;
+    let streams = match err_reader {
+        Some(r) => {
+            spawn_reader(r, Arc::clone(&err_collected), cap, eof_tx)?;
+            2
+        }
+        None => 1,
+    };
     let status = child.wait().ok();
     let _ = done_tx.send(());
     let timed_out = watchdog.join().unwrap_or(false);
     kill.detach();
     // PROFILE §10: the output of what it left in the background, for at most LINGER.
-    let _ = eof_rx.recv_timeout(LINGER);
-    let (output, truncated) = {
-        let mut c = collected.lock().unwrap_or_else(|e| e.into_inner());
-        c.open = false;
-        (std::mem::take(&mut c.output), c.truncated)
-    };
+    let linger_end = std::time::Instant::now() + LINGER;
+    for _ in 0..streams {
+        let left = linger_end.saturating_duration_since(std::time::Instant::now());
+        if eof_rx.recv_timeout(left).is_err() {
+            break;
+        }
+    }
+    let (output, truncated) = take(&collected);
+    let (stderr, stderr_truncated) = take(&err_collected);
     let killed = kill.was_killed() && !timed_out;
     Ok(Outcome {
         status,
         output,
         truncated,
+        stderr,
+        stderr_truncated,
         timed_out,
         killed,
     })
@@ -274,17 +310,20 @@ mod tests {
     }
 
     #[test]
-    fn combined_output_and_exit_code() {
+    fn separate_streams_and_exit_code() {
         let out = run(
-            sh("echo out; echo err >&2; exit 3"),
+            sh("echo err >&2; echo out; exit 3"),
             None,
-            Capture::Combined,
+            Capture::Separate,
             1000,
             Duration::from_secs(30),
             &KillSwitch::new(),
         )
         .unwrap();
-        assert_eq!(out.output, b"out\nerr\n");
+        assert_eq!(
+            (&out.output[..], &out.stderr[..]),
+            (&b"out\n"[..], &b"err\n"[..])
+        );
         assert_eq!(out.code(), Some(3));
         assert!(!out.truncated && !out.timed_out && !out.killed);
     }
@@ -326,7 +365,7 @@ mod tests {
         let out = run(
             sh("sleep 30 & sleep 30; echo never"),
             None,
-            Capture::Combined,
+            Capture::Separate,
             100,
             Duration::from_millis(200),
             &KillSwitch::new(),
@@ -345,7 +384,7 @@ mod tests {
             run(
                 sh("echo started; sleep 30 & sleep 30"),
                 None,
-                Capture::Combined,
+                Capture::Separate,
                 100,
                 Duration::from_secs(60),
                 &k2,

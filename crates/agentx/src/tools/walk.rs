@@ -5,6 +5,9 @@
 //! path relative to the walk's root. Must never: return a directory, or a file the ignore
 //! rules exclude.
 
+use std::cmp::Ordering;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
@@ -38,8 +41,12 @@ impl Pattern {
         if self.by_name {
             path.file_name().is_some_and(|n| self.glob.is_match(n))
         } else {
-            path.strip_prefix(root)
-                .is_ok_and(|rel| self.glob.is_match(rel))
+            // `strip_prefix` on the bytes: the walk's paths are `root` then `/` and names.
+            let (path, root) = (path.as_os_str().as_bytes(), root.as_os_str().as_bytes());
+            path.strip_prefix(root).is_some_and(|rel| {
+                let rel = rel.strip_prefix(b"/").unwrap_or(rel);
+                self.glob.is_match(Path::new(OsStr::from_bytes(rel)))
+            })
         }
     }
 }
@@ -73,11 +80,28 @@ struct Newest {
     keep: usize,
     files: Found,
     total: usize,
+    /// After a pruning, the oldest time kept: an older file cannot be among the `keep` newest.
+    cutoff: Option<std::time::SystemTime>,
 }
 
 impl Newest {
-    fn push(&mut self, file: (PathBuf, std::time::SystemTime)) {
+    fn new(keep: usize) -> Newest {
+        Newest {
+            keep,
+            files: Vec::new(),
+            total: 0,
+            cutoff: None,
+        }
+    }
+
+    /// Counts a file with time `mtime`; true when it may be among the `keep` newest (then it
+    /// is to be [`Newest::push`]ed).
+    fn count(&mut self, mtime: std::time::SystemTime) -> bool {
         self.total += 1;
+        self.cutoff.is_none_or(|c| mtime >= c)
+    }
+
+    fn push(&mut self, file: (PathBuf, std::time::SystemTime)) {
         self.files.push(file);
         self.bound();
     }
@@ -86,6 +110,7 @@ impl Newest {
         if self.files.len() / 2 >= self.keep.max(1) {
             newest_first(&mut self.files);
             self.files.truncate(self.keep);
+            self.cutoff = self.files.last().map(|f| f.1);
         }
     }
 }
@@ -110,18 +135,10 @@ impl Drop for Batch<'_> {
 /// modification time, and the count of all that matched. The walk runs on ripgrep's parallel
 /// walker; no more than twice `keep` files a thread are held at once.
 pub fn files(root: &Path, pattern: Option<&Pattern>, keep: usize) -> (Found, usize) {
-    let all = std::sync::Mutex::new(Newest {
-        keep,
-        files: Vec::new(),
-        total: 0,
-    });
+    let all = std::sync::Mutex::new(Newest::new(keep));
     builder(root, None).build_parallel().run(|| {
         let mut batch = Batch {
-            local: Newest {
-                keep,
-                files: Vec::new(),
-                total: 0,
-            },
+            local: Newest::new(keep),
             all: &all,
         };
         Box::new(move |entry| {
@@ -136,7 +153,9 @@ pub fn files(root: &Path, pattern: Option<&Pattern>, keep: usize) -> (Found, usi
                     .ok()
                     .and_then(|m| m.modified().ok())
                     .unwrap_or(std::time::UNIX_EPOCH);
-                batch.local.push((entry.into_path(), mtime));
+                if batch.local.count(mtime) {
+                    batch.local.push((entry.into_path(), mtime));
+                }
             }
             ignore::WalkState::Continue
         })
@@ -152,5 +171,49 @@ pub fn files(root: &Path, pattern: Option<&Pattern>, keep: usize) -> (Found, usi
 
 /// Newest first, then by path ascending (PROFILE §17).
 pub fn newest_first(files: &mut [(PathBuf, std::time::SystemTime)]) {
-    files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| path_order(&a.0, &b.0)));
+}
+
+/// `Path`'s order (component by component) for the walk's paths, computed on their bytes: in
+/// a path without `.` components, repeated or trailing `/` (as the walk makes them from a
+/// normalised root), comparing the bytes with `/` below every other byte is the same order.
+pub fn path_order(a: &Path, b: &Path) -> Ordering {
+    let (a, b) = (a.as_os_str().as_bytes(), b.as_os_str().as_bytes());
+    let at = a.iter().zip(b).position(|(x, y)| x != y);
+    let at = at.unwrap_or(a.len().min(b.len()));
+    let key = |c: Option<&u8>| c.map(|&c| if c == b'/' { 0 } else { u16::from(c) + 1 });
+    key(a.get(at)).cmp(&key(b.get(at)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The byte order agrees with `Path`'s where a separator meets a byte below or above it.
+    #[test]
+    fn path_order_is_paths_order() {
+        let paths = [
+            "/r/a",
+            "/r/a/b",
+            "/r/a-b",
+            "/r/a.b",
+            "/r/a0",
+            "/r/ab",
+            "/r/a/b/c",
+            "/r/a b",
+            "/r/A",
+            "/r/\u{e9}",
+            "/r/a/-",
+            "/r/a/.x",
+            "/r/b",
+            "/r/a/b-c",
+            "/r/a/b/-",
+        ];
+        for a in paths {
+            for b in paths {
+                let (a, b) = (Path::new(a), Path::new(b));
+                assert_eq!(path_order(a, b), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
+    }
 }

@@ -9,25 +9,34 @@ use crate::harness;
 
 use harness::*;
 
-fn results(t: &[Value]) -> Vec<(String, bool)> {
+/// The `user` records that carry a `tool_result`, in order.
+fn tool_users(t: &[Value]) -> impl Iterator<Item = &Value> {
     t.iter()
         .filter(|r| label(r).starts_with("user:tool_result"))
-        .map(crate::agentx_edit::outcome)
-        .collect()
 }
 
-/// Runs one message of `!tool` lines in `mode`, denying every prompt with "no"; returns the
-/// prompts' descriptions (sorted: they open at the same time) and the results in block order.
-fn run_mode(mode: &str, lines: &str, prompts: usize) -> (Vec<String>, Vec<(String, bool)>) {
-    let home = TempDir::new("coding-eval");
+/// The only (or first) `user` record carrying a `tool_result`.
+fn tool_user(t: &[Value]) -> &Value {
+    tool_users(t).next().expect("a tool_result")
+}
+
+fn results(t: &[Value]) -> Vec<(String, bool)> {
+    tool_users(t).map(crate::agentx_edit::outcome).collect()
+}
+
+/// A home with the session's cwd `work` in it (canonical), holding `f.txt`.
+fn work_home(tag: &str) -> (TempDir, std::path::PathBuf) {
+    let home = TempDir::new(tag);
     let cwd = home.path().join("work");
     std::fs::create_dir(&cwd).unwrap();
     std::fs::write(cwd.join("f.txt"), "x\n").unwrap();
-    let mut a = Agentx::session(
-        home.path(),
-        &["--permission-mode", mode, "--cwd", cwd.to_str().unwrap()],
-    );
-    a.say(lines);
+    let cwd = std::fs::canonicalize(cwd).unwrap();
+    (home, cwd)
+}
+
+/// Answers `prompts` permission requests with a denial "no"; their descriptions, sorted
+/// (they open at the same time).
+fn deny_prompts(a: &mut Agentx, prompts: usize) -> Vec<String> {
     let mut descriptions = Vec::new();
     for _ in 0..prompts {
         let upto = a.until(is_permission_request);
@@ -35,6 +44,20 @@ fn run_mode(mode: &str, lines: &str, prompts: usize) -> (Vec<String>, Vec<(Strin
         descriptions.push(req["request"]["description"].as_str().unwrap().to_owned());
         a.send(&deny(req["request_id"].as_str().unwrap(), "no"));
     }
+    descriptions.sort();
+    descriptions
+}
+
+/// Runs one message of `!tool` lines in `mode`, denying every prompt with "no"; returns the
+/// prompts' descriptions (sorted: they open at the same time) and the results in block order.
+fn run_mode(mode: &str, lines: &str, prompts: usize) -> (Vec<String>, Vec<(String, bool)>) {
+    let (home, cwd) = work_home("coding-eval");
+    let mut a = Agentx::session(
+        home.path(),
+        &["--permission-mode", mode, "--cwd", cwd.to_str().unwrap()],
+    );
+    a.say(lines);
+    let descriptions = deny_prompts(&mut a, prompts);
     a.turn();
     let all = a.seen.clone();
     assert_eq!(
@@ -44,7 +67,6 @@ fn run_mode(mode: &str, lines: &str, prompts: usize) -> (Vec<String>, Vec<(Strin
     );
     let done = a.finish();
     assert_eq!(done.status, Some(0));
-    descriptions.sort();
     (descriptions, results(&all))
 }
 
@@ -210,10 +232,7 @@ fn the_todo_list_survives_resume() {
             false
         )]
     );
-    let user = t
-        .iter()
-        .find(|r| label(r).starts_with("user:tool_result"))
-        .unwrap();
+    let user = tool_user(&t);
     assert_eq!(
         user["tool_use_result"],
         json!({"oldTodos": [], "newTodos": list})
@@ -237,10 +256,7 @@ fn the_todo_list_survives_resume() {
     let mut b = Agentx::session(home.path(), &["--resume", &sid]);
     b.say("!tool TodoWrite {\"todos\":[]}");
     let t = b.turn();
-    let user = t
-        .iter()
-        .find(|r| label(r).starts_with("user:tool_result"))
-        .unwrap();
+    let user = tool_user(&t);
     assert_eq!(
         user["tool_use_result"],
         json!({"oldTodos": list, "newTodos": []})
@@ -286,8 +302,7 @@ fn todo_write_limits() {
 /// stays inside is inside.
 #[test]
 fn a_link_inside_the_cwd_that_points_out_is_outside() {
-    let home = TempDir::new("coding-link");
-    let cwd = home.path().join("work");
+    let (home, cwd) = work_home("coding-link");
     let out = home.path().join("elsewhere");
     std::fs::create_dir_all(cwd.join("real")).unwrap();
     std::fs::create_dir(&out).unwrap();
@@ -301,15 +316,8 @@ fn a_link_inside_the_cwd_that_points_out_is_outside() {
         "!tool Read {\"file_path\":\"out/secret.txt\"}\n",
         "!tool Grep {\"pattern\":\"s\",\"path\":\"out\"}",
     ));
-    let mut asked = Vec::new();
-    for _ in 0..2 {
-        let upto = a.until(is_permission_request);
-        let req = upto.last().unwrap();
-        asked.push(req["request"]["description"].as_str().unwrap().to_owned());
-        a.send(&deny(req["request_id"].as_str().unwrap(), "no"));
-    }
+    let asked = deny_prompts(&mut a, 2);
     a.turn();
-    asked.sort();
     assert_eq!(asked, ["Grep s", "Read out/secret.txt"]);
     let r = results(&a.seen);
     assert_eq!(r[0], ("     1\tk\n".to_string(), false));
@@ -334,10 +342,7 @@ fn tool_use_result_gives_way_before_the_tool_result_at_the_line_limit() {
     let mut a = sdk(&home, &[]);
     a.say("!tool Read {\"file_path\":\"mid.txt\"}");
     let t = a.turn();
-    let user = t
-        .iter()
-        .find(|r| label(r).starts_with("user:tool_result"))
-        .unwrap();
+    let user = tool_user(&t);
     let (text, is_error) = crate::agentx_edit::outcome(user);
     assert!(!is_error);
     assert_eq!(text.lines().count(), 2_000);
@@ -345,10 +350,7 @@ fn tool_use_result_gives_way_before_the_tool_result_at_the_line_limit() {
     assert_eq!(user["tool_use_result"]["file"]["numLines"], 2_000);
     a.say("!tool Read {\"file_path\":\"big.txt\"}");
     let t = a.turn();
-    let user = t
-        .iter()
-        .find(|r| label(r).starts_with("user:tool_result"))
-        .unwrap();
+    let user = tool_user(&t);
     assert!(user.get("tool_use_result").is_none(), "dropped");
     let (text, _) = crate::agentx_edit::outcome(user);
     assert!(
@@ -362,4 +364,78 @@ fn tool_use_result_gives_way_before_the_tool_result_at_the_line_limit() {
         .stdout
         .split(|b| *b == b'\n')
         .all(|l| l.len() <= 1_048_576));
+}
+
+/// PROFILE §17: a built-in tool's failed call carries `tool_use_result`, exactly its error
+/// text as a JSON string, whether it failed running, on invalid input or by a denial (the
+/// host's "no"); an unknown tool and a built-in one `--tools` does not offer carry none.
+#[test]
+fn failed_calls_carry_their_error_text_and_unknown_tools_none() {
+    let home = TempDir::new("coding-failed");
+    std::fs::write(home.path().join("f.txt"), "x\n").unwrap();
+    let cwd = std::fs::canonicalize(home.path()).unwrap();
+    let mut a = sdk(
+        &home,
+        &["--tools", "Read,Write", "--permission-prompt-tool", "stdio"],
+    );
+    a.say(concat!(
+        "!tool Read {\"file_path\":\"missing.txt\"}\n",
+        "!tool Read {\"file_path\":\"f.txt\",\"nope\":1}\n",
+        "!tool Write {\"file_path\":\"w.txt\",\"content\":\"w\"}\n",
+        "!tool Frob {}\n",
+        "!tool Edit {\"file_path\":\"f.txt\",\"old_string\":\"x\",\"new_string\":\"y\"}",
+    ));
+    assert_eq!(deny_prompts(&mut a, 1), ["Write w.txt"]);
+    a.turn();
+    let got: Vec<(String, bool, Option<Value>)> = tool_users(&a.seen)
+        .map(|u| {
+            let (text, is_error) = crate::agentx_edit::outcome(u);
+            (text, is_error, u.get("tool_use_result").cloned())
+        })
+        .collect();
+    let missing = format!(
+        "cannot read {}: not found",
+        cwd.join("missing.txt").display()
+    );
+    let failed = |t: &str| (t.to_string(), true, Some(json!(t)));
+    let unknown = |t: &str| (t.to_string(), true, None);
+    assert_eq!(
+        got,
+        [
+            failed(&missing),
+            failed("invalid input for Read: unknown member"),
+            failed("no"),
+            unknown("unknown tool Frob"),
+            unknown("unknown tool Edit"),
+        ]
+    );
+    a.finish();
+}
+
+/// PROFILE §17 `Bash` `{stdout, stderr, interrupted}`: each stream on its own; the text is
+/// stdout then stderr whatever the order written (PROFILE §10); a nonzero exit is a failed
+/// call, its `tool_use_result` the error text.
+#[test]
+fn bash_tool_use_result_keeps_stdout_and_stderr_apart() {
+    let mut c = crate::agentx_edit::Coding::new("coding-bash", &[]);
+    let user = c.call(
+        "Bash",
+        &json!({"command": "echo err >&2; echo out; echo more"}),
+    );
+    assert_eq!(
+        crate::agentx_edit::outcome(&user),
+        ("out\nmore\nerr\nexit code: 0".to_string(), false)
+    );
+    assert_eq!(
+        user["tool_use_result"],
+        json!({"stdout": "out\nmore\n", "stderr": "err\n", "interrupted": false})
+    );
+    let user = c.call(
+        "Bash",
+        &json!({"command": "echo out; echo err >&2; exit 3"}),
+    );
+    let text = "out\nerr\nexit code: 3";
+    assert_eq!(crate::agentx_edit::outcome(&user), (text.to_string(), true));
+    assert_eq!(user["tool_use_result"], json!(text));
+    c.finish();
 }

@@ -30,7 +30,7 @@ fn outcomes(t: &[Value]) -> Vec<(String, bool)> {
 }
 
 /// Bash runs `/bin/sh -c` in the cwd; the exit code is reported (nonzero: an error); stdout
-/// and stderr are captured together and capped at 30,000 bytes; `timeout_ms` ends the
+/// then stderr are the text, capped together at 30,000 bytes; `timeout_ms` ends the
 /// command with an error.
 #[test]
 fn bash_runs_in_the_cwd_reports_its_exit_code_and_keeps_its_cap_and_timeout() {

@@ -79,6 +79,7 @@ impl Session {
             Verdict::Allow => self.run_tool(t, i, None, now),
             Verdict::Deny(message) => self.deny_use(t, i, message),
             Verdict::Invalid(message) => {
+                t.uses[i].tool_use_result = self.error_result(&u.name, &message);
                 t.uses[i].state = UseState::Done {
                     content: message,
                     is_error: true,
@@ -128,7 +129,22 @@ impl Session {
         });
     }
 
+    /// PROFILE §17: a built-in tool's failed call carries `tool_use_result`, exactly its error
+    /// text as a JSON string, when it failed before running too (invalid input, a denial). A
+    /// tool the session does not offer (`unknown tool`) and an MCP tool carry none.
+    fn error_result(&self, name: &str, message: &str) -> Vec<RawJson<'static>> {
+        let built_in =
+            crate::tools::NAMES.contains(&name) && self.config.tools.iter().any(|t| t.name == name);
+        if !built_in {
+            return Vec::new();
+        }
+        let mut text = Vec::with_capacity(message.len() + 2);
+        write_str(&mut text, message);
+        RawJson::parse_owned(text).ok().into_iter().collect()
+    }
+
     fn deny_use(&mut self, t: &mut Turn, i: usize, message: String) {
+        t.uses[i].tool_use_result = self.error_result(&t.uses[i].name, &message);
         let u = &mut t.uses[i];
         t.denials.push(Denial {
             tool_name: u.name.clone(),
