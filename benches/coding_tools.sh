@@ -8,7 +8,8 @@
 # peers: `find -name` (no ignore rules, no mtime) and `rg --files -g` (the same walk, no mtime).
 # Warm: a first untimed pass of every command fills the page cache. Cold (it drops the whole
 # machine's page cache, so it is opt-in): AGENTX_BENCH_COLD=1 with /proc/sys/vm/drop_caches
-# writable; otherwise said and skipped.
+# writable; otherwise said and skipped. The session store goes under AGENTX_BENCH_HOME_PARENT
+# (default /dev/shm when writable).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TREE="${AGENTX_BENCH_TREE:-${CARGO_HOME:-$HOME/.cargo}/registry/src}"
@@ -16,10 +17,11 @@ AGENTX="${AGENTX_BENCH_AGENTX:-target/debug/agentx}"
 ROUNDS="${AGENTX_BENCH_ROUNDS:-7}"
 command -v rg >/dev/null || { echo "rg is not installed (apt-get install ripgrep)"; exit 1; }
 [ -x "$AGENTX" ] || cargo build --bins
-HOME_DIR="$(mktemp -d)"
+# The session store on tmpfs when there is one: its fsyncs wait on the disk, not on the search.
+HOME_DIR="$(mktemp -d -p "${AGENTX_BENCH_HOME_PARENT:-$( [ -w /dev/shm ] && echo /dev/shm || echo "${TMPDIR:-/tmp}")}")"
 trap 'rm -rf "$HOME_DIR"' EXIT
 echo "tree: $TREE ($(find "$TREE" -type f | wc -l) files, $(du -sh "$TREE" | cut -f1))"
-echo "rg: $(rg --version | sed -n 1p); agentx: $AGENTX; rounds: $ROUNDS; nproc: $(nproc)"
+echo "rg: $(rg --version | sed -n 1p); agentx: $AGENTX; rounds: $ROUNDS; nproc: $(nproc); store: $HOME_DIR"
 
 ours() { # $1: tool, $2: input JSON
   AGENTX_HOME="$HOME_DIR" "$AGENTX" -p "!tool $1 $2" --permission-mode bypassPermissions \

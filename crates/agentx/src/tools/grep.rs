@@ -77,14 +77,18 @@ pub fn grep(cwd: &Path, input: &GrepInput) -> ToolOutcome {
             count: 0,
             binary: false,
         };
-        if searcher.search_path(&matcher, path, &mut sink).is_err() || sink.binary {
+        // Opened here (as `search_path` would) so that a match's mtime is an `fstat`.
+        let Ok(file) = std::fs::File::open(path) else {
+            return;
+        };
+        if searcher.search_file(&matcher, &file, &mut sink).is_err() || sink.binary {
             return;
         }
         if sink.count == 0 {
             return;
         }
         let mtime = if input.output_mode == GrepMode::FilesWithMatches {
-            std::fs::metadata(path)
+            file.metadata()
                 .and_then(|m| m.modified())
                 .unwrap_or(std::time::UNIX_EPOCH)
         } else {
