@@ -1002,3 +1002,43 @@ fn an_elicitation_carrying_a_secret_is_cancel_and_never_reaches_the_host() {
     assert!(!out.contains("tok-0123456789abcdef"));
     assert!(!f.stderr.contains("tok-0123456789abcdef"));
 }
+
+/// PROFILE §18: an interrupt while an elicitation waits for the host withdraws it
+/// (`control_cancel_request`) before the acknowledgement and answers the server `cancel`; the
+/// call in flight ends `interrupted` and the session goes on.
+#[test]
+fn an_interrupt_resolves_a_pending_elicitation_as_cancel() {
+    let Some(py) = python() else { return };
+    let home = TempDir::new("mcp-elicit-int");
+    let mut a = spawn(home.path(), &elicit_server(&py), &[]);
+    a.send(&user("!mcp e ask {}"));
+    let asked = a.until(|v| v["type"] == "control_request");
+    let id = asked.last().unwrap()["request_id"].clone();
+    a.send(&control("int", json!({"subtype":"interrupt"})));
+    let rest = a.until(|v| harness::is_state(v, "idle"));
+    assert_eq!(
+        harness::labels(&rest),
+        [
+            "control_cancel_request",
+            "control_response:success",
+            "user:tool_result:error",
+            "result:error_during_execution",
+            "system/session_state_changed:idle",
+        ]
+    );
+    assert_eq!(rest[0]["request_id"], id);
+    assert_eq!(tool_result(&rest)["content"], "interrupted");
+    // The server got `cancel` and still serves: the next elicitation reaches the host.
+    a.send(&user("!mcp e ask {}"));
+    let asked = a.until(|v| v["type"] == "control_request");
+    let request = asked.last().unwrap().clone();
+    respond(
+        &mut a,
+        request["request_id"].as_str().unwrap(),
+        json!({"action":"decline"}),
+    );
+    let rest = a.until(|v| harness::is_state(v, "idle"));
+    assert_eq!(tool_result(&rest)["content"], "decline");
+    a.close_stdin();
+    assert_eq!(a.finish().status, Some(0));
+}
