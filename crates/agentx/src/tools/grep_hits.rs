@@ -239,7 +239,10 @@ mod tests {
         let mut past = Hits::new(GrepMode::Content, false, 0, 0);
         for k in (0..40).rev() {
             past.push(hit(&format!("f{k:02}"), mib));
-            assert!(past.kept_bytes <= 2 * MAX_KEPT_BYTES + mib, "bounded while pushing");
+            assert!(
+                past.kept_bytes <= 2 * MAX_KEPT_BYTES + mib,
+                "bounded while pushing"
+            );
         }
         assert_eq!(past.files, 40);
         let w = past.window(0, 0);
