@@ -7,8 +7,10 @@
 //! the response alone would leave the socket open until the next call. A cancelled call
 //! therefore shuts its runtime down (dropping every connection task, and with it every socket)
 //! *before* it reports [`ModelEvent::Cancelled`]; the next call builds a fresh runtime and
-//! reqwest client (the pool of the old one went with its runtime). Calls that end otherwise
-//! keep the runtime, so pooled keep-alive connections are reused.
+//! reqwest client (the pool of the old one went with its runtime). A call whose message ended
+//! before its response did (cut at the mapper's bounds) is shut down the same way, after its
+//! last event. Calls that end otherwise keep the runtime, so pooled keep-alive connections are
+//! reused.
 //!
 //! Must never: spawn threads of its own (besides the caller-requested [`BlockingClient::spawn`])
 //! or keep a cancelled call's connection open.
@@ -20,7 +22,7 @@ use tokio::sync::watch;
 use agentx_core::model::{BlobSource, ModelEvent, ModelRequest, NoBlobs};
 use agentx_wire::wire::output::AssistantError;
 
-use super::client::{Client, ClientError, Report};
+use super::client::{CallEnd, Client, ClientError, Report};
 use super::endpoint::{Endpoint, EndpointError};
 use agentx_core::registry::{Pricing, Provider};
 
@@ -195,7 +197,7 @@ impl BlockingClient {
             }
         };
         let mut cancelled = false;
-        engine.runtime.block_on(engine.client.call(
+        let end = engine.runtime.block_on(engine.client.call(
             request,
             interrupt.triggered(),
             &mut |report| match report {
@@ -206,6 +208,10 @@ impl BlockingClient {
         if cancelled {
             self.discard(engine);
             sink(Report::Event(ModelEvent::Cancelled));
+        } else if end == CallEnd::BodyLeftOpen {
+            // A response cut at the mapper's bounds: its socket is closed like a cancelled
+            // call's, so the server stops sending.
+            self.discard(engine);
         }
     }
 

@@ -137,13 +137,16 @@ impl Client {
 
     /// Runs one model call: reports every event of it (ending with exactly one of
     /// `MessageStop`, `Failed` or `Cancelled`) and every retry's WARN line to `sink`.
-    /// `cancel` completing is the caller's interrupt.
+    /// `cancel` completing is the caller's interrupt. Returns [`CallEnd::BodyLeftOpen`] when
+    /// the message ended before its response did (a response past the mapper's bounds): the
+    /// caller closes that connection (a blocking client's runtime does not drive it after the
+    /// call).
     pub async fn call<C: Future<Output = ()>>(
         &self,
         request: &ModelRequest,
         cancel: C,
         sink: &mut dyn FnMut(Report),
-    ) {
+    ) -> CallEnd {
         // One encoded copy of the media, shared by every attempt (`Bytes` clones by count).
         let (body, media_parts) = match request::body(request, self.blobs.as_ref()) {
             Ok(b) => (bytes::Bytes::from(b.bytes), b.media),
@@ -153,7 +156,7 @@ impl Client {
                     category: AssistantError::InvalidRequest,
                     message: e.message(),
                 }));
-                return;
+                return CallEnd::Closed;
             }
         };
         let names = super::names::FunctionNames::of(&request.tools);
@@ -164,16 +167,21 @@ impl Client {
                 .attempt(&body, &names, retries, cancel.as_mut(), sink)
                 .await
             {
-                Attempt::Ended => return,
+                Attempt::Ended { left_open } => {
+                    return match left_open {
+                        true => CallEnd::BodyLeftOpen,
+                        false => CallEnd::Closed,
+                    }
+                }
                 Attempt::Cancelled => {
                     sink(Report::Event(ModelEvent::Cancelled));
-                    return;
+                    return CallEnd::Closed;
                 }
                 Attempt::Opening(failure, message) => (failure, message),
                 Attempt::ContextTooLong(message) => {
                     let message = message.filter(|m| media_parts == 0 || !media::may_echo_media(m));
                     sink(Report::Event(ModelEvent::ContextLengthExceeded { message }));
-                    return;
+                    return CallEnd::Closed;
                 }
             };
             match retry::decide(&failure, retries, SystemTime::now()) {
@@ -185,7 +193,7 @@ impl Client {
                         biased;
                         _ = cancel.as_mut() => {
                             sink(Report::Event(ModelEvent::Cancelled));
-                            return;
+                            return CallEnd::Closed;
                         }
                         _ = tokio::time::sleep(wait) => {}
                     }
@@ -194,7 +202,7 @@ impl Client {
                     // WIRE-022: a provider echoing the request's media is not quoted.
                     let message = message.filter(|m| media_parts == 0 || !media::may_echo_media(m));
                     sink(Report::Event(ModelEvent::Failed { category, message }));
-                    return;
+                    return CallEnd::Closed;
                 }
             }
         }
@@ -315,15 +323,29 @@ impl Client {
                 sink(Report::Event(e));
             }
             if step == Step::Finished {
-                return Attempt::Ended;
+                return Attempt::Ended {
+                    left_open: mapper.was_cut(),
+                };
             }
         }
     }
 }
 
+/// How a call left its connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallEnd {
+    /// Its response was read to the end, or its connection is gone.
+    Closed,
+    /// The message ended before the response did: the connection is still open mid-body.
+    BodyLeftOpen,
+}
+
 enum Attempt {
-    /// The call ended with a terminal event (already reported).
-    Ended,
+    /// The call ended with a terminal event (already reported); `left_open` when the response
+    /// went on past it.
+    Ended {
+        left_open: bool,
+    },
     Cancelled,
     /// A failure before the first body byte, with the provider's message when one was read.
     Opening(Opening, Option<String>),

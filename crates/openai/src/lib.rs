@@ -45,5 +45,7 @@ pub mod retry;
 pub mod sse;
 
 pub use blocking::{startup_diagnostic, BlockingClient, Interrupt};
-pub use client::{mint_message_id, Client, ClientError, Report, CONNECT_TIMEOUT, READ_TIMEOUT};
+pub use client::{
+    mint_message_id, CallEnd, Client, ClientError, Report, CONNECT_TIMEOUT, READ_TIMEOUT,
+};
 pub use endpoint::{Endpoint, EndpointError, OPENAI_DEFAULT_BASE_URL};

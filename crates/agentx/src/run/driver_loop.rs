@@ -6,7 +6,8 @@
 //!
 //! Backpressure: frames are written synchronously, so a host that stops reading stdout blocks
 //! this loop; then input lines stop being consumed and stdin is no longer read (the loop reads
-//! it only while it waits, a stdin thread stops at its `LineBudget`): memory stays bounded.
+//! it only while it waits, a stdin thread stops at its line budget, a provider thread at its
+//! model budget): memory stays bounded.
 
 use std::time::Instant;
 
@@ -16,7 +17,7 @@ use agentx_io::RecordWriter;
 use agentx_io::{flush_writer, write_frame};
 use agentx_wire::encode::{EncoderFailure, FailureKind, OutputFault};
 
-use super::event::{spawn_signals, Event};
+use super::event::{spawn_signals, Budget, Event};
 use super::inbox::Inbox;
 use super::model::{ModelCall, ModelSink};
 use super::persist::Persister;
@@ -105,6 +106,7 @@ pub fn run_loop(
     .with_elicitation(sdk_profile);
     let mut workers = Workers::new(tx.clone(), cwd, hook, todos);
     let mut calls: Vec<(TurnId, Box<dyn ModelCall>)> = Vec::new();
+    let model_budget = Budget::model_events();
     let mut input_closed = false;
     let mut eof_pending = false;
     // An event received while batching model events, handled next.
@@ -137,7 +139,8 @@ pub fn run_loop(
                         let turn = request.turn;
                         // Calls of earlier turns are over (their results were written).
                         calls.retain(|(t, _)| *t == turn);
-                        let call = model.start(request, ModelSink::new(turn, tx.clone()));
+                        let sink = ModelSink::new(turn, tx.clone(), model_budget.clone());
+                        let call = model.start(request, sink);
                         calls.push((turn, call));
                     }
                     Action::CancelModel { turn } => {
@@ -303,14 +306,16 @@ pub fn run_loop(
                 }
             }
             Event::Interrupt => session.handle_signal_interrupt(now),
-            Event::Model(turn, e) => {
+            Event::Model(turn, e, weight) => {
                 session.handle_model(turn, e, now);
+                model_budget.release(weight);
                 // The rest of a provider's burst, in arrival order, before the frames are
                 // written (one write for the burst); any other event waits in `lookahead`.
                 for _ in 1..MODEL_BATCH {
                     match inbox.try_recv() {
-                        Some(Event::Model(turn, e)) => {
-                            session.handle_model(turn, e, Instant::now())
+                        Some(Event::Model(turn, e, weight)) => {
+                            session.handle_model(turn, e, Instant::now());
+                            model_budget.release(weight);
                         }
                         Some(other) => {
                             lookahead = Some(other);

@@ -3,9 +3,10 @@
 //! Every source (signals, model calls, tools, hooks, and stdin when a thread reads it) sends
 //! [`Event`]s through an [`EventSender`] into one channel that the loop drains in arrival order
 //! ([`super::inbox`], which also reads the process's stdin itself where it can). Lines a stdin
-//! thread has in flight are bounded by bytes ([`LineBudget`]): when the loop stops consuming
-//! (a host that stopped reading stdout blocks the loop's writes), the stdin thread stops
-//! reading, so memory stays bounded.
+//! thread has in flight are bounded by bytes ([`Budget::lines`]), and so are a provider
+//! thread's model events ([`Budget::model_events`]): when the loop stops consuming (a host that
+//! stopped reading stdout blocks the loop's writes), those threads stop reading, so memory
+//! stays bounded.
 
 use std::io::Read;
 use std::os::fd::OwnedFd;
@@ -77,8 +78,9 @@ pub enum Event {
     Interrupt,
     /// SIGTERM or SIGHUP: input EOF (PROFILE §8).
     Terminate,
-    /// One event of the model call of a turn.
-    Model(TurnId, ModelEvent),
+    /// One event of the model call of a turn, and the bytes it holds of the model budget
+    /// (0 when sent from the loop's own thread).
+    Model(TurnId, ModelEvent, usize),
     /// A tool finished: its tool-use ID and outcome.
     ToolDone(String, ToolOutcome),
     /// A permission hook finished: its tool-use ID and outcome.
@@ -100,7 +102,7 @@ impl std::fmt::Debug for Event {
             Event::StdinFailed => f.write_str("StdinFailed"),
             Event::Interrupt => f.write_str("Interrupt"),
             Event::Terminate => f.write_str("Terminate"),
-            Event::Model(turn, _) => write!(f, "Model({turn:?}, ..)"),
+            Event::Model(turn, _, _) => write!(f, "Model({turn:?}, ..)"),
             Event::ToolDone(id, _) => write!(f, "ToolDone({id:?}, ..)"),
             Event::HookDone(id, _) => write!(f, "HookDone({id:?}, ..)"),
             Event::Diagnostic(d) => write!(f, "Diagnostic {{ len: {} }}", d.len()),
@@ -113,25 +115,67 @@ impl std::fmt::Debug for Event {
 /// alone).
 pub const MAX_LINES_IN_FLIGHT: usize = 16 * 1024 * 1024;
 
-/// A byte budget for input lines between the stdin thread and the loop.
-#[derive(Clone, Default)]
-pub struct LineBudget(Arc<(Mutex<InFlight>, Condvar)>);
+/// At most this many bytes of model events (their text, by [`model_event_weight`]) wait for
+/// the loop: while the loop is behind (a host that stopped reading stdout blocks its writes),
+/// a provider's HTTP thread stops reading the response, and the server's stream waits in its
+/// socket (issue 46). One larger event may still pass alone.
+pub const MAX_MODEL_BYTES_IN_FLIGHT: usize = 16 * 1024 * 1024;
 
-/// Bytes in flight, and whether the stdin thread waits for room.
+/// What a model event counts against [`MAX_MODEL_BYTES_IN_FLIGHT`]: its text, plus a fixed 64
+/// for the event itself, so a flood of empty events is bounded too.
+pub fn model_event_weight(event: &ModelEvent) -> usize {
+    64 + match event {
+        ModelEvent::TextDelta { text, .. } => text.len(),
+        ModelEvent::InputJsonDelta { partial_json, .. } => partial_json.len(),
+        ModelEvent::ToolUseStart { id, name, .. } => id.len() + name.len(),
+        ModelEvent::Failed {
+            message: Some(m), ..
+        }
+        | ModelEvent::ContextLengthExceeded { message: Some(m) } => m.len(),
+        _ => 0,
+    }
+}
+
+/// A byte budget between a producer thread and the loop: input lines from the stdin thread
+/// ([`Budget::lines`]), model events from a provider's thread ([`Budget::model_events`]).
+#[derive(Clone)]
+pub struct Budget {
+    shared: Arc<(Mutex<InFlight>, Condvar)>,
+    max: usize,
+}
+
+/// Bytes in flight, and whether a producer waits for room.
 #[derive(Default)]
 struct InFlight {
     used: usize,
-    /// Threads waiting in [`LineBudget::acquire`]: the loop wakes them only when there are
+    /// Threads waiting in [`Budget::acquire`]: the loop wakes them only when there are
     /// any (a `notify` is a system call even with nobody waiting, one per line otherwise).
     waiting: usize,
 }
 
-impl LineBudget {
+impl Budget {
+    /// The stdin thread's: [`MAX_LINES_IN_FLIGHT`].
+    pub fn lines() -> Budget {
+        Budget::new(MAX_LINES_IN_FLIGHT)
+    }
+
+    /// The model threads': [`MAX_MODEL_BYTES_IN_FLIGHT`].
+    pub fn model_events() -> Budget {
+        Budget::new(MAX_MODEL_BYTES_IN_FLIGHT)
+    }
+
+    fn new(max: usize) -> Budget {
+        Budget {
+            shared: Arc::default(),
+            max,
+        }
+    }
+
     /// Waits until `n` more bytes fit (or nothing is in flight).
     pub fn acquire(&self, n: usize) {
-        let (m, cv) = &*self.0;
+        let (m, cv) = &*self.shared;
         let mut s = m.lock().unwrap_or_else(|e| e.into_inner());
-        while s.used > 0 && s.used + n > MAX_LINES_IN_FLIGHT {
+        while s.used > 0 && s.used + n > self.max {
             s.waiting += 1;
             s = cv.wait(s).unwrap_or_else(|e| e.into_inner());
             s.waiting -= 1;
@@ -139,9 +183,12 @@ impl LineBudget {
         s.used += n;
     }
 
-    /// The loop handled a line of `n` bytes.
+    /// The loop handled `n` bytes.
     pub fn release(&self, n: usize) {
-        let (m, cv) = &*self.0;
+        if n == 0 {
+            return;
+        }
+        let (m, cv) = &*self.shared;
         let mut s = m.lock().unwrap_or_else(|e| e.into_inner());
         s.used = s.used.saturating_sub(n);
         let wake = s.waiting > 0;
@@ -151,10 +198,10 @@ impl LineBudget {
         }
     }
 
-    /// Bytes of lines in flight. For tests.
+    /// Bytes in flight. For tests.
     #[cfg(test)]
     pub(super) fn used(&self) -> usize {
-        self.0 .0.lock().unwrap_or_else(|e| e.into_inner()).used
+        self.shared.0.lock().unwrap_or_else(|e| e.into_inner()).used
     }
 }
 
@@ -175,7 +222,7 @@ impl From<std::io::Error> for Stop {
 /// Reads `input` to its end through the crate's one read loop ([`Pump`]: any chunking, the
 /// EOF tail, the line limit; a read buffer the loop let go of is filled again, not zeroed or
 /// allocated per read), sending every line, framing error and finally [`Event::Eof`].
-pub fn spawn_stdin<R: Read + Send + 'static>(input: R, tx: EventSender, budget: LineBudget) {
+pub fn spawn_stdin<R: Read + Send + 'static>(input: R, tx: EventSender, budget: Budget) {
     let _ = std::thread::Builder::new()
         .name("agentx-stdin".into())
         .spawn(move || {
@@ -229,7 +276,7 @@ mod tests {
 
     #[test]
     fn the_budget_holds_a_line_that_does_not_fit_until_the_loop_releases_room() {
-        let budget = LineBudget::default();
+        let budget = Budget::lines();
         budget.acquire(MAX_LINES_IN_FLIGHT - 1);
         // One line alone may exceed the budget when nothing is in flight; this one must wait.
         let (tx, rx) = mpsc::channel();
@@ -241,7 +288,7 @@ mod tests {
             })
         };
         // The waiter registers before it sleeps; only then is a release bound to wake it.
-        while budget.0 .0.lock().unwrap().waiting == 0 {
+        while budget.shared.0.lock().unwrap().waiting == 0 {
             std::thread::yield_now();
         }
         assert!(rx.try_recv().is_err());

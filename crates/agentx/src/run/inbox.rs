@@ -16,7 +16,7 @@
 //!   read buffers, the read-ahead and one line limit (backpressure, PROFILE §8).
 //! - **A stdin thread** (any other reader: one-shot's prompt, other platforms, a stdin that
 //!   cannot be read, or no eventfd): [`spawn_stdin`](super::event::spawn_stdin) with its
-//!   [`LineBudget`].
+//!   [`Budget::lines`].
 //!
 //! Lines already read are handed out before channel events, and stdin is looked at (without
 //! waiting) after every [`STDIN_EVERY`] channel events in a row, so neither side starves the
@@ -38,7 +38,7 @@ use rustix::event::{poll, PollFd, PollFlags};
 use agentx_io::Pump;
 use agentx_wire::frame::Reader;
 
-use super::event::{spawn_stdin, Event, EventSender, LineBudget, Wake, STDIN_CHUNK};
+use super::event::{spawn_stdin, Budget, Event, EventSender, Wake, STDIN_CHUNK};
 use super::stdout::{lock, timespec, ReadAhead, SharedReadAhead};
 
 /// A descriptor read with `read(2)`, no buffer of its own (the pump's buffers are the only ones).
@@ -76,7 +76,7 @@ pub struct Inbox {
 }
 
 enum Source {
-    Thread(LineBudget),
+    Thread(Budget),
     Polled(Box<Polled>),
 }
 
@@ -89,11 +89,11 @@ impl Inbox {
     }
 
     /// Lines of `input` (any reader, e.g. one-shot's prompt) read on a thread of their own,
-    /// held to [`LineBudget`].
+    /// held to [`Budget::lines`].
     pub fn threaded(input: Box<dyn Read + Send>) -> Inbox {
         let (tx, rx) = mpsc::channel();
         let tx = EventSender { tx, wake: None };
-        let budget = LineBudget::default();
+        let budget = Budget::lines();
         spawn_stdin(input, tx.clone(), budget.clone());
         Inbox {
             rx,

@@ -16,24 +16,49 @@ use std::time::Instant;
 use agentx_core::model::scripted::{ScriptRun, ScriptedModel, Step};
 use agentx_core::model::{ModelEvent, ModelRequest, NetworkDecision, TurnId};
 
-use super::event::Event;
-use super::event::EventSender;
+use super::event::{model_event_weight, Budget, Event, EventSender};
 
 /// Where a call reports: its events and provider warnings, tagged with its turn.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ModelSink {
     turn: TurnId,
     tx: EventSender,
+    budget: Budget,
+}
+
+impl std::fmt::Debug for ModelSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelSink")
+            .field("turn", &self.turn)
+            .finish()
+    }
 }
 
 impl ModelSink {
-    pub(crate) fn new(turn: TurnId, tx: EventSender) -> ModelSink {
-        ModelSink { turn, tx }
+    pub(crate) fn new(turn: TurnId, tx: EventSender, budget: Budget) -> ModelSink {
+        ModelSink { turn, tx, budget }
     }
 
-    /// Reports one event; false when the driver is gone (stop the call).
+    /// Reports one event from the loop's own thread (the scripted model inside `start`),
+    /// which must never wait for the loop; false when the driver is gone (stop the call).
     pub fn send(&self, event: ModelEvent) -> bool {
-        self.tx.send(Event::Model(self.turn, event)).is_ok()
+        self.tx.send(Event::Model(self.turn, event, 0)).is_ok()
+    }
+
+    /// Reports one event from a call's own thread: first waits while the loop is more than
+    /// [`MAX_MODEL_BYTES_IN_FLIGHT`](super::event::MAX_MODEL_BYTES_IN_FLIGHT) behind, so a
+    /// provider's stream waits in its socket rather than in memory. False when the driver is
+    /// gone.
+    pub fn send_paced(&self, event: ModelEvent) -> bool {
+        let weight = model_event_weight(&event);
+        self.budget.acquire(weight);
+        match self.tx.send(Event::Model(self.turn, event, weight)) {
+            Ok(()) => true,
+            Err(_) => {
+                self.budget.release(weight);
+                false
+            }
+        }
     }
 
     /// One stderr line (a provider retry warning, PROFILE §14); never a credential.
@@ -138,7 +163,7 @@ fn drive_script(mut run: ScriptRun, control: &Receiver<Control>, sink: &ModelSin
         }
         match run.poll(Instant::now()) {
             Step::Event(e) => {
-                if !sink.send(e) {
+                if !sink.send_paced(e) {
                     return;
                 }
             }
@@ -213,7 +238,7 @@ mod http {
                 .spawn(move || {
                     client.call(&request, &call_interrupt, &mut |report| match report {
                         Report::Event(e) => {
-                            sink.send(e);
+                            sink.send_paced(e);
                         }
                         Report::Warn(line) => sink.warn(line),
                     });

@@ -7,6 +7,7 @@ use agentx_test_support::http as provider_http_support;
 
 mod provider_http_agentx;
 mod provider_http_attachments;
+mod provider_http_bounds;
 mod provider_http_coding;
 mod provider_http_compact;
 mod provider_http_cost;

@@ -22,6 +22,11 @@
 //! id or name, arguments for a call that was already closed (interleaved calls) or a stream
 //! that ends before `[DONE]` or without a `finish_reason` is `unknown`.
 //!
+//! A response is bounded (PROFILE is silent; issue 46): past [`MAX_RESPONSE_BYTES`] of text and
+//! arguments, or at a tool call beyond [`MAX_TOOL_CALLS`], the message ends as if the server
+//! had cut it for length (`max_tokens`, the open call dropped as truncated), and the rest of
+//! the stream is not read. An assistant record cannot show more than one output line anyway.
+//!
 //! Must never: emit anything after the message's terminal event.
 
 use agentx_core::model::{ModelEvent, StopReason, Usage};
@@ -30,6 +35,13 @@ use agentx_wire::json::{self, Object, Value};
 use agentx_wire::wire::output::AssistantError;
 
 use super::sse;
+
+/// The most text and tool-call arguments one response may carry: four output lines' worth
+/// (8,388,608 bytes each).
+pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
+
+/// The most tool calls one response may make (each one becomes a tool run).
+pub const MAX_TOOL_CALLS: usize = 128;
 
 /// Whether the message goes on after an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +91,10 @@ pub struct Mapper {
     pricing: Option<Pricing>,
     /// PROFILE §16: the request's renamed tools, mapped back.
     names: super::names::FunctionNames,
+    /// Bytes of text and arguments so far ([`MAX_RESPONSE_BYTES`]).
+    taken: usize,
+    /// The response passed a bound: it ends as cut for length.
+    cut: bool,
 }
 
 impl Mapper {
@@ -96,6 +112,8 @@ impl Mapper {
             usage_reported: false,
             pricing: None,
             names: Default::default(),
+            taken: 0,
+            cut: false,
         }
     }
 
@@ -110,6 +128,12 @@ impl Mapper {
     pub fn with_names(mut self, names: super::names::FunctionNames) -> Mapper {
         self.names = names;
         self
+    }
+
+    /// True when the message ended at a bound ([`MAX_RESPONSE_BYTES`], [`MAX_TOOL_CALLS`]):
+    /// the response goes on unread.
+    pub fn was_cut(&self) -> bool {
+        self.cut
     }
 
     /// True once a terminal event was emitted.
@@ -139,6 +163,10 @@ impl Mapper {
             return self.fail(AssistantError::ServerError, None, out);
         }
         match self.chunk(chunk, out) {
+            Ok(()) if self.cut => {
+                self.finish = Some(Finish::Length);
+                self.done(out)
+            }
             Ok(()) => Step::Continue,
             Err(()) => self.fail(AssistantError::Unknown, None, out),
         }
@@ -221,7 +249,18 @@ impl Mapper {
         Ok(())
     }
 
+    /// Counts `n` more bytes of the response: false (and the response is cut) past
+    /// [`MAX_RESPONSE_BYTES`].
+    fn take(&mut self, n: usize) -> bool {
+        self.taken += n;
+        self.cut |= self.taken > MAX_RESPONSE_BYTES;
+        !self.cut
+    }
+
     fn text(&mut self, text: String, out: &mut Vec<ModelEvent>) {
+        if self.cut || !self.take(text.len()) {
+            return;
+        }
         let index = match self.open {
             Some(Open::Text(index)) => index,
             _ => {
@@ -236,6 +275,9 @@ impl Mapper {
     }
 
     fn tool_call(&mut self, call: Object<'_, '_>, out: &mut Vec<ModelEvent>) -> Result<(), ()> {
+        if self.cut {
+            return Ok(());
+        }
         let function = match call.get("function").filter(|f| !f.is_null()) {
             Some(f) => Some(f.as_object().ok_or(())?),
             None => None,
@@ -274,6 +316,11 @@ impl Mapper {
                     return Err(());
                 }
                 self.close_open(out);
+                if self.calls.len() == MAX_TOOL_CALLS {
+                    // The calls so far are complete; this one is not made.
+                    self.cut = true;
+                    return Ok(());
+                }
                 let block = self.new_block();
                 self.calls.push(Call { api_index, block });
                 let p = self.calls.len() - 1;
@@ -288,6 +335,10 @@ impl Mapper {
             }
         };
         if let Some(partial_json) = arguments.filter(|a| !a.is_empty()) {
+            if !self.take(partial_json.len()) {
+                // The open call's arguments are cut: it is dropped as truncated.
+                return Ok(());
+            }
             out.push(ModelEvent::InputJsonDelta {
                 index: self.calls[position].block,
                 partial_json,

@@ -404,3 +404,103 @@ fn error_bodies_give_their_message() {
         Some("plain".into())
     );
 }
+
+/// `n` bytes of text in 1 MiB deltas (the last one shorter), then a normal end.
+fn long_text_stream(n: usize) -> String {
+    let mut s = delta(r#"{"role":"assistant","content":""}"#, "null");
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(1 << 20);
+        s += &delta(&format!(r#"{{"content":"{}"}}"#, "x".repeat(k)), "null");
+        left -= k;
+    }
+    s += &delta("{}", r#""stop""#);
+    s += &usage(1, 1);
+    s + "data: [DONE]\n\n"
+}
+
+fn text_bytes(events: &[E]) -> usize {
+    events
+        .iter()
+        .map(|e| match e {
+            E::TextDelta { text, .. } => text.len(),
+            _ => 0,
+        })
+        .sum()
+}
+
+#[test]
+fn a_response_of_max_response_bytes_ends_normally_and_one_byte_more_is_cut_for_length() {
+    let at = run(&long_text_stream(MAX_RESPONSE_BYTES));
+    assert_eq!(text_bytes(&at), MAX_RESPONSE_BYTES);
+    assert_eq!(at.last(), Some(&stop(StopReason::EndTurn, 1, 1)));
+
+    let over = run(&long_text_stream(MAX_RESPONSE_BYTES + 1));
+    // The delta that passes the bound is not shown; the message ends as cut for length, with
+    // no usage reported (its cost unknown, WIRE-012).
+    assert_eq!(text_bytes(&over), MAX_RESPONSE_BYTES);
+    let n = over.len();
+    assert_eq!(over[n - 2], E::BlockStop { index: 0 });
+    assert_eq!(over[n - 1], stop(StopReason::MaxTokens, 0, 0));
+}
+
+fn calls_stream(n: usize) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        s += &delta(
+            &format!(
+                r#"{{"tool_calls":[{{"index":{i},"id":"call_{i}","type":"function","function":{{"name":"Read","arguments":"{{}}"}}}}]}}"#
+            ),
+            "null",
+        );
+    }
+    s += &delta("{}", r#""tool_calls""#);
+    s + "data: [DONE]\n\n"
+}
+
+#[test]
+fn a_response_of_max_tool_calls_runs_them_all_and_one_call_more_is_cut_for_length() {
+    let starts = |events: &[E]| {
+        events
+            .iter()
+            .filter(|e| matches!(e, E::ToolUseStart { .. }))
+            .count()
+    };
+    let stops = |events: &[E]| {
+        events
+            .iter()
+            .filter(|e| matches!(e, E::BlockStop { .. }))
+            .count()
+    };
+    let at = run(&calls_stream(MAX_TOOL_CALLS));
+    assert_eq!((starts(&at), stops(&at)), (MAX_TOOL_CALLS, MAX_TOOL_CALLS));
+    assert_eq!(at.last(), Some(&stop(StopReason::ToolUse, 0, 0)));
+
+    let over = run(&calls_stream(MAX_TOOL_CALLS + 1));
+    // The 128 calls before it are complete (each closed); the 129th is not made.
+    assert_eq!(
+        (starts(&over), stops(&over)),
+        (MAX_TOOL_CALLS, MAX_TOOL_CALLS)
+    );
+    assert_eq!(over.last(), Some(&stop(StopReason::MaxTokens, 0, 0)));
+}
+
+#[test]
+fn arguments_that_pass_the_bound_drop_their_open_call_as_truncated() {
+    let big = "a".repeat(1 << 20);
+    let mut s = delta(
+        r#"{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"Write","arguments":""}}]}"#,
+        "null",
+    );
+    for _ in 0..=MAX_RESPONSE_BYTES >> 20 {
+        s += &delta(
+            &format!(r#"{{"tool_calls":[{{"index":0,"function":{{"arguments":"{big}"}}}}]}}"#),
+            "null",
+        );
+    }
+    s += &delta("{}", r#""tool_calls""#);
+    s += "data: [DONE]\n\n";
+    let out = run(&s);
+    assert!(!out.iter().any(|e| matches!(e, E::BlockStop { .. })));
+    assert_eq!(out.last(), Some(&stop(StopReason::MaxTokens, 0, 0)));
+}
