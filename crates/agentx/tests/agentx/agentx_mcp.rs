@@ -214,11 +214,20 @@ fn interrupt_with_an_mcp_call_and_a_hook_callback_pending() {
         })
         .collect();
     assert_eq!(ids.len(), 2, "{labels:?}");
+    // PROFILE §18: the host's server is told (`notifications/cancelled`) before the
+    // acknowledgement, so its handler stops.
+    let notice = &rest[2];
+    assert_eq!(
+        notice["request"],
+        json!({"subtype":"mcp_message","server_name":"calc","message":{"jsonrpc":"2.0",
+               "method":"notifications/cancelled","params":{"requestId":m["id"],"reason":"interrupted"}}})
+    );
     assert_eq!(
         labels,
         [
             format!("cancel:{call}"),
             format!("cancel:{hook}"),
+            "control_request".to_string(),
             "response:success:int_1".to_string(),
             format!("tool_result:{}:interrupted", ids[0]),
             format!("tool_result:{}:interrupted", ids[1]),
@@ -231,11 +240,60 @@ fn interrupt_with_an_mcp_call_and_a_hook_callback_pending() {
         json!({"jsonrpc":"2.0","id":m["id"],"result":{"content":[{"type":"text","text":"3"}]}}),
     ));
     a.send(&json!({"type":"control_response","response":{"subtype":"success","request_id":hook,"response":{}}}));
+    a.send(&answer(
+        notice["request_id"].as_str().unwrap(),
+        json!({"jsonrpc":"2.0","result":{},"id":0}),
+    ));
     a.send(&user("after"));
     let turn = a.turn();
     assert!(turn.iter().all(|v| v["type"] != "user"), "{turn:#?}");
     let r = turn.iter().find(|v| v["type"] == "result").unwrap();
     assert_eq!(r["result"], "echo: after");
+    assert_eq!(a.finish().status, Some(0));
+}
+
+/// PROFILE §16/§18: the SDK server's own `notifications/tools/list_changed` (an inbound
+/// `mcp_message`, as the TypeScript SDK sends it) is answered and lists its tools again: the
+/// next turn calls the new tool.
+#[test]
+fn list_changed_from_an_sdk_server_lists_its_tools_again() {
+    let home = harness::TempDir::new("agentx-mcp-changed");
+    let mut a = spawn(
+        home.path(),
+        home.path(),
+        &[
+            "--mcp-config",
+            CALC,
+            "--permission-mode",
+            "bypassPermissions",
+        ],
+    );
+    start(&mut a, Value::Null, calc_tools());
+    a.send(&json!({"type":"control_request","request_id":"changed","request":{"subtype":"mcp_message",
+        "server_name":"calc","message":{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}}}));
+    let seen = a.until(is_mcp);
+    assert_eq!(
+        label(&seen[seen.len() - 2]),
+        "response:success:changed",
+        "{seen:?}"
+    );
+    let r = seen.last().unwrap();
+    let m = r["request"]["message"].clone();
+    assert_eq!(m["method"], "tools/list");
+    a.send(&answer(
+        r["request_id"].as_str().unwrap(),
+        json!({"jsonrpc":"2.0","id":m["id"],"result":{"tools":[{"name":"div","inputSchema":{"type":"object"}}]}}),
+    ));
+    a.send(&user("!mcp calc div {}"));
+    let (id, m) = next_mcp(&mut a, "tools/call");
+    assert_eq!(m["params"]["name"], "div");
+    a.send(&answer(
+        &id,
+        json!({"jsonrpc":"2.0","id":m["id"],"result":{"content":[{"type":"text","text":"2"}]}}),
+    ));
+    let turn = a.turn();
+    let r = turn.iter().find(|v| v["type"] == "user").unwrap();
+    assert_eq!(r["message"]["content"][0]["content"], "2");
     assert_eq!(a.finish().status, Some(0));
 }
 

@@ -83,6 +83,11 @@ impl Session {
             ControlRequestBody::McpToggle(m) if self.config.profile == super::Profile::Sdk => {
                 return self.mcp_live_toggle(&id, &m.server_name, m.enabled, now);
             }
+            // PROFILE §16/§18: an SDK server's own message (the TypeScript SDK's
+            // `list_changed`).
+            ControlRequestBody::McpMessage(m) if self.config.profile == super::Profile::Sdk => {
+                return self.mcp_inbound_message(&id, m, now);
+            }
             other => Err(unsupported(other.subtype_name())),
         };
         let rec: OutputRecord<'_> = match reply {

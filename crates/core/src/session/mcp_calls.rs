@@ -35,6 +35,8 @@ pub(crate) struct Call {
     pub(crate) deadline: Option<Instant>,
     /// The name the model called (`mcp__server__tool`).
     name: String,
+    /// Its server.
+    server: String,
 }
 
 fn failed(why: &str) -> ToolOutcome {
@@ -119,6 +121,7 @@ impl Session {
                 .push_back((id, failed("its input is not an object")));
             return;
         };
+        let server_name = server.clone();
         let body = ControlRequestBody::McpMessage(McpMessage {
             server_name: Text::Owned(server),
             message,
@@ -132,6 +135,7 @@ impl Session {
                     rpc_id,
                     deadline: now.checked_add(self.config.mcp.call_timeout),
                     name,
+                    server: server_name,
                 });
                 return;
             }
@@ -173,7 +177,8 @@ impl Session {
     ) -> bool {
         let ours = self.mcp.calls.iter().any(|c| &*c.request_id == id)
             || self.mcp.pending_steps().iter().any(|s| &**s == id)
-            || self.mcp.elicitations.iter().any(|e| e.request_id() == id);
+            || self.mcp.elicitations.iter().any(|e| e.request_id() == id)
+            || self.mcp.notices.iter().any(|n| &*n.0 == id);
         if !ours {
             return false;
         }
@@ -195,6 +200,8 @@ impl Session {
             let Some(i) = due else { return };
             let c = self.mcp.calls.remove(i);
             let failure = self.abort_ids(&[&c.request_id], now);
+            // PROFILE §18: the host's server is told, so its handler stops.
+            self.mcp_notify_cancelled(&c.server, c.rpc_id, "timed out", now);
             let secs = self.config.mcp.call_timeout.as_secs_f64();
             let outcome = ToolOutcome::error(format!(
                 "MCP tool {} timed out after {secs} s",
@@ -213,7 +220,14 @@ impl Session {
     /// them with the hook callbacks, WIRE-011).
     pub(crate) fn mcp_take_calls(&mut self) -> Vec<Box<str>> {
         self.mcp.ready.clear();
-        self.mcp.calls.drain(..).map(|c| c.request_id).collect()
+        let calls: Vec<Call> = self.mcp.calls.drain(..).collect();
+        let mut ids = Vec::with_capacity(calls.len());
+        for c in calls {
+            // Told after the cancellations, before the interrupt's acknowledgement.
+            self.mcp.to_cancel.push((c.server, c.rpc_id));
+            ids.push(c.request_id);
+        }
+        ids
     }
 
     /// Pending `mcp_message` requests (listing and calls), by request ID.

@@ -21,7 +21,7 @@ use super::records::{control_error, control_success, control_success_with};
 use super::{Action, Session};
 
 impl Session {
-    fn mcp_unknown(&mut self, id: &str, name: &str) {
+    pub(crate) fn mcp_unknown(&mut self, id: &str, name: &str) {
         let rec = control_error(
             id,
             &format!("unknown MCP server {}", super::policy::cut(name, 64)),

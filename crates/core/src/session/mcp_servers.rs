@@ -94,9 +94,9 @@ enum StepKind {
 }
 
 #[derive(Debug)]
-struct Step {
+pub(crate) struct Step {
     kind: StepKind,
-    request_id: Box<str>,
+    pub(crate) request_id: Box<str>,
     rpc_id: Option<u64>,
     deadline: Option<Instant>,
 }
@@ -106,8 +106,10 @@ pub(crate) struct Server {
     pub(crate) name: String,
     pub(crate) status: Status,
     pub(crate) tools: Vec<ListedTool>,
-    step: Option<Step>,
-    pages: u32,
+    pub(crate) step: Option<Step>,
+    pub(crate) pages: u32,
+    /// The new list of a relisting after `list_changed` (PROFILE §18, SDK servers too).
+    pub(crate) relist: Option<Vec<ListedTool>>,
     /// Its listing was started.
     begun: bool,
     /// Its tools joined the model's list.
@@ -137,6 +139,11 @@ pub(crate) struct McpServers {
     pub(crate) reconnects: Vec<(String, String)>,
     /// The turn whose first model request waits for the user's servers to settle.
     pub(crate) held_request: Option<crate::model::TurnId>,
+    /// `notifications/cancelled` sent to SDK servers, whose answers are ignored
+    /// (`mcp_sdk_live`): request ID and deadline.
+    pub(crate) notices: Vec<(Box<str>, Option<Instant>)>,
+    /// Calls taken by an interrupt whose servers are told (`mcp_sdk_live`): server, JSON-RPC id.
+    pub(crate) to_cancel: Vec<(String, u64)>,
     /// Elicitations from the user's servers waiting for the host (`mcp_elicit`).
     pub(crate) elicitations: Vec<super::mcp_elicit::Pending>,
     next_rpc: u64,
@@ -161,6 +168,7 @@ impl McpServers {
             tools: tools.unwrap_or_default(),
             step: None,
             pages: 0,
+            relist: None,
             begun: false,
             offered: false,
             user: None,
@@ -218,7 +226,11 @@ impl McpServers {
             .iter()
             .filter(|s| s.status == Status::Pending)
             .filter_map(|s| s.connect_deadline);
-        let elicitations = self.elicitations.iter().filter_map(|e| e.deadline());
+        let elicitations = self
+            .elicitations
+            .iter()
+            .filter_map(|e| e.deadline())
+            .chain(self.notices.iter().filter_map(|n| n.1));
         steps.chain(calls).chain(connects).chain(elicitations).min()
     }
 
@@ -548,7 +560,9 @@ impl Session {
             .iter()
             .position(|s| s.step.as_ref().is_some_and(|st| st.request_id == r.id));
         let Some(i) = found else {
-            return self.mcp_call_resolved(r, now) || self.mcp_elicitation_resolved(r);
+            return self.mcp_call_resolved(r, now)
+                || self.mcp_elicitation_resolved(r)
+                || self.mcp_notice_resolved(r);
         };
         if let Some(st) = self.mcp.servers[i].step.take() {
             self.mcp_step_done(i, st.kind, st.rpc_id, &r.outcome, now);
@@ -595,12 +609,18 @@ impl Session {
                     Err(_) => return self.mcp_fail(i, "its tools/list result is malformed"),
                 };
                 let s = &mut self.mcp.servers[i];
+                let name = mcp::quoted(&s.name);
+                // A relisting (`list_changed`) collects its own list; the old one stays
+                // offered until it is complete.
+                let list = match s.relist.as_mut() {
+                    Some(l) => l,
+                    None => &mut s.tools,
+                };
                 for t in tools {
-                    if s.tools.iter().any(|k| k.name == t.name) {
+                    if list.iter().any(|k| k.name == t.name) {
                         continue;
                     }
-                    if s.tools.len() == mcp::MAX_TOOLS_PER_SERVER {
-                        let name = mcp::quoted(&s.name);
+                    if list.len() == mcp::MAX_TOOLS_PER_SERVER {
                         self.out.diagnostic(format!(
                             "agentx: WARN MCP server {name} lists more than {} tools; the rest \
                              are not offered",
@@ -608,11 +628,16 @@ impl Session {
                         ));
                         break;
                     }
-                    s.tools.push(t);
+                    list.push(t);
                 }
                 match cursor {
                     Some(c) if self.mcp.servers[i].pages < mcp::MAX_LIST_PAGES => {
                         self.mcp_list_page(i, Some(&c), now)
+                    }
+                    _ if self.mcp.servers[i].relist.is_some() => {
+                        let s = &mut self.mcp.servers[i];
+                        s.tools = s.relist.take().unwrap_or_default();
+                        self.mcp_rebuild_tools();
                     }
                     _ => {
                         self.mcp.servers[i].status = Status::Connected;
@@ -623,7 +648,7 @@ impl Session {
         }
     }
 
-    fn mcp_list_page(&mut self, i: usize, cursor: Option<&str>, now: Instant) {
+    pub(crate) fn mcp_list_page(&mut self, i: usize, cursor: Option<&str>, now: Instant) {
         self.mcp.servers[i].pages += 1;
         let id = self.mcp.rpc_id();
         let message = mcp::tools_list_message(id, cursor);
@@ -631,8 +656,17 @@ impl Session {
     }
 
     /// Server `i` failed: no tools, one WARN line (never the host's own text).
-    fn mcp_fail(&mut self, i: usize, why: &str) {
+    pub(crate) fn mcp_fail(&mut self, i: usize, why: &str) {
         let s = &mut self.mcp.servers[i];
+        if s.relist.take().is_some() {
+            // A failed relisting keeps the list the server had.
+            s.step = None;
+            let name = mcp::quoted(&s.name);
+            self.out.diagnostic(format!(
+                "agentx: WARN MCP server {name}: listing its tools again failed: {why}"
+            ));
+            return;
+        }
         s.status = Status::Failed;
         s.tools.clear();
         s.step = None;
@@ -692,6 +726,7 @@ impl Session {
         }
         self.mcp_calls_timeout(now);
         self.mcp_elicitations_timeout(now);
+        self.mcp_notices_timeout(now);
     }
 
     /// Aborts pending requests (one `control_cancel_request` each, in order).
@@ -717,5 +752,7 @@ impl Session {
         self.mcp.calls.clear();
         self.mcp.ready.clear();
         self.mcp.elicitations.clear();
+        self.mcp.notices.clear();
+        self.mcp.to_cancel.clear();
     }
 }

@@ -63,6 +63,7 @@ mod mcp_calls;
 pub mod mcp_config;
 mod mcp_elicit;
 mod mcp_live;
+mod mcp_sdk_live;
 mod mcp_servers;
 mod output;
 pub mod permission;

@@ -402,13 +402,18 @@ impl Session {
         ids.extend(self.mcp_take_calls());
         // PROFILE §18: an interrupt resolves a pending elicitation as `cancel`.
         ids.extend(self.mcp_take_elicitations());
+        // An interrupt stops an SDK server's listing too.
+        ids.extend(self.mcp_take_listings());
         if ids.is_empty() {
             return None;
         }
         let order = self.prompts.broker.pending_ids();
         ids.sort_by_key(|id| order.iter().position(|o| o == id));
         let refs: Vec<&str> = ids.iter().map(|s| &**s).collect();
-        self.abort_requests(&refs, now)
+        let failure = self.abort_requests(&refs, now);
+        // PROFILE §18: the SDK servers of the cancelled calls get `notifications/cancelled`.
+        self.mcp_send_cancel_notices(now);
+        failure
     }
 
     /// A fatal stop: the broker was shut down; the runs are dropped silently.

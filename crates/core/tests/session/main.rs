@@ -15,6 +15,7 @@ mod session_limits;
 mod session_line_limit;
 mod session_mcp;
 mod session_mcp_elicit;
+mod session_mcp_sdk_live;
 mod session_permissions;
 mod session_structured;
 mod session_turns;

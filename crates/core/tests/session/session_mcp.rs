@@ -16,7 +16,7 @@ use session_sim::*;
 
 const ADD: &str = r#"{"a":1,"b":2}"#;
 
-fn sdk_config(servers: &[&str]) -> SessionConfig {
+pub(crate) fn sdk_config(servers: &[&str]) -> SessionConfig {
     let mut c = config();
     c.profile = Profile::Sdk;
     c.mcp.servers = servers
@@ -30,7 +30,7 @@ fn sdk_config(servers: &[&str]) -> SessionConfig {
 }
 
 /// `mcp_message` requests written: (request_id, server_name, JSON-RPC message).
-fn mcp_requests(sim: &Sim) -> Vec<(String, String, Value)> {
+pub(crate) fn mcp_requests(sim: &Sim) -> Vec<(String, String, Value)> {
     sim.out
         .iter()
         .filter(|v| v["type"] == "control_request" && v["request"]["subtype"] == "mcp_message")
@@ -45,23 +45,23 @@ fn mcp_requests(sim: &Sim) -> Vec<(String, String, Value)> {
 }
 
 /// The last `mcp_message` request, which must carry `method`.
-fn last_mcp(sim: &Sim, method: &str) -> (String, String, Value) {
+pub(crate) fn last_mcp(sim: &Sim, method: &str) -> (String, String, Value) {
     let last = mcp_requests(sim).pop().expect("an mcp_message request");
     assert_eq!(last.2["method"], method, "{:?}", sim.labels());
     last
 }
 
-fn mcp_answer(request_id: &str, response: Value) -> String {
+pub(crate) fn mcp_answer(request_id: &str, response: Value) -> String {
     json!({"type":"control_response","response":{"subtype":"success","request_id":request_id,
         "response":{"mcp_response":response}}})
     .to_string()
 }
 
-fn result_of(message: &Value, result: Value) -> Value {
+pub(crate) fn result_of(message: &Value, result: Value) -> Value {
     json!({"jsonrpc":"2.0","id":message["id"],"result":result})
 }
 
-fn two_tools() -> Value {
+pub(crate) fn two_tools() -> Value {
     json!([
         {"name":"add","description":"Add two numbers","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}},
         {"name":"mul","inputSchema":{"type":"object"}}
@@ -69,7 +69,7 @@ fn two_tools() -> Value {
 }
 
 /// Answers one server's handshake and `tools/list` (as the Python SDK's bridge does).
-fn serve_listing(sim: &mut Sim, tools: Value) {
+pub(crate) fn serve_listing(sim: &mut Sim, tools: Value) {
     let (id, server, m) = last_mcp(sim, "initialize");
     assert_eq!(m["params"]["protocolVersion"], "2025-11-25");
     assert_eq!(m["params"]["clientInfo"]["name"], "agentx");
@@ -89,7 +89,7 @@ fn serve_listing(sim: &mut Sim, tools: Value) {
 }
 
 /// An SDK-profile session with server `calc` listed (two tools).
-fn listed(c: SessionConfig) -> Sim {
+pub(crate) fn listed(c: SessionConfig) -> Sim {
     let mut sim = Sim::new(c);
     sim.send(&control(
         "init",
@@ -99,7 +99,7 @@ fn listed(c: SessionConfig) -> Sim {
     sim
 }
 
-fn tool_result(sim: &Sim, id: &str) -> Value {
+pub(crate) fn tool_result(sim: &Sim, id: &str) -> Value {
     let hits: Vec<&Value> = sim
         .out
         .iter()
@@ -308,10 +308,19 @@ fn a_call_times_out_at_its_edge() {
     let from = sim.out.len();
     sim.s.handle_timeout(sim.now);
     sim.step();
+    // PROFILE §18: the host's server gets `notifications/cancelled` for the call, so its
+    // handler stops; that message's own answer is ignored.
+    let (notice, server, cancelled) = mcp_requests(&sim).pop().unwrap();
+    assert_eq!(server, "calc");
     assert_eq!(
-        sim.labels_from(from)[..2],
+        cancelled,
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":m["id"],"reason":"timed out"}})
+    );
+    assert_eq!(
+        sim.labels_from(from)[..3],
         [
             format!("control_cancel_request:{id}"),
+            format!("control_request:mcp_message:{notice}"),
             "tool_result:toolu_1:MCP tool mcp__calc__add timed out after 5 s".to_string(),
         ]
     );
@@ -319,7 +328,8 @@ fn a_call_times_out_at_its_edge() {
     assert_eq!(sim.last_of("result")["subtype"], "success");
     let n = sim.out.len();
     sim.send(&mcp_answer(&id, result_of(&m, json!({"content":[]}))));
-    assert_eq!(sim.out.len(), n, "the late answer writes nothing");
+    sim.send(&mcp_answer(&notice, json!({"jsonrpc":"2.0","result":{}})));
+    assert_eq!(sim.out.len(), n, "the late answers write nothing");
     assert_eq!(sim.s.poll_timeout(), None);
 }
 
@@ -487,11 +497,19 @@ fn interrupt_with_an_mcp_call_and_a_hook_callback_pending() {
     assert_eq!(sim.s.pending_hook_callbacks(), std::slice::from_ref(&hook));
     let from = sim.out.len();
     sim.send(&control("int_1", json!({"subtype":"interrupt"})));
+    // PROFILE §18: the SDK server gets `notifications/cancelled` for the call, before the
+    // acknowledgement.
+    let (notice, _, cancelled) = mcp_requests(&sim).pop().unwrap();
+    assert_eq!(
+        cancelled,
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":m["id"],"reason":"interrupted"}})
+    );
     assert_eq!(
         sim.labels_from(from),
         [
             format!("control_cancel_request:{call}"),
             format!("control_cancel_request:{hook}"),
+            format!("control_request:mcp_message:{notice}"),
             "control_response:success:int_1".to_string(),
             "tool_result:toolu_1:interrupted".to_string(),
             "tool_result:toolu_2:interrupted".to_string(),
@@ -501,8 +519,9 @@ fn interrupt_with_an_mcp_call_and_a_hook_callback_pending() {
     );
     assert!(sim.s.pending_mcp_calls().is_empty());
     assert!(sim.s.pending_hook_callbacks().is_empty());
-    assert_eq!(sim.s.poll_timeout(), None);
     let n = sim.out.len();
+    sim.send(&mcp_answer(&notice, json!({"jsonrpc":"2.0","result":{}})));
+    assert_eq!(sim.s.poll_timeout(), None);
     sim.send(&mcp_answer(
         &call,
         result_of(&m, json!({"content":[{"type":"text","text":"3"}]})),
