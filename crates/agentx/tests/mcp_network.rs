@@ -639,3 +639,38 @@ fn a_server_asks_for_roots_mid_call_over_http_and_sse() {
         finish(a);
     }
 }
+
+#[test]
+fn an_https_server_with_a_certificate_no_root_vouches_for_is_a_tls_failure() {
+    // PROFILE §18: TLS as in §14, the certificate checked; a self-signed one fails the server.
+    let home = TempDir::new("mcp-net-tls");
+    let log = home.path().join("tls.log");
+    let made = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args(["-subj", "/CN=127.0.0.1", "-keyout"])
+        .arg(log.with_extension("log.key"))
+        .arg("-out")
+        .arg(log.with_extension("log.crt"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        if std::env::var_os("CI").is_some() {
+            panic!("openssl is needed to make the test's certificate while CI is set");
+        }
+        eprintln!("SKIP: openssl could not make a certificate");
+        return;
+    }
+    let server = Server::stub("tls", home.path());
+    let url = format!("https://127.0.0.1:{}/mcp", server.port);
+    let mut a = spawn(
+        home.path(),
+        &config("http", &url, json!({})),
+        "bypassPermissions",
+    );
+    let s = wait_status(&mut a, "failed");
+    assert_eq!(s["error"], "the server is unreachable: tls error");
+    finish(a);
+}

@@ -309,7 +309,19 @@ fn a_server_killed_mid_call_gives_an_is_error_tool_result() {
     let home = TempDir::new("mcp-die");
     let log = home.path().join("server.log");
     let mut a = spawn(home.path(), &fault("die-on-call", &log, json!({})), &[]);
-    let records = turn(&mut a, "!mcp f slow {}");
+    wait_status(&mut a, "connected");
+    // The issue's fault bound: the `is_error` result within 1 s of the call (the server dies
+    // as it receives it).
+    let sent = Instant::now();
+    a.send(&user("!mcp f slow {}"));
+    let records = a.until(|v| v["type"] == "user");
+    let took = sent.elapsed();
+    eprintln!(
+        "die-on-call: tool_result {} ms after the prompt",
+        took.as_millis()
+    );
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    let records = [records, a.until(harness::is_result)].concat();
     let r = tool_result(&records);
     assert_eq!(r["is_error"], true, "{r}");
     assert_eq!(
@@ -330,12 +342,32 @@ fn a_server_killed_mid_call_gives_an_is_error_tool_result() {
 fn a_server_that_never_answers_initialize_delays_the_turn_by_the_connect_timeout_only() {
     let home = TempDir::new("mcp-hang");
     let log = home.path().join("server.log");
+    let spawned = Instant::now();
     let mut a = spawn(
         home.path(),
         &fault("hang-init", &log, json!({})),
         &[("MCP_TIMEOUT", "1500")],
     );
+    wait_log(&log, |l| l.contains("\"initialize\""));
+    let sent = Instant::now();
     let records = turn(&mut a, "hi");
+    // The connect timeout runs from the connection's start (after agentx started, before the
+    // server read `initialize`): the turn ended no sooner than 1,500 ms after the spawn, and
+    // within 1,500 ms (plus 1 s of slack for a loaded machine) of the prompt.
+    let (since_spawn, since_prompt) = (spawned.elapsed(), sent.elapsed());
+    eprintln!(
+        "hang-init: result {} ms after the spawn, {} ms after the prompt",
+        since_spawn.as_millis(),
+        since_prompt.as_millis()
+    );
+    assert!(
+        since_spawn >= Duration::from_millis(1500),
+        "{since_spawn:?}"
+    );
+    assert!(
+        since_prompt < Duration::from_millis(2500),
+        "{since_prompt:?}"
+    );
     assert_eq!(records.last().unwrap()["subtype"], "success");
     // PROFILE §18: system/init never waits: it lists the server `pending`.
     let init = &records[0];
@@ -937,6 +969,76 @@ fn system_init_does_not_wait_for_a_server_and_disabling_it_releases_the_turn() {
             "system/session_state_changed:idle"
         ]
     );
+    a.close_stdin();
+    assert_eq!(a.finish().status, Some(0));
+}
+
+/// PROFILE §18 "Secrets": an elicitation carrying a configured secret never reaches the host;
+/// it is answered `cancel`, and the session goes on.
+#[test]
+fn an_elicitation_carrying_a_secret_is_cancel_and_never_reaches_the_host() {
+    let Some(py) = python() else { return };
+    let home = TempDir::new("mcp-elicit-secret");
+    let mut config = elicit_server(&py);
+    config["mcpServers"]["e"]["env"] = json!({"API_TOKEN": "tok-0123456789abcdef"});
+    let mut a = spawn(home.path(), &config, &[]);
+    a.send(&user(r#"!mcp e ask_env {"name":"API_TOKEN"}"#));
+    let records = a.until(|v| harness::is_state(v, "idle"));
+    assert_eq!(
+        harness::labels(&records),
+        [
+            "system/init",
+            "system/session_state_changed:running",
+            "assistant:tool_use:mcp__e__ask_env",
+            "user:tool_result:ok",
+            "result:success",
+            "system/session_state_changed:idle",
+        ]
+    );
+    assert_eq!(tool_result(&records)["content"], "cancel");
+    let f = a.finish();
+    assert_eq!(f.status, Some(0));
+    let out = String::from_utf8_lossy(&f.stdout);
+    assert!(!out.contains("tok-0123456789abcdef"));
+    assert!(!f.stderr.contains("tok-0123456789abcdef"));
+}
+
+/// PROFILE §18: an interrupt while an elicitation waits for the host withdraws it
+/// (`control_cancel_request`) before the acknowledgement and answers the server `cancel`; the
+/// call in flight ends `interrupted` and the session goes on.
+#[test]
+fn an_interrupt_resolves_a_pending_elicitation_as_cancel() {
+    let Some(py) = python() else { return };
+    let home = TempDir::new("mcp-elicit-int");
+    let mut a = spawn(home.path(), &elicit_server(&py), &[]);
+    a.send(&user("!mcp e ask {}"));
+    let asked = a.until(|v| v["type"] == "control_request");
+    let id = asked.last().unwrap()["request_id"].clone();
+    a.send(&control("int", json!({"subtype":"interrupt"})));
+    let rest = a.until(|v| harness::is_state(v, "idle"));
+    assert_eq!(
+        harness::labels(&rest),
+        [
+            "control_cancel_request",
+            "control_response:success",
+            "user:tool_result:error",
+            "result:error_during_execution",
+            "system/session_state_changed:idle",
+        ]
+    );
+    assert_eq!(rest[0]["request_id"], id);
+    assert_eq!(tool_result(&rest)["content"], "interrupted");
+    // The server got `cancel` and still serves: the next elicitation reaches the host.
+    a.send(&user("!mcp e ask {}"));
+    let asked = a.until(|v| v["type"] == "control_request");
+    let request = asked.last().unwrap().clone();
+    respond(
+        &mut a,
+        request["request_id"].as_str().unwrap(),
+        json!({"action":"decline"}),
+    );
+    let rest = a.until(|v| harness::is_state(v, "idle"));
+    assert_eq!(tool_result(&rest)["content"], "decline");
     a.close_stdin();
     assert_eq!(a.finish().status, Some(0));
 }

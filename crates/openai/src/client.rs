@@ -364,11 +364,16 @@ pub fn connection(e: &reqwest::Error) -> Connection {
             return Connection::Tls;
         }
         if let Some(io) = s.downcast_ref::<std::io::Error>() {
-            if io
-                .get_ref()
-                .is_some_and(|inner| inner.is::<rustls::Error>())
-            {
-                return Connection::Tls;
+            // hyper-util nests the TLS error in two io::Errors (Other around InvalidData), and
+            // io::Error::source skips the inner one: look through every level.
+            let mut inner = io.get_ref();
+            while let Some(i) = inner {
+                if i.is::<rustls::Error>() {
+                    return Connection::Tls;
+                }
+                inner = i
+                    .downcast_ref::<std::io::Error>()
+                    .and_then(std::io::Error::get_ref);
             }
             match io.kind() {
                 std::io::ErrorKind::ConnectionRefused => return Connection::Refused,

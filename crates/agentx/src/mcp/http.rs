@@ -445,6 +445,50 @@ mod tests {
     }
 
     #[test]
+    fn the_queue_holds_256_messages_and_refuses_one_more() {
+        let (tx, _rx) = mpsc::channel(MAX_QUEUED);
+        let q = Queue(tx);
+        for _ in 0..MAX_QUEUED {
+            q.send(b"{}").unwrap();
+        }
+        assert_eq!(
+            q.send(b"{}").unwrap_err(),
+            "more than 256 messages wait for the server"
+        );
+    }
+
+    #[test]
+    fn events_that_are_not_json_rpc_end_the_connection_one_byte_past_64_kib() {
+        let (tx, _rx) = mpsc::channel(MAX_QUEUED);
+        let rpc = Rpc::new(Box::new(Queue(tx)), vec![]);
+        let ended: Arc<Mutex<Option<End>>> = Default::default();
+        let seen = ended.clone();
+        let conn = Conn::new(
+            rpc,
+            client(
+                &Url::parse("http://127.0.0.1:9/").unwrap(),
+                Duration::from_secs(1),
+            )
+            .unwrap(),
+            HeaderMap::new(),
+            Duration::from_secs(1),
+            Box::new(move |e| *seen.lock().unwrap() = Some(e)),
+        );
+        // Each message counts its bytes and one for its end, as a stdout line does.
+        let line = vec![b'x'; 1023];
+        for _ in 0..MAX_SKIPPED / 1024 {
+            conn.deliver(&line);
+        }
+        assert!(!conn.is_ended(), "64 KiB of noise is still taken");
+        conn.deliver(b"");
+        assert!(conn.is_ended());
+        assert_eq!(
+            *ended.lock().unwrap(),
+            Some(End::Failed("the event stream is not JSON-RPC".into()))
+        );
+    }
+
+    #[test]
     fn statuses_end_the_connection_in_words() {
         assert_eq!(
             status_end(reqwest::StatusCode::UNAUTHORIZED),

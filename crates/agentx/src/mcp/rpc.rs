@@ -509,4 +509,76 @@ mod tests {
         assert!(sent.0.lock().unwrap().iter().any(|m| m
             == r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0,"reason":"timed out"}}"#));
     }
+
+    /// PROFILE §18: elicitations go to the owner, 16 at most waiting; the 17th is answered
+    /// `cancel` at once; an answer goes back with the request's own id, once.
+    #[test]
+    fn elicitations_go_to_the_owner_up_to_16_waiting() {
+        let sent = Sent::default();
+        let rpc = Rpc::new(Box::new(sent.clone()), vec![]);
+        let got: Arc<Mutex<Vec<ServerRequest>>> = Default::default();
+        let g = got.clone();
+        rpc.on_server_request(Box::new(move |r| {
+            g.lock().unwrap().push(r);
+            true
+        }));
+        assert!(rpc.elicits());
+        for n in 0..=MAX_ELICITATIONS {
+            let m = format!(
+                r#"{{"jsonrpc":"2.0","id":"e{n}","method":"elicitation/create","params":{{"message":"m"}}}}"#
+            );
+            assert!(rpc.receive(m.as_bytes()));
+        }
+        assert_eq!(got.lock().unwrap().len(), MAX_ELICITATIONS);
+        assert_eq!(
+            got.lock().unwrap()[0],
+            ServerRequest::Elicitation {
+                key: 0,
+                params: r#"{"message":"m"}"#.into()
+            }
+        );
+        rpc.answer_elicitation(3, r#"{"action":"decline"}"#);
+        rpc.answer_elicitation(3, r#"{"action":"accept"}"#);
+        assert!(rpc.receive(
+            br#"{"jsonrpc":"2.0","method":"notifications/elicitation/complete","params":{"elicitationId":"x"}}"#
+        ));
+        assert_eq!(
+            got.lock().unwrap().last().unwrap(),
+            &ServerRequest::ElicitationComplete {
+                elicitation_id: "x".into()
+            }
+        );
+        let sent = sent.0.lock().unwrap().clone();
+        assert_eq!(
+            sent,
+            [
+                r#"{"jsonrpc":"2.0","id":"e16","result":{"action":"cancel"}}"#,
+                r#"{"jsonrpc":"2.0","id":"e3","result":{"action":"decline"}}"#,
+            ]
+        );
+    }
+
+    /// PROFILE §18: the time an elicitation waits for the host does not count toward a call's
+    /// timeout (here the whole wait is covered by one, so the 50 ms timeout never passes).
+    #[test]
+    fn a_call_does_not_age_while_an_elicitation_waits() {
+        let rpc = Rpc::new(Box::new(Sent::default()), vec![]);
+        rpc.on_server_request(Box::new(|_| true));
+        let (id, rx) = rpc.start("tools/call", Some("{}"));
+        assert!(rpc.receive(
+            br#"{"jsonrpc":"2.0","id":9,"method":"elicitation/create","params":{"message":"m"}}"#
+        ));
+        let r = rpc.clone();
+        let waiter = std::thread::spawn(move || r.wait_call(id, &rx, Duration::from_millis(50)));
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(rpc.receive(br#"{"jsonrpc":"2.0","id":0,"result":{"content":[]}}"#));
+        assert_eq!(waiter.join().unwrap(), Ok(r#"{"content":[]}"#.to_string()));
+        // Without one waiting, it times out.
+        rpc.answer_elicitation(0, r#"{"action":"cancel"}"#);
+        let (id, rx) = rpc.start("tools/call", Some("{}"));
+        assert_eq!(
+            rpc.wait_call(id, &rx, Duration::from_millis(20)),
+            Err(RpcError::Timeout)
+        );
+    }
 }

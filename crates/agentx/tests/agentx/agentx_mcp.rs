@@ -297,6 +297,44 @@ fn list_changed_from_an_sdk_server_lists_its_tools_again() {
     assert_eq!(a.finish().status, Some(0));
 }
 
+/// PROFILE §16: an interrupt while an SDK server is listed withdraws the listing request
+/// before the acknowledgement; the server is `failed` and the waiting prompt's turn runs
+/// without it.
+#[test]
+fn an_interrupt_stops_a_listing() {
+    let home = harness::TempDir::new("agentx-mcp-int-listing");
+    let mut a = spawn(home.path(), home.path(), &["--mcp-config", CALC]);
+    a.send(
+        &json!({"type":"control_request","request_id":"init","request":{"subtype":"initialize"}}),
+    );
+    let (id, _) = next_mcp(&mut a, "initialize");
+    a.send(&user("hi"));
+    a.send(
+        &json!({"type":"control_request","request_id":"int_1","request":{"subtype":"interrupt"}}),
+    );
+    let rest = a.turn();
+    let labels: Vec<String> = rest.iter().map(label).collect();
+    assert_eq!(
+        labels[..2],
+        [format!("cancel:{id}"), "response:success:int_1".to_string()]
+    );
+    let init = rest.iter().find(|v| v["subtype"] == "init").unwrap();
+    assert_eq!(
+        init["mcp_servers"],
+        json!([{"name":"calc","status":"failed"}])
+    );
+    let r = rest.iter().find(|v| v["type"] == "result").unwrap();
+    assert_eq!(r["result"], "echo: hi");
+    let f = a.finish();
+    assert_eq!(f.status, Some(0));
+    assert!(
+        f.stderr
+            .contains("agentx: WARN MCP server \"calc\" failed: interrupted"),
+        "{}",
+        f.stderr
+    );
+}
+
 /// PROFILE §16: an `openai` provider gets the MCP tools as function tools with the server's
 /// schemas; a name over 64 characters goes out renamed within the limit and the call comes
 /// back to the right tool (`tools/call` of its own name).

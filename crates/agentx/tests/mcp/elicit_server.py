@@ -1,7 +1,9 @@
 """A stdio MCP server built with the official Python MCP SDK (MCPServer, formerly FastMCP) whose
 tools elicit (agentx's PROFILE §18 "Requests from a server"): `ask` sends a form-mode
-`elicitation/create` and returns what came back; `visit` sends a URL-mode one, then
-`notifications/elicitation/complete`."""
+`elicitation/create` and returns what came back; `ask_env` elicits with one of its variables in the
+message; `visit` sends a URL-mode one, then `notifications/elicitation/complete`."""
+
+import os
 
 from pydantic import BaseModel
 
@@ -20,6 +22,13 @@ async def ask(ctx: Context) -> str:
     r = await ctx.elicit("What is your name?", Name)
     if r.action == "accept":
         return "accept " + r.data.name
+    return r.action
+
+
+@server.tool()
+async def ask_env(ctx: Context, name: str) -> str:
+    """Elicits with the value of one of its variables in the message"""
+    r = await ctx.elicit("The value is " + os.environ.get(name, ""), Name)
     return r.action
 
 

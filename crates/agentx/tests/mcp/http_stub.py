@@ -14,6 +14,8 @@ one line per request to LOG. MODE:
   JSON-RPC;
 - `hang`: no POST is ever answered, and a GET gets an event stream that stays silent;
 - `expire`: as `record`, but `tools/call` is answered 404 (the session is gone);
+- `tls`: as `record`, over TLS with the certificate `LOG.crt` and key `LOG.key` (the test makes
+  them, self-signed);
 - `json:N`, `event:N`: as `record`, but the answer to `tools/call` is exactly N bytes, a JSON
   body or the data of one event."""
 
@@ -126,6 +128,12 @@ class Handler(BaseHTTPRequestHandler):
 
 def main() -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if MODE == "tls":
+        import ssl
+
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(LOG + ".crt", LOG + ".key")
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     print(f"PORT {server.server_address[1]}", flush=True)
     server.serve_forever()
 
