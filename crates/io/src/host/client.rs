@@ -282,7 +282,7 @@ impl RecordWriter for PipeWriter {
 }
 
 /// The blocking client's outstanding calls, uploads and permission requests.
-pub(crate) type Pending = pending::Pending<Sender<Reply>, Sender<ImportEvent>>;
+pub(crate) type Pending = pending::Pending<Sender<Reply>, std::sync::mpsc::SyncSender<ImportEvent>>;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic elsewhere never leaves these maps half-updated in a way that matters more than

@@ -218,7 +218,7 @@ impl Client {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             + 1;
         let plan = Plan::new(&caps, n, bytes);
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = mpsc::sync_channel(super::pending::IMPORT_EVENTS);
         self.shared.pending().register_upload(plan.upload_id(), tx);
         // The output is read while the upload waits for its acknowledgements.
         let _reading = self.shared.inbound.demand();
@@ -307,7 +307,7 @@ mod tokio_upload {
     }
 
     async fn wait(
-        rx: &mut mpsc::UnboundedReceiver<ImportEvent>,
+        rx: &mut mpsc::Receiver<ImportEvent>,
         timeout: Duration,
     ) -> Result<ImportEvent, HostError> {
         match ::tokio::time::timeout(timeout, rx.recv()).await {
@@ -368,7 +368,7 @@ mod tokio_upload {
             };
             let n = self.shared.next_upload.fetch_add(1, Ordering::Relaxed) + 1;
             let plan = Plan::new(&caps, n, bytes);
-            let (tx, mut rx) = mpsc::unbounded_channel();
+            let (tx, mut rx) = mpsc::channel(crate::host::pending::IMPORT_EVENTS);
             self.shared.register_upload(plan.upload_id(), tx);
             let mut guard = UploadGuard {
                 shared: &self.shared,

@@ -21,16 +21,22 @@ pub(crate) trait ImportSink {
     fn send(&self, event: ImportEvent);
 }
 
-impl ImportSink for std::sync::mpsc::Sender<ImportEvent> {
+/// The most acknowledgements that wait for one upload (issue 46). The upload reads one after
+/// its begin and one after its commit, and stops at any other: more than this many waiting is
+/// an agent flooding that upload ID, and the rest are dropped here (each is still a record of
+/// the stream).
+pub(crate) const IMPORT_EVENTS: usize = 8;
+
+impl ImportSink for std::sync::mpsc::SyncSender<ImportEvent> {
     fn send(&self, event: ImportEvent) {
-        let _ = std::sync::mpsc::Sender::send(self, event);
+        let _ = self.try_send(event);
     }
 }
 
 #[cfg(feature = "tokio")]
-impl ImportSink for ::tokio::sync::mpsc::UnboundedSender<ImportEvent> {
+impl ImportSink for ::tokio::sync::mpsc::Sender<ImportEvent> {
     fn send(&self, event: ImportEvent) {
-        let _ = ::tokio::sync::mpsc::UnboundedSender::send(self, event);
+        let _ = self.try_send(event);
     }
 }
 
@@ -141,7 +147,7 @@ mod tests {
     use crate::host::calls::Reply;
     use std::sync::mpsc;
 
-    type Blocking = Pending<mpsc::Sender<Reply>, mpsc::Sender<ImportEvent>>;
+    type Blocking = Pending<mpsc::Sender<Reply>, mpsc::SyncSender<ImportEvent>>;
 
     #[test]
     fn a_cancelled_permission_request_is_not_answered_and_none_starts_after_the_end() {
@@ -182,14 +188,35 @@ mod tests {
         assert!(matches!(p.permission_started("one more"), Started::Decide));
     }
 
+    /// An agent repeating acknowledgements for an upload in flight fills at most
+    /// `IMPORT_EVENTS` of them; the rest are dropped, and the upload still sees the first.
+    #[test]
+    fn an_upload_holds_at_most_8_acknowledgements() {
+        use agentx_wire::wire::grammar::UploadId;
+        use agentx_wire::wire::import::{ImportRejected, ReasonCode};
+        let mut p = Blocking::new(PeerProfile::Strict);
+        let (tx, rx) = mpsc::sync_channel(IMPORT_EVENTS);
+        p.register_upload("upl_1", tx);
+        for _ in 0..10_000 {
+            p.import(
+                "upl_1",
+                Err(ImportRejected {
+                    upload_id: UploadId::new("upl_1").unwrap(),
+                    reason: ReasonCode::SchemaInvalid,
+                }),
+            );
+        }
+        assert_eq!(rx.try_iter().count(), IMPORT_EVENTS);
+    }
+
     #[test]
     fn uploads_see_their_channel_close_at_the_end_and_none_registers_after_it() {
         let mut p = Blocking::new(PeerProfile::Strict);
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = mpsc::sync_channel(IMPORT_EVENTS);
         p.register_upload("upl_1", tx);
         p.end(Instant::now());
         assert!(matches!(rx.recv(), Err(mpsc::RecvError)));
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = mpsc::sync_channel(IMPORT_EVENTS);
         p.register_upload("upl_2", tx);
         assert!(matches!(rx.recv(), Err(mpsc::RecvError)));
     }

@@ -173,7 +173,7 @@ pub(crate) struct Shared {
 }
 
 /// The async client's outstanding calls, uploads and permission requests.
-type Pending = pending::Pending<oneshot::Sender<Reply>, mpsc::UnboundedSender<ImportEvent>>;
+type Pending = pending::Pending<oneshot::Sender<Reply>, mpsc::Sender<ImportEvent>>;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -185,7 +185,7 @@ impl Shared {
     }
 
     /// Routes the acknowledgements of `upload_id` to `tx` until [`Shared::forget_upload`].
-    pub(crate) fn register_upload(&self, upload_id: &str, tx: mpsc::UnboundedSender<ImportEvent>) {
+    pub(crate) fn register_upload(&self, upload_id: &str, tx: mpsc::Sender<ImportEvent>) {
         lock(&self.pending).register_upload(upload_id, tx);
     }
 
