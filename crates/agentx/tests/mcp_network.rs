@@ -674,3 +674,23 @@ fn an_https_server_with_a_certificate_no_root_vouches_for_is_a_tls_failure() {
     assert_eq!(s["error"], "the server is unreachable: tls error");
     finish(a);
 }
+
+#[test]
+fn an_sse_endpoint_on_another_origin_fails_the_server() {
+    // PROFILE §18: the headers never leave the URL's origin, so neither does a POST.
+    let home = TempDir::new("mcp-net-away");
+    let server = Server::stub("sse-away", home.path());
+    let mut a = spawn(
+        home.path(),
+        &config(
+            "sse",
+            &server.url("/sse"),
+            json!({"headers":{"X-Api-Key":"sekrit-value-9"}}),
+        ),
+        "bypassPermissions",
+    );
+    let s = wait_status(&mut a, "failed");
+    assert_eq!(s["error"], "the endpoint event names another origin");
+    finish(a);
+    assert_eq!(server.log_lines(), ["GET /sse"], "no POST anywhere");
+}

@@ -208,3 +208,60 @@ impl Hits {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(name: &str, line_bytes: usize) -> Hit {
+        Hit {
+            path: PathBuf::from(format!("/r/{name}")),
+            mtime: SystemTime::UNIX_EPOCH,
+            lines: vec!["a".repeat(line_bytes - 1)],
+            count: 1,
+        }
+    }
+
+    /// `content` lines are kept up to MAX_KEPT_BYTES in path order: at exactly the bound the
+    /// window is complete; one file more is counted, not kept, and the window says so. Files
+    /// pushed in reverse order keep the first paths.
+    #[test]
+    fn content_is_kept_up_to_max_kept_bytes_in_path_order() {
+        let mib = 1 << 20;
+        assert_eq!(MAX_KEPT_BYTES, 16 * mib);
+        let mut at = Hits::new(GrepMode::Content, false, 0, 0);
+        for k in (0..16).rev() {
+            at.push(hit(&format!("f{k:02}"), mib));
+        }
+        let w = at.window(0, 0);
+        assert!(w.complete);
+        assert_eq!((w.total, w.lines.len()), (16, 16));
+        let mut past = Hits::new(GrepMode::Content, false, 0, 0);
+        for k in (0..40).rev() {
+            past.push(hit(&format!("f{k:02}"), mib));
+            assert!(
+                past.kept_bytes <= 2 * MAX_KEPT_BYTES + mib,
+                "bounded while pushing"
+            );
+        }
+        assert_eq!(past.files, 40);
+        let w = past.window(0, 0);
+        assert!(!w.complete);
+        assert_eq!((w.total, w.lines.len()), (40, 16));
+    }
+
+    /// `head_limit` bounds what is kept: twice `offset + head_limit` lines at most, and the
+    /// window is the same slice the whole output gives.
+    #[test]
+    fn files_kept_are_bounded_by_offset_plus_head_limit() {
+        let mut h = Hits::new(GrepMode::Count, false, 2, 3);
+        for k in (0..100).rev() {
+            h.push(hit(&format!("f{k:02}"), 2));
+            assert!(h.kept.len() <= 10);
+        }
+        let w = h.window(2, 3);
+        assert!(w.complete);
+        assert_eq!(w.total, 100);
+        assert_eq!(w.lines, ["/r/f02:1", "/r/f03:1", "/r/f04:1"]);
+    }
+}

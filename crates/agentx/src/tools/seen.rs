@@ -1,8 +1,10 @@
 //! Read-before-write (PROFILE §17): the files this process read with `Read` or wrote with
 //! `Write`/`Edit`, each with its size, modification time and SHA-256 as last seen. `Edit`, and
 //! `Write` of an existing file, need an entry that still matches the file on disk. Per
-//! process: a resumed session starts empty. Must never: read a file it was not asked about,
-//! or let a stale entry pass (all three facts must match).
+//! process: a resumed session starts empty. It keeps the last [`MAX_SEEN_FILES`] files seen;
+//! an older one must be read again before it is changed (the "read first" error, never a
+//! pass). Must never: read a file it was not asked about, or let a stale entry pass (all three
+//! facts must match).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -10,6 +12,10 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use sha2::{Digest, Sha256};
+
+/// The most files the ledger remembers (issue 46: it grows with the model's tool calls); the
+/// one seen longest ago is forgotten first.
+pub const MAX_SEEN_FILES: usize = 10_000;
 
 /// What was last seen of one file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,10 +25,17 @@ struct Seen {
     sha256: [u8; 32],
 }
 
+/// The files, and when each was last recorded (a counter).
+#[derive(Debug, Default)]
+struct Files {
+    seen: HashMap<PathBuf, (u64, Seen)>,
+    clock: u64,
+}
+
 /// The ledger of files seen by this process, shared by the tool threads.
 #[derive(Clone, Debug, Default)]
 pub struct Ledger {
-    files: Arc<Mutex<HashMap<PathBuf, Seen>>>,
+    files: Arc<Mutex<Files>>,
     /// Held by `Write` and `Edit` from their check to their record, so two calls of one
     /// message (which run at the same time) never both pass the check of one version.
     writes: Arc<Mutex<()>>,
@@ -72,7 +85,20 @@ impl Ledger {
             sha256: digest(bytes),
         };
         if let Ok(mut files) = self.files.lock() {
-            files.insert(path.to_path_buf(), seen);
+            files.clock += 1;
+            let at = files.clock;
+            if files.seen.len() >= MAX_SEEN_FILES && !files.seen.contains_key(path) {
+                // One scan per insertion past the bound, over at most MAX_SEEN_FILES entries.
+                let oldest = files
+                    .seen
+                    .iter()
+                    .min_by_key(|(_, (at, _))| *at)
+                    .map(|(p, _)| p.clone());
+                if let Some(oldest) = oldest {
+                    files.seen.remove(&oldest);
+                }
+            }
+            files.seen.insert(path.to_path_buf(), (at, seen));
         }
     }
 
@@ -81,7 +107,7 @@ impl Ledger {
         let Ok(files) = self.files.lock() else {
             return Err(Stale::NotRead);
         };
-        let seen = files.get(path).ok_or(Stale::NotRead)?;
+        let (_, seen) = files.seen.get(path).ok_or(Stale::NotRead)?;
         let now = Seen {
             size: bytes.len() as u64,
             mtime: mtime(path),
@@ -91,5 +117,30 @@ impl Ledger {
             return Err(Stale::Changed);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ledger_keeps_the_last_10_000_files_and_forgets_the_oldest_first() {
+        let dir = std::env::temp_dir().join(format!("agentx-seen-{}", std::process::id()));
+        let ledger = Ledger::default();
+        let path = |i: usize| dir.join(format!("f{i}"));
+        for i in 0..MAX_SEEN_FILES {
+            ledger.record(&path(i), b"x");
+        }
+        // Seen again: the newest now, so not the one forgotten.
+        ledger.record(&path(0), b"x");
+        assert_eq!(ledger.check(&path(0), b"x"), Ok(()));
+        assert_eq!(ledger.check(&path(1), b"x"), Ok(()));
+        ledger.record(&path(MAX_SEEN_FILES), b"x");
+        assert_eq!(ledger.check(&path(1), b"x"), Err(Stale::NotRead));
+        for i in [0, 2, MAX_SEEN_FILES - 1, MAX_SEEN_FILES] {
+            assert_eq!(ledger.check(&path(i), b"x"), Ok(()), "file {i}");
+        }
+        assert_eq!(ledger.files.lock().unwrap().seen.len(), MAX_SEEN_FILES);
     }
 }

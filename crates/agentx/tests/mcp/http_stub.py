@@ -14,6 +14,8 @@ one line per request to LOG. MODE:
   JSON-RPC;
 - `hang`: no POST is ever answered, and a GET gets an event stream that stays silent;
 - `expire`: as `record`, but `tools/call` is answered 404 (the session is gone);
+- `sse-away`: a GET opens an HTTP+SSE stream whose `endpoint` event names another origin
+  (`localhost` for `127.0.0.1`);
 - `tls`: as `record`, over TLS with the certificate `LOG.crt` and key `LOG.key` (the test makes
   them, self-signed);
 - `json:N`, `event:N`: as `record`, but the answer to `tools/call` is exactly N bytes, a JSON
@@ -52,6 +54,14 @@ class Handler(BaseHTTPRequestHandler):
         log(f"GET {self.path}")
         if MODE == "401":
             return self.reply(401, b"{}", extra=[("WWW-Authenticate", "Bearer")])
+        if MODE == "sse-away":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            port = self.server.server_address[1]
+            self.wfile.write(f"event: endpoint\ndata: http://localhost:{port}/messages\n\n".encode())
+            self.wfile.flush()
+            return time.sleep(3600)
         if MODE == "hang":
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")

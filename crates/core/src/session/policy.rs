@@ -45,16 +45,30 @@ pub struct Rule {
     pub behavior: PermissionBehavior,
 }
 
+/// The most distinct rules allow decisions may add (issue 46: each is kept for the process's
+/// life and every tool use is matched against all of them). A rule past it is not added: that
+/// use is asked again (never allowed or denied by a rule that was not kept), and the session
+/// writes [`RULES_FULL`] once.
+pub const MAX_RULES: usize = 1024;
+
+/// The stderr line written the first time a rule is not added.
+pub const RULES_FULL: &str =
+    "agentx: permission rules: 1,024 rules are in force; further addRules are not kept";
+
 /// The rules in force (PROFILE §10: they apply to the rest of the process).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Rules {
     rules: Vec<Rule>,
+    /// A rule was refused at [`MAX_RULES`] (the diagnostic is written once).
+    full: bool,
 }
 
 impl Rules {
     /// Applies the `addRules` updates of an allow decision; other update kinds change
-    /// nothing in this profile (live mode changes are unavailable, PROFILE §5).
-    pub fn apply(&mut self, updates: &[PermissionUpdate<'_>]) {
+    /// nothing in this profile (live mode changes are unavailable, PROFILE §5). True the first
+    /// time a rule is not kept ([`MAX_RULES`]): the caller writes [`RULES_FULL`].
+    pub fn apply(&mut self, updates: &[PermissionUpdate<'_>]) -> bool {
+        let was_full = self.full;
         for u in updates {
             if let PermissionUpdate::Rules {
                 operation: RulesOperation::AddRules,
@@ -71,12 +85,18 @@ impl Rules {
                     };
                     // A host that allows with the same rule each time adds nothing: the
                     // rules grow with distinct rules only.
-                    if !self.rules.contains(&rule) {
-                        self.rules.push(rule);
+                    if self.rules.contains(&rule) {
+                        continue;
                     }
+                    if self.rules.len() == MAX_RULES {
+                        self.full = true;
+                        continue;
+                    }
+                    self.rules.push(rule);
                 }
             }
         }
+        self.full && !was_full
     }
 
     /// The rules, oldest first.
@@ -743,9 +763,27 @@ mod rule_growth {
     fn a_repeated_rule_is_kept_once() {
         let mut rules = Rules::default();
         for _ in 0..1000 {
-            rules.apply(&[add("Bash", Some("ls:*"))]);
+            let _ = rules.apply(&[add("Bash", Some("ls:*"))]);
         }
-        rules.apply(&[add("Bash", Some("git:*")), add("Read", None)]);
+        let _ = rules.apply(&[add("Bash", Some("git:*")), add("Read", None)]);
         assert_eq!(rules.rules().len(), 3);
+    }
+
+    /// 1,024 distinct rules are kept; the 1,025th is not, the first refusal says so once, and
+    /// the use it would have allowed is asked again (no rule matches it).
+    #[test]
+    fn at_most_1024_rules_are_kept_and_the_first_refusal_is_reported_once() {
+        let mut rules = Rules::default();
+        for i in 0..MAX_RULES {
+            let content = format!("cmd{i}");
+            assert!(!rules.apply(&[add("Bash", Some(&content))]), "rule {i}");
+        }
+        assert_eq!(rules.rules().len(), MAX_RULES);
+        assert!(rules.apply(&[add("Bash", Some("one-more"))]));
+        assert!(!rules.apply(&[add("Bash", Some("and-another"))]));
+        assert!(!rules.apply(&[add("Bash", Some("cmd7"))]), "kept already");
+        assert_eq!(rules.rules().len(), MAX_RULES);
+        assert_eq!(rules.verdict("Bash", "one-more"), None);
+        assert_eq!(rules.verdict("Bash", "cmd7"), Some(Verdict::Allow));
     }
 }

@@ -21,6 +21,14 @@ use crate::session::sdk_hooks::Combined;
 use crate::session::{Action, HookOutcome, Session, ToolOutcome};
 
 impl Session {
+    /// The `addRules` of an allow decision join the rules in force; the first rule refused at
+    /// [`policy::MAX_RULES`] writes [`policy::RULES_FULL`].
+    fn apply_rules(&mut self, updates: &[agentx_wire::wire::PermissionUpdate<'_>]) {
+        if self.rules.apply(updates) {
+            self.out.diagnostic(policy::RULES_FULL.to_string());
+        }
+    }
+
     /// PROFILE §10 for each tool use of the finished message, in block order.
     pub(super) fn evaluate_uses(&mut self, t: &mut Turn, now: Instant) {
         for i in 0..t.uses.len() {
@@ -94,7 +102,7 @@ impl Session {
                     updated_input,
                     updated_permissions,
                 }) => {
-                    self.rules.apply(&updated_permissions);
+                    self.apply_rules(&updated_permissions);
                     self.run_tool(t, i, updated_input, now);
                 }
                 // The request was too large for one line: nobody was asked, so it is not
@@ -173,7 +181,7 @@ impl Session {
                     updated_permissions,
                     ..
                 } => {
-                    self.rules.apply(&updated_permissions);
+                    self.apply_rules(&updated_permissions);
                     NetworkDecision::Allowed
                 }
                 Settlement::Deny { interrupt: i, .. } => {
@@ -202,7 +210,7 @@ impl Session {
                     updated_input,
                     updated_permissions,
                 } => {
-                    self.rules.apply(&updated_permissions);
+                    self.apply_rules(&updated_permissions);
                     self.run_tool(&mut t, i, updated_input, now);
                 }
                 Settlement::Deny {
@@ -290,7 +298,7 @@ impl Session {
                     ..
                 }) => {
                     // PERM-043 as in `settle`: an allow's rules hold for the process.
-                    self.rules.apply(&updated_permissions);
+                    self.apply_rules(&updated_permissions);
                     self.actions.push_back(Action::ResumeModel {
                         turn: t.id,
                         decision: NetworkDecision::Allowed,
