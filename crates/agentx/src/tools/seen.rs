@@ -79,10 +79,16 @@ impl Ledger {
 
     /// Records `bytes` as the content of `path` now (after a read or a write).
     pub fn record(&self, path: &Path, bytes: &[u8]) {
+        self.record_digest(path, bytes.len() as u64, digest(bytes));
+    }
+
+    /// Records a content of `size` bytes with this SHA-256 as `path`'s now (a read that
+    /// streamed the file).
+    pub fn record_digest(&self, path: &Path, size: u64, sha256: [u8; 32]) {
         let seen = Seen {
-            size: bytes.len() as u64,
+            size,
             mtime: mtime(path),
-            sha256: digest(bytes),
+            sha256,
         };
         if let Ok(mut files) = self.files.lock() {
             files.clock += 1;

@@ -504,15 +504,17 @@ fn oversized_agent_record_is_a_per_turn_error() {
     done.assert_valid_output();
 }
 
-/// A tool's output too large for one line, through the binary: `Read` of a one-line 9 MiB file
-/// (PROFILE §10). Its `tool_result` is replaced by an error `tool_result` with the output error
-/// for the same tool use (still paired), no further model request runs, the turn ends with the
-/// error result, and the session goes on (exit 0).
+/// A tool's output too large for one line, through the binary: `Read` of a one-line file whose
+/// numbered form is exactly `Read`'s 8,388,608-byte bound, so the `tool_result` record around
+/// it passes the line limit (PROFILE §10). Its `tool_result` is replaced by an error
+/// `tool_result` with the output error for the same tool use (still paired), no further model
+/// request runs, the turn ends with the error result, and the session goes on (exit 0).
 #[test]
 fn oversized_tool_result_is_replaced_and_the_turn_ends() {
     const LIMIT_ERROR: &str = "output error: record exceeds the 8388608-byte line limit";
     let home = TempDir::new("bigread");
-    std::fs::write(home.path().join("big.txt"), "r".repeat(9 << 20)).unwrap();
+    // `     1\t` + the line + `\n` is 8,388,608 bytes.
+    std::fs::write(home.path().join("big.txt"), "r".repeat((8 << 20) - 8)).unwrap();
     let mut a = Agentx::session(home.path(), &[]);
     a.say("!tool Read {\"file_path\":\"big.txt\"}\n!say after");
     let turn = a.turn();
