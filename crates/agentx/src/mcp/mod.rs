@@ -560,7 +560,6 @@ impl Ctx {
                 _ => return link.stop(),
             }
         }
-        self.install_elicitation(&rpc);
         self.serve(&rpc, timeout, |error| {
             if !failed.swap(true, Ordering::SeqCst) {
                 link.stop();
