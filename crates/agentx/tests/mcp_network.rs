@@ -482,12 +482,7 @@ fn the_session_id_and_version_are_sent_back_and_the_session_deleted_at_exit() {
 
 /// agentx's peak resident set (VmHWM), in KiB.
 fn peak_rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
+    agentx_test_support::proc_stat::status_kib(pid, "VmHWM").expect("VmHWM")
 }
 
 #[test]

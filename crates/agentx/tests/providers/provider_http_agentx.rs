@@ -353,13 +353,7 @@ fn profile_14_interrupt_mid_stream_closes_the_connection_through_agentx() {
     assert_eq!(r["modelUsage"]["gpt-x"]["costUSD"], Value::Null);
 
     // The server observed the connection closed (waited for, never slept on).
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .unwrap();
-    rt.block_on(async { tokio::time::timeout(harness::TIMEOUT, server.closed.recv()).await })
-        .expect("the server observed the connection closed within the timeout")
-        .expect("the server reported the close");
+    server.wait_closed(harness::TIMEOUT);
 
     // The provider still works: a new connection, the whole answer.
     a.send(&harness::user("again"));
@@ -403,14 +397,8 @@ fn profile_14_interrupt_while_opening_closes_the_connection_through_agentx() {
         &["--include-partial-messages", "--cwd", cwd.to_str().unwrap()],
     );
     a.send(&harness::user("hello"));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .unwrap();
     // The request reached the server (waited for, never slept on).
-    rt.block_on(async { tokio::time::timeout(harness::TIMEOUT, server.received.recv()).await })
-        .expect("the server received the request within the timeout")
-        .unwrap();
+    server.wait_received(harness::TIMEOUT);
     a.send(&harness::control("int-1", "interrupt"));
     let turn = a.turn();
     assert_eq!(
@@ -428,9 +416,7 @@ fn profile_14_interrupt_while_opening_closes_the_connection_through_agentx() {
     assert_eq!(r["stop_reason"], "cancelled", "{r}");
     assert_eq!(r["num_turns"], 1);
     assert_eq!(r["total_cost_usd"], Value::Null);
-    rt.block_on(async { tokio::time::timeout(harness::TIMEOUT, server.closed.recv()).await })
-        .expect("the server observed the connection closed within the timeout")
-        .unwrap();
+    server.wait_closed(harness::TIMEOUT);
 
     a.send(&harness::user("again"));
     let next = a.turn();

@@ -21,16 +21,6 @@ const OWED_MAX: usize = 64 << 20;
 const WINDOWED_ECHO: &str = r#"{"version":2,"providers":[{"id":"echo","type":"scripted","model":"agentx-echo","context_window":1024}]}"#;
 const REFUSAL: &str = "input error: session store unavailable: No space left on device";
 
-/// The peak resident set of `pid` in KiB (`VmHWM`).
-fn peak_rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
-        .unwrap()
-}
-
 #[test]
 fn profile_11_a_full_disk_owes_at_most_64_mib_then_refuses_prompts_until_space_returns() {
     let fs = match Tmpfs::mount("160m") {
@@ -81,7 +71,7 @@ fn profile_11_a_full_disk_owes_at_most_64_mib_then_refuses_prompts_until_space_r
         "ran {}, refused {refused}",
         ran.len()
     );
-    let peak_mib = peak_rss_kib(a.pid()) / 1024;
+    let peak_mib = agentx_test_support::proc_stat::status_kib(a.pid(), "VmHWM").unwrap() / 1024;
     eprintln!(
         "store backlog: {} turns ran, {refused} refused, {owed} bytes owed, peak RSS {peak_mib} MiB",
         ran.len()

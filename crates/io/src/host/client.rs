@@ -19,10 +19,10 @@ use super::command::{
 use super::detached::{self, hand_over, write_by, Detached, Writer};
 use super::error::HostError;
 use super::inbound::{Bound, Inbound};
-use super::pending::{self, Started, TOO_MANY_PERMISSION_REQUESTS};
-use super::permission::{decide, CanUseToolHandler, PermissionAnswer};
+use super::pending::{self, Started};
+use super::permission::{decide, CanUseToolHandler};
 use super::stream::{
-    answer, classify, text_record, AgentRequest, ImportEvent, Output, RecordItem, Route,
+    answer, classify, text_record, too_many, AgentRequest, ImportEvent, Output, RecordItem, Route,
 };
 use crate::{OutputFifo, PushError, RecordWriter};
 use agentx_wire::encode::{discard_foreign, EncoderFailure, FailureKind, RecordFault};
@@ -752,8 +752,7 @@ fn on_agent_request(r: ControlRequest<'static>, shared: &Arc<Shared>) {
         Started::Decide => {}
         Started::Ended => return,
         Started::Full => {
-            let denied = PermissionAnswer::deny(TOO_MANY_PERMISSION_REQUESTS);
-            if let Some(record) = answer(&request, denied) {
+            if let Some(record) = too_many(&request) {
                 let _ = shared.write(&record);
             }
             return;

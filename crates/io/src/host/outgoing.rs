@@ -274,30 +274,24 @@ impl Outgoing {
     /// Waits until fewer than `limit` bytes are queued (or input is closed, when the next
     /// `send` reports it).
     pub(crate) async fn until_below(&self, limit: usize) {
-        loop {
-            let drained = self.drained.notified();
-            ::tokio::pin!(drained);
-            drained.as_mut().enable();
-            {
-                let s = lock(&self.state);
-                if s.queued.len() < limit || !s.open {
-                    return;
-                }
-            }
-            drained.await;
-        }
+        self.until(|s| s.queued.len() < limit).await
     }
 
     /// Waits until fewer than `limit` answers to agent requests are unwritten (or input is
     /// closed or failed: nothing more will be written, and the read side must go on to EOF).
     pub(crate) async fn until_answers_below(&self, limit: usize) {
+        self.until(|s| s.answers.len() < limit).await
+    }
+
+    /// Waits until `ready` holds or input is closed, checking again after every write.
+    async fn until(&self, ready: impl Fn(&State) -> bool) {
         loop {
             let drained = self.drained.notified();
             ::tokio::pin!(drained);
             drained.as_mut().enable();
             {
                 let s = lock(&self.state);
-                if s.answers.len() < limit || !s.open {
+                if ready(&s) || !s.open {
                     return;
                 }
             }

@@ -265,6 +265,13 @@ pub(crate) fn classify(r: ControlRequest<'static>) -> AgentRequest {
     }
 }
 
+/// The deny sent at once for a permission request over
+/// [`MAX_PENDING_PERMISSIONS`](super::pending::MAX_PENDING_PERMISSIONS).
+pub(crate) fn too_many(request: &ToolPermissionRequest) -> Option<InputRecord<'static>> {
+    let denied = PermissionAnswer::deny(super::pending::TOO_MANY_PERMISSION_REQUESTS);
+    answer(request, denied)
+}
+
 /// The `control_response` carrying the callback's decision (PERM-040..046).
 pub(crate) fn answer(
     request: &ToolPermissionRequest,

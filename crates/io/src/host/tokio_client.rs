@@ -24,11 +24,11 @@ use super::command::{
 use super::error::HostError;
 use super::inbound::Bound;
 use super::outgoing::{Outgoing, MAX_QUEUED_ANSWERS};
-use super::pending::{self, Started, TOO_MANY_PERMISSION_REQUESTS};
+use super::pending::{self, Started};
 use super::permission::{
     CallbackError, PermissionAnswer, ToolPermissionRequest, CALLBACK_FAILED, NO_CALLBACK,
 };
-use super::stream::{answer, classify, text_record, AgentRequest, Output, Route};
+use super::stream::{answer, classify, text_record, too_many, AgentRequest, Output, Route};
 use super::stream::{ImportEvent, RecordItem};
 use agentx_wire::encode::{contained, Panicked};
 use agentx_wire::frame::DEFAULT_MAX_LINE;
@@ -681,8 +681,7 @@ fn on_agent_request(r: ControlRequest<'static>, shared: &Arc<Shared>) {
         Started::Decide => {}
         Started::Ended => return,
         Started::Full => {
-            let denied = PermissionAnswer::deny(TOO_MANY_PERMISSION_REQUESTS);
-            if let Some(record) = answer(&request, denied) {
+            if let Some(record) = too_many(&request) {
                 let _ = shared.send_answer(&record);
             }
             return;

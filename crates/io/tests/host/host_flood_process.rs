@@ -66,23 +66,23 @@ fn escape(s: &str) -> String {
     s.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
-fn proc_field(path: &str, key: &str) -> Option<u64> {
-    let text = std::fs::read_to_string(path).ok()?;
+/// The bytes `pid` has written (`/proc/<pid>/io` `wchar`).
+fn written(pid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
     text.lines()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .find_map(|l| l.strip_prefix("wchar:"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// Waits until the agent's `wchar` has not moved for 300 ms (it is blocked on the full pipe) or
 /// the agent is gone; returns the bytes it wrote. A slow machine can only end the wait early
 /// (a smaller figure), never make the bound look tighter than it is.
 fn settle(pid: u32) -> u64 {
-    let path = format!("/proc/{pid}/io");
-    let mut last = proc_field(&path, "wchar:").unwrap_or(0);
+    let mut last = written(pid).unwrap_or(0);
     let mut since = Instant::now();
     loop {
         std::thread::sleep(Duration::from_millis(20));
-        let Some(now) = proc_field(&path, "wchar:") else {
+        let Some(now) = written(pid) else {
             return last;
         };
         if now != last {
@@ -94,7 +94,7 @@ fn settle(pid: u32) -> u64 {
 }
 
 fn host_rss_kib() -> u64 {
-    proc_field("/proc/self/status", "VmRSS:").expect("VmRSS")
+    agentx_test_support::proc_stat::status_kib(std::process::id(), "VmRSS").expect("VmRSS")
 }
 
 fn check_stalled(pid: u32, client: &str) {

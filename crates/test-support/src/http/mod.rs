@@ -105,6 +105,38 @@ impl Server {
     pub fn requests(&self) -> Vec<Request> {
         self.requests.lock().unwrap().clone()
     }
+
+    /// Waits up to `within` for the next connection the client closed (an `SseHang` or
+    /// `Silent` reply); panics when none is reported. For tests that are not async.
+    pub fn wait_closed(&mut self, within: Duration) {
+        let closed = &mut self.closed;
+        let got = wait_on(within, closed.recv());
+        assert!(
+            got.is_some(),
+            "the server observed no closed connection within {within:?}"
+        );
+    }
+
+    /// Waits up to `within` for the next request to be read off a socket; panics when none is.
+    pub fn wait_received(&mut self, within: Duration) {
+        let received = &mut self.received;
+        let got = wait_on(within, received.recv());
+        assert!(
+            got.is_some(),
+            "the server received no request within {within:?}"
+        );
+    }
+}
+
+/// `what`, on a runtime of its own, for at most `within`: `None` when it did not finish.
+fn wait_on<T>(within: Duration, what: impl std::future::Future<Output = Option<T>>) -> Option<T> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async { tokio::time::timeout(within, what).await })
+        .ok()
+        .flatten()
 }
 
 type Script = Arc<Mutex<std::vec::IntoIter<Reply>>>;
