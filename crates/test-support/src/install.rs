@@ -57,6 +57,11 @@ pub fn install_once(
     pins: &[PathBuf],
     install: impl FnOnce(&Path) -> Result<(), String>,
 ) -> Result<PathBuf, String> {
+    // Tests of one binary run on threads: one installs while the others wait for it, then
+    // find it complete. Other processes are kept apart by the temporary folder's name and the
+    // rename.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tmpdir.join(format!("{name}-{}", pin_hash(pins)));
     if dir.join(".complete").exists() {
         return Ok(dir);
