@@ -81,8 +81,11 @@ pub use limits::{
 };
 #[cfg(feature = "tokio")]
 pub use outgoing::MAX_QUEUED_ANSWERS;
-pub use pending::{MAX_PENDING_PERMISSIONS, TOO_MANY_PERMISSION_REQUESTS};
-pub use permission::{CallbackError, CanUseToolHandler, PermissionAnswer, ToolPermissionRequest};
+pub use pending::MAX_PENDING_PERMISSIONS;
+pub use permission::{
+    CallbackError, CanUseToolHandler, PermissionAnswer, ToolPermissionRequest,
+    TOO_MANY_PERMISSION_REQUESTS,
+};
 pub use query::{query, Query};
 #[cfg(feature = "tokio")]
 pub use tokio_client::{AnswerFuture, AsyncCanUseTool, AsyncClient, AsyncClientOptions};

@@ -41,13 +41,10 @@ impl ImportSink for ::tokio::sync::mpsc::Sender<ImportEvent> {
 }
 
 /// At most this many agent permission requests are with the callback at once (each one a
-/// thread or a task); one more is denied at once with [`TOO_MANY_PERMISSION_REQUESTS`]. An
+/// thread or a task); one more is denied at once with
+/// [`TOO_MANY_PERMISSION_REQUESTS`](super::permission::TOO_MANY_PERMISSION_REQUESTS). An
 /// agent asks once per tool use, so only a runaway agent reaches it.
 pub const MAX_PENDING_PERMISSIONS: usize = 256;
-
-/// The deny message of a permission request over [`MAX_PENDING_PERMISSIONS`].
-pub const TOO_MANY_PERMISSION_REQUESTS: &str =
-    "denied by the host: 256 permission requests are already pending";
 
 /// What [`Pending::permission_started`] decided.
 pub(crate) enum Started {

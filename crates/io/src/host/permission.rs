@@ -115,6 +115,10 @@ where
 pub const CALLBACK_FAILED: &str = "permission callback failed";
 /// The deny message when no callback is installed.
 pub const NO_CALLBACK: &str = "no permission callback installed";
+/// The deny message of a permission request over the host's bound of pending ones
+/// (`MAX_PENDING_PERMISSIONS`, 256).
+pub const TOO_MANY_PERMISSION_REQUESTS: &str =
+    "denied by the host: 256 permission requests are already pending";
 
 /// Runs the callback with its errors and panics contained: either is a deny.
 pub(crate) fn decide(

@@ -265,10 +265,10 @@ pub(crate) fn classify(r: ControlRequest<'static>) -> AgentRequest {
     }
 }
 
-/// The deny sent at once for a permission request over
-/// [`MAX_PENDING_PERMISSIONS`](super::pending::MAX_PENDING_PERMISSIONS).
+/// The deny sent at once for a permission request over the host's bound of pending ones
+/// (`MAX_PENDING_PERMISSIONS`).
 pub(crate) fn too_many(request: &ToolPermissionRequest) -> Option<InputRecord<'static>> {
-    let denied = PermissionAnswer::deny(super::pending::TOO_MANY_PERMISSION_REQUESTS);
+    let denied = PermissionAnswer::deny(super::permission::TOO_MANY_PERMISSION_REQUESTS);
     answer(request, denied)
 }
 
