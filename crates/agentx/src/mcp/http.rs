@@ -150,6 +150,39 @@ pub fn headers(config: &[(String, String)]) -> Result<HeaderMap, String> {
 /// The outgoing queue: what [`Rpc`] sends goes to the connection's thread.
 pub struct Queue(pub mpsc::Sender<Vec<u8>>);
 
+/// A network server's parts before its transport runs: the parsed url, the connection, the
+/// [`Rpc`] the handshake goes over, and the messages it queued for the transport.
+pub struct Opened {
+    pub url: Url,
+    pub conn: Arc<Conn>,
+    pub rpc: Arc<Rpc>,
+    pub queued: mpsc::Receiver<Vec<u8>>,
+}
+
+/// What both network transports do first: parse `url`, build its client and `headers`
+/// (refused when one is not a valid header), and join an [`Rpc`] to a [`Conn`] through a
+/// queue of [`MAX_QUEUED`] messages.
+pub fn open(
+    url: &str,
+    headers: &[(String, String)],
+    connect_timeout: Duration,
+    roots: Vec<String>,
+    on_end: OnEnd,
+) -> Result<Opened, String> {
+    let url = Url::parse(url).map_err(|_| "the url is not valid".to_string())?;
+    let client = client(&url, connect_timeout)?;
+    let headers = self::headers(headers)?;
+    let (tx, queued) = mpsc::channel(MAX_QUEUED);
+    let rpc = Rpc::new(Box::new(Queue(tx)), roots);
+    let conn = Conn::new(rpc.clone(), client, headers, connect_timeout, on_end);
+    Ok(Opened {
+        url,
+        conn,
+        rpc,
+        queued,
+    })
+}
+
 impl Transport for Queue {
     fn send(&self, message: &[u8]) -> Result<(), String> {
         self.0.try_send(message.to_vec()).map_err(|e| match e {

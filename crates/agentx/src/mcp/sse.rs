@@ -20,7 +20,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::{StatusCode, Url};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::http::{self, Conn, End, Link, Queue};
+use super::http::{self, Conn, End, Link, Opened};
 use super::rpc::Rpc;
 
 /// Connects to `url` (the handshake is the caller's, over the returned [`Rpc`]); `on_end` is
@@ -32,12 +32,12 @@ pub fn connect(
     roots: Vec<String>,
     on_end: http::OnEnd,
 ) -> Result<(Arc<Link>, Arc<Rpc>), String> {
-    let url = Url::parse(url).map_err(|_| "the url is not valid".to_string())?;
-    let client = http::client(&url, connect_timeout)?;
-    let headers = http::headers(headers)?;
-    let (tx, rx) = mpsc::channel(http::MAX_QUEUED);
-    let rpc = Rpc::new(Box::new(Queue(tx)), roots);
-    let conn = Conn::new(rpc.clone(), client, headers, connect_timeout, on_end);
+    let Opened {
+        url,
+        conn,
+        rpc,
+        queued: rx,
+    } = http::open(url, headers, connect_timeout, roots, on_end)?;
     let link = Link::start(move |stop| run(conn, url, rx, stop))?;
     Ok((link, rpc))
 }

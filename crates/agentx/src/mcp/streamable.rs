@@ -32,7 +32,7 @@ use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::{StatusCode, Url};
 use tokio::sync::{mpsc, watch};
 
-use super::http::{self, Conn, End, Link, Queue};
+use super::http::{self, Conn, End, Link, Opened};
 use super::rpc::Rpc;
 
 const SESSION_ID: &str = "mcp-session-id";
@@ -60,12 +60,12 @@ pub fn connect(
     roots: Vec<String>,
     on_end: http::OnEnd,
 ) -> Result<(Arc<Link>, Arc<Rpc>), String> {
-    let url = Url::parse(url).map_err(|_| "the url is not valid".to_string())?;
-    let client = http::client(&url, connect_timeout)?;
-    let headers = http::headers(headers)?;
-    let (tx, rx) = mpsc::channel(http::MAX_QUEUED);
-    let rpc = Rpc::new(Box::new(Queue(tx)), roots);
-    let conn = Conn::new(rpc.clone(), client, headers, connect_timeout, on_end);
+    let Opened {
+        url,
+        conn,
+        rpc,
+        queued: rx,
+    } = http::open(url, headers, connect_timeout, roots, on_end)?;
     let s = Arc::new(Streamable {
         conn,
         url,
