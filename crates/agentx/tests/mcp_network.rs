@@ -8,14 +8,13 @@
 #[path = "mcp/support.rs"]
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use agentx_test_support::harness::{self, Agentx, TempDir};
 use serde_json::{json, Value};
-use support::{assets, python};
+use support::python;
 
 /// The two network transports: the config's `type`, the server script's transport and the
 /// path it serves.
@@ -32,24 +31,7 @@ struct Server {
 impl Server {
     fn start(program: &Path, script: &str, mode: &str, dir: &Path) -> Server {
         let log = dir.join(format!("{mode}.log"));
-        let mut child = Command::new(program)
-            .arg(assets().join(script))
-            .arg(mode)
-            .arg(&log)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the server starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .strip_prefix("PORT ")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("no port from {script}: {line:?}"));
+        let (child, port) = support::start_port_server(program, script, mode, &log);
         Server { child, port, log }
     }
 

@@ -1,9 +1,11 @@
 //! What the MCP suites share (`mcp_servers.rs`, `mcp_network.rs`, the SDK flows of
-//! `sdk_support/mcp_servers.rs`): the test assets' folder and the official Python MCP SDK installed
+//! `sdk_support/mcp_servers.rs`): the test assets' folder, the official Python MCP SDK installed
 //! pinned into `target/tmp` on first use (skipped with a printed reason when it cannot be
-//! installed, failed under `CI`).
+//! installed, failed under `CI`), and starting a network server that says its port.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
 use agentx_test_support::install;
@@ -24,4 +26,29 @@ pub fn python() -> Option<PathBuf> {
         }
     })
     .clone()
+}
+
+/// Starts `program assets/<script> <mode> <log>`, a server that prints `PORT <n>` once it
+/// listens on a free loopback port; returns the process and the port.
+#[allow(dead_code)] // `mcp_servers.rs` includes this file and starts none
+pub fn start_port_server(program: &Path, script: &str, mode: &str, log: &Path) -> (Child, u16) {
+    let mut child = Command::new(program)
+        .arg(assets().join(script))
+        .arg(mode)
+        .arg(log)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the server starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .trim()
+        .strip_prefix("PORT ")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port from {script}: {line:?}"));
+    (child, port)
 }

@@ -6,8 +6,7 @@
 //! target directory; skipped with a printed reason when it cannot be installed, failed under
 //! `CI`).
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
 use serde_json::{json, Value};
 
@@ -25,24 +24,8 @@ struct NetworkServer {
 
 impl NetworkServer {
     fn start(python: &std::path::Path, transport: &str, path: &str, log: &std::path::Path) -> Self {
-        let mut child = Command::new(python)
-            .arg(assets().join("http_server.py"))
-            .arg(transport)
-            .arg(log)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the server starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port: u16 = line
-            .trim()
-            .strip_prefix("PORT ")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("no port from http_server.py: {line:?}"));
+        let (child, port) =
+            mcp_support::start_port_server(python, "http_server.py", transport, log);
         NetworkServer {
             child,
             url: format!("http://127.0.0.1:{port}{path}"),
