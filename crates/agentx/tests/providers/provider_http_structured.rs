@@ -6,9 +6,6 @@
 
 use crate::provider_http_support;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use provider_http_support::agentx_home::*;
 use provider_http_support::*;
 use serde_json::{json, Value};
@@ -28,42 +25,7 @@ fn answer(text: &str) -> Vec<Vec<u8>> {
 }
 
 fn sdk_run(home: &Home, extra: &[&str], prompt: &str) -> (i32, Vec<Value>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agentx"))
-        .args([
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--input-format",
-            "stream-json",
-        ])
-        .args(extra)
-        .arg("--cwd")
-        .arg(home.cwd())
-        .env("AGENTX_HOME", &home.0)
-        .env("HOME", &home.0)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let line =
-        json!({"type":"user","message":{"role":"user","content":prompt},"parent_tool_use_id":null})
-            .to_string()
-            + "\n";
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(line.as_bytes()).unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let records = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    (
-        out.status.code().unwrap_or(-1),
-        records,
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    stream_session(home, &[&["--verbose"], extra].concat(), &[prompt])
 }
 
 #[test]
