@@ -596,12 +596,7 @@ fn mcp_set_servers_toggle_and_reconnect_in_the_sdk_profile() {
 
 /// agentx's peak resident set (VmHWM), in KiB.
 fn peak_rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
+    agentx_test_support::proc_stat::status_kib(pid, "VmHWM").expect("VmHWM")
 }
 
 #[test]
