@@ -267,20 +267,7 @@ fn a_secret_header_reaches_the_server_and_never_a_record_or_the_store() {
 
 /// Every file under `dir` but the servers' logs, concatenated (lossily).
 fn walk(dir: &Path) -> String {
-    let mut out = String::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.push_str(&walk(&p));
-            } else if p.extension().is_some_and(|x| x == "log") {
-                continue;
-            } else if let Ok(b) = std::fs::read(&p) {
-                out.push_str(&String::from_utf8_lossy(&b));
-            }
-        }
-    }
-    out
+    support::files_text(dir, &|p| p.extension().is_some_and(|x| x == "log"))
 }
 
 #[test]

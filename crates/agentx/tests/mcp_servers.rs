@@ -206,18 +206,7 @@ fn a_server_sees_its_env_and_the_inherited_set_only_and_a_secret_is_withheld() {
 
 /// Every file under `dir`, concatenated (lossily).
 fn walk(dir: &Path) -> String {
-    let mut out = String::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.push_str(&walk(&p));
-            } else if let Ok(b) = std::fs::read(&p) {
-                out.push_str(&String::from_utf8_lossy(&b));
-            }
-        }
-    }
-    out
+    support::files_text(dir, &|_| false)
 }
 
 fn log_lines(log: &Path) -> Vec<String> {

@@ -52,3 +52,23 @@ pub fn start_port_server(program: &Path, script: &str, mode: &str, log: &Path) -
         .unwrap_or_else(|| panic!("no port from {script}: {line:?}"));
     (child, port)
 }
+
+/// Every file under `dir` that `skip` does not name, concatenated (lossily): what a secret
+/// must not be found in.
+#[allow(dead_code)] // the SDK flows include this file and read no tree
+pub fn files_text(dir: &Path, skip: &dyn Fn(&Path) -> bool) -> String {
+    let mut out = String::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.push_str(&files_text(&p, skip));
+            } else if skip(&p) {
+                continue;
+            } else if let Ok(b) = std::fs::read(&p) {
+                out.push_str(&String::from_utf8_lossy(&b));
+            }
+        }
+    }
+    out
+}
