@@ -308,14 +308,15 @@ pub fn run_loop(
             Event::Interrupt => session.handle_signal_interrupt(now),
             Event::Model(turn, e, weight) => {
                 session.handle_model(turn, e, now);
-                model_budget.release(weight);
+                // The burst's budget is given back once, after it.
+                let mut handled = weight;
                 // The rest of a provider's burst, in arrival order, before the frames are
                 // written (one write for the burst); any other event waits in `lookahead`.
                 for _ in 1..MODEL_BATCH {
                     match inbox.try_recv() {
                         Some(Event::Model(turn, e, weight)) => {
                             session.handle_model(turn, e, Instant::now());
-                            model_budget.release(weight);
+                            handled += weight;
                         }
                         Some(other) => {
                             lookahead = Some(other);
@@ -324,6 +325,7 @@ pub fn run_loop(
                         None => break,
                     }
                 }
+                model_budget.release(handled);
             }
             Event::ToolDone(id, outcome) => session.handle_tool_done(&id, outcome, now),
             Event::HookDone(id, outcome) => session.handle_hook_done(&id, outcome, now),

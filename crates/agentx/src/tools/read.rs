@@ -67,14 +67,19 @@ pub fn read(
         size += n as u64;
         let filled = carry + n;
         let valid = match std::str::from_utf8(&buf[..filled]) {
-            Ok(text) => text.len(),
-            // A character cut at the end of the read: the rest comes with the next one.
-            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Ok(text) => {
+                window.take(text);
+                filled
+            }
+            // A character cut at the end of the read: the rest comes with the next one. Only
+            // this case checks its valid prefix a second time.
+            Err(e) if e.error_len().is_none() => {
+                let valid = e.valid_up_to();
+                window.take(std::str::from_utf8(&buf[..valid]).unwrap_or_default());
+                valid
+            }
             Err(_) => return cannot("not UTF-8 text"),
         };
-        // Valid by the check above.
-        let text = std::str::from_utf8(&buf[..valid]).unwrap_or_default();
-        window.take(text);
         buf.copy_within(valid..filled, 0);
         carry = filled - valid;
     }
