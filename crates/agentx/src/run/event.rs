@@ -276,8 +276,13 @@ mod tests {
 
     #[test]
     fn the_budget_holds_a_line_that_does_not_fit_until_the_loop_releases_room() {
-        let budget = Budget::lines();
-        budget.acquire(MAX_LINES_IN_FLIGHT - 1);
+        holds_what_does_not_fit(Budget::lines(), MAX_LINES_IN_FLIGHT);
+        holds_what_does_not_fit(Budget::model_events(), MAX_MODEL_BYTES_IN_FLIGHT);
+    }
+
+    /// At `max - 1` bytes in flight, 2 more wait until the loop releases room.
+    fn holds_what_does_not_fit(budget: Budget, max: usize) {
+        budget.acquire(max - 1);
         // One line alone may exceed the budget when nothing is in flight; this one must wait.
         let (tx, rx) = mpsc::channel();
         let waiter = {
@@ -292,7 +297,7 @@ mod tests {
             std::thread::yield_now();
         }
         assert!(rx.try_recv().is_err());
-        budget.release(MAX_LINES_IN_FLIGHT - 1);
+        budget.release(max - 1);
         rx.recv().unwrap();
         waiter.join().unwrap();
         assert_eq!(budget.used(), 2);
